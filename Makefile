@@ -1,0 +1,49 @@
+# The two commands first: `make demo` and `make test`. Every target sets up .venv when missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-thorough generate check-generated lint bench notebooks lab venv clean
+
+demo: $(STAMP)
+	$(BIN)/dims demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+test-thorough: $(STAMP)
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n 2 --dist loadgroup
+
+# Regenerate generated_client/ from openapi.yaml. The folder is removed first because
+# `--overwrite` only wipes models/ and api/; the post-hooks use the pinned ruff from .venv.
+generate: $(STAMP)
+	rm -rf generated_client
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate \
+		--path openapi.yaml --config openapi-python-client.yaml \
+		--meta none --output-path generated_client --fail-on-warning
+	rm -rf generated_client/.ruff_cache
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+notebooks lab: $(STAMP)
+	$(BIN)/pip install -q -c requirements.lock -e '.[dev,lab]'
+	$(BIN)/jupyter lab notebooks/
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev]'
+	touch $(STAMP)
+
+clean:
+	rm -rf $(VENV) dims-data .pytest_cache .ruff_cache .hypothesis

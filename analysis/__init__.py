@@ -1,0 +1,1 @@
+"""dims analysis layer."""

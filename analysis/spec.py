@@ -1,0 +1,191 @@
+"""Field lists derived from `openapi.yaml`, the single source of truth for the wire format.
+
+Every list of fields that the analysis layer, the sandbox, the tests or the docs need is
+computed here from the curated spec, so adding a field to `openapi.yaml` is one change:
+the flattened tables, the Parquet schemas and the unknown-field detection follow.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SPEC_FILENAME = "openapi.yaml"
+
+#: Scalar JSON-schema kinds a column can have (after resolving `format`).
+SCALAR_KINDS = frozenset({"string", "uuid", "datetime", "number", "integer", "boolean"})
+
+#: Resource-spec field prefixes naming a component; fields without one belong to `main`.
+COMPONENT_PREFIXES = ("queue", "orchestrator", "executor", "cache", "db")
+COMPONENTS = ("main", *COMPONENT_PREFIXES)
+
+
+def spec_path() -> Path:
+    """Where `openapi.yaml` is: packaged inside `analysis` in a wheel, at the repo root otherwise."""
+    packaged = resources.files(__package__).joinpath(SPEC_FILENAME)
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / SPEC_FILENAME
+
+
+@functools.cache
+def document() -> dict[str, Any]:
+    """The parsed OpenAPI document."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with spec_path().open("rb") as fh:
+        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader
+
+
+@dataclass(frozen=True)
+class Prop:
+    """One property of an object schema, reduced to what flattening needs."""
+
+    name: str
+    kind: str  # a SCALAR_KINDS member, "object" (a $ref), "freeform", or "array"
+    ref: str | None = None  # schema name for kind "object", or of array items
+    items_kind: str | None = None  # for arrays: the items' kind
+    required: bool = False
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class ObjectSchema:
+    name: str
+    properties: dict[str, Prop] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.properties)
+
+
+def _strip_null(node: dict[str, Any]) -> dict[str, Any]:
+    """Reduce `type: [x, "null"]` and `anyOf: [{$ref}, {type: null}]` to their non-null part."""
+    if "anyOf" in node:
+        options = [o for o in node["anyOf"] if o.get("type") != "null"]
+        if len(options) == 1:
+            return {**{k: v for k, v in node.items() if k != "anyOf"}, **options[0]}
+    kind = node.get("type")
+    if isinstance(kind, list):
+        rest = [t for t in kind if t != "null"]
+        return {**node, "type": rest[0] if len(rest) == 1 else rest}
+    return node
+
+
+def _kind(node: dict[str, Any]) -> tuple[str, str | None]:
+    node = _strip_null(node)
+    if "$ref" in node:
+        return "object", node["$ref"].rsplit("/", 1)[-1]
+    kind = node.get("type")
+    fmt = node.get("format")
+    if kind == "string":
+        return {"uuid": "uuid", "date-time": "datetime"}.get(fmt, "string"), None
+    if kind == "object":
+        return "freeform", None
+    if kind in ("number", "integer", "boolean", "array"):
+        return kind, None
+    if "anyOf" in node:  # e.g. string | integer
+        return "freeform", None
+    raise ValueError(f"openapi.yaml: unsupported schema node {node!r}")
+
+
+@functools.cache
+def schema(name: str) -> ObjectSchema:
+    """The object schema `components/schemas/<name>`."""
+    raw = document()["components"]["schemas"][name]
+    required = set(raw.get("required", ()))
+    props: dict[str, Prop] = {}
+    for prop_name, node in raw.get("properties", {}).items():
+        kind, ref = _kind(node)
+        items_kind = None
+        if kind == "array":
+            items_kind, ref = _kind(_strip_null(node)["items"])
+        props[prop_name] = Prop(
+            name=prop_name,
+            kind=kind,
+            ref=ref,
+            items_kind=items_kind,
+            required=prop_name in required,
+            default=_strip_null(node).get("default"),
+        )
+    return ObjectSchema(name=name, properties=props)
+
+
+@dataclass(frozen=True)
+class ScalarField:
+    """A scalar reached from a root schema through nested objects (not arrays)."""
+
+    path: tuple[str, ...]
+    kind: str
+
+    @property
+    def name(self) -> str:
+        return self.path[-1]
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.path)
+
+
+def scalar_fields(root: str, prefix: tuple[str, ...] = ()) -> tuple[ScalarField, ...]:
+    """Every scalar under `root`, depth first, following `$ref` objects but not arrays."""
+    out: list[ScalarField] = []
+    for prop in schema(root).properties.values():
+        path = (*prefix, prop.name)
+        if prop.kind in SCALAR_KINDS:
+            out.append(ScalarField(path, prop.kind))
+        elif prop.kind == "object" and prop.ref:
+            out.extend(scalar_fields(prop.ref, path))
+    return tuple(out)
+
+
+@functools.cache
+def deployment_scalar_fields() -> tuple[ScalarField, ...]:
+    """Every scalar of a deployment record, named by its leaf (the wide table's columns)."""
+    fields = scalar_fields("Deployment")
+    names = [f.name for f in fields]
+    duplicates = {n for n in names if names.count(n) > 1}
+    if duplicates:
+        raise ValueError(f"openapi.yaml: deployment leaf names are not unique: {duplicates}")
+    return fields
+
+
+def component_of(resource_field: str) -> tuple[str, str]:
+    """Split a resource_spec field into (component, measure): `queue_cpu` -> (queue, cpu)."""
+    for prefix in COMPONENT_PREFIXES:
+        if resource_field.startswith(prefix + "_"):
+            return prefix, resource_field[len(prefix) + 1 :]
+    return "main", resource_field
+
+
+@functools.cache
+def resource_numeric_fields() -> tuple[str, ...]:
+    """The numeric resource_spec fields (cpu, memory_mb, ..., db_max_connections)."""
+    return tuple(
+        p.name for p in schema("ResourceSpec").properties.values() if p.kind in ("number", "integer")
+    )
+
+
+@functools.cache
+def component_measures() -> dict[str, dict[str, str]]:
+    """component -> {measure: resource_spec field}, e.g. db -> {cpu: db_cpu, storage_gi: ...}."""
+    out: dict[str, dict[str, str]] = {c: {} for c in COMPONENTS}
+    for name in resource_numeric_fields():
+        component, measure = component_of(name)
+        out[component][measure] = name
+    return out
+
+
+def ref_of(root: str, *path: str) -> str:
+    """The schema name reached by following `path` from `root` (objects or array items)."""
+    current = root
+    for step in path:
+        prop = schema(current).properties[step]
+        if prop.ref is None:
+            raise KeyError(f"{root}.{'.'.join(path)} is not an object or an array of objects")
+        current = prop.ref
+    return current

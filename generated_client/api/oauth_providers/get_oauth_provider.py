@@ -1,0 +1,202 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_detail import ErrorDetail
+from ...models.o_auth_provider import OAuthProvider
+from ...models.validation_error_body import ValidationErrorBody
+from ...types import Response
+
+
+def _get_kwargs(
+    provider_id: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v2/auth/providers/{provider_id}".format(
+            provider_id=quote(str(provider_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorDetail | OAuthProvider | ValidationErrorBody | None:
+    if response.status_code == 200:
+        response_200 = OAuthProvider.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorDetail.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorDetail.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = ErrorDetail.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = ValidationErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorDetail.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorDetail.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 502:
+        response_502 = ErrorDetail.from_dict(response.json())
+
+        return response_502
+
+    if response.status_code == 503:
+        response_503 = ErrorDetail.from_dict(response.json())
+
+        return response_503
+
+    if response.status_code == 504:
+        response_504 = ErrorDetail.from_dict(response.json())
+
+        return response_504
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorDetail | OAuthProvider | ValidationErrorBody]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[ErrorDetail | OAuthProvider | ValidationErrorBody]:
+    """Get one OAuth provider
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorDetail | OAuthProvider | ValidationErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        provider_id=provider_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> ErrorDetail | OAuthProvider | ValidationErrorBody | None:
+    """Get one OAuth provider
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorDetail | OAuthProvider | ValidationErrorBody
+    """
+
+    return sync_detailed(
+        provider_id=provider_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[ErrorDetail | OAuthProvider | ValidationErrorBody]:
+    """Get one OAuth provider
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorDetail | OAuthProvider | ValidationErrorBody]
+    """
+
+    kwargs = _get_kwargs(
+        provider_id=provider_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+) -> ErrorDetail | OAuthProvider | ValidationErrorBody | None:
+    """Get one OAuth provider
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorDetail | OAuthProvider | ValidationErrorBody
+    """
+
+    return (
+        await asyncio_detailed(
+            provider_id=provider_id,
+            client=client,
+        )
+    ).parsed

@@ -17,14 +17,10 @@ test: $(STAMP)
 test-thorough: $(STAMP)
 	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n 2 --dist loadgroup
 
-# Regenerate generated_client/ from openapi.yaml. The folder is removed first because
-# `--overwrite` only wipes models/ and api/; the post-hooks use the pinned ruff from .venv.
+# Regenerate generated_client/ from openapi.yaml (the folder is replaced whole, because
+# `--overwrite` only wipes models/ and api/). tests/test_generated_client.py runs the same.
 generate: $(STAMP)
-	rm -rf generated_client
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/openapi-python-client generate \
-		--path openapi.yaml --config openapi-python-client.yaml \
-		--meta none --output-path generated_client --fail-on-warning
-	rm -rf generated_client/.ruff_cache
+	tools/generate_client.sh generated_client
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

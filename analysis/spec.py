@@ -26,7 +26,7 @@ COMPONENTS = ("main", *COMPONENT_PREFIXES)
 
 
 def spec_path() -> Path:
-    """Where `openapi.yaml` is: packaged inside `analysis` in a wheel, at the repo root otherwise."""
+    """Where `openapi.yaml` is: inside `analysis` in a wheel, at the repo root otherwise."""
     packaged = resources.files(__package__).joinpath(SPEC_FILENAME)
     if packaged.is_file():
         return Path(str(packaged))
@@ -38,7 +38,7 @@ def document() -> dict[str, Any]:
     """The parsed OpenAPI document."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with spec_path().open("rb") as fh:
-        return yaml.load(fh, Loader=loader)  # noqa: S506 - a safe loader
+        return yaml.load(fh, Loader=loader)
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def _strip_null(node: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
-def _kind(node: dict[str, Any]) -> tuple[str, str | None]:
+def kind_of(node: dict[str, Any]) -> tuple[str, str | None]:
     node = _strip_null(node)
     if "$ref" in node:
         return "object", node["$ref"].rsplit("/", 1)[-1]
@@ -100,10 +100,10 @@ def schema(name: str) -> ObjectSchema:
     required = set(raw.get("required", ()))
     props: dict[str, Prop] = {}
     for prop_name, node in raw.get("properties", {}).items():
-        kind, ref = _kind(node)
+        kind, ref = kind_of(node)
         items_kind = None
         if kind == "array":
-            items_kind, ref = _kind(_strip_null(node)["items"])
+            items_kind, ref = kind_of(_strip_null(node)["items"])
         props[prop_name] = Prop(
             name=prop_name,
             kind=kind,
@@ -166,7 +166,9 @@ def component_of(resource_field: str) -> tuple[str, str]:
 def resource_numeric_fields() -> tuple[str, ...]:
     """The numeric resource_spec fields (cpu, memory_mb, ..., db_max_connections)."""
     return tuple(
-        p.name for p in schema("ResourceSpec").properties.values() if p.kind in ("number", "integer")
+        p.name
+        for p in schema("ResourceSpec").properties.values()
+        if p.kind in ("number", "integer")
     )
 
 

@@ -1,0 +1,206 @@
+"""`dims`: the command line. Every command calls the same public functions as notebooks.
+
+Errors print as one line (what failed, where, what to do) with a non-zero exit; `--debug`
+shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import fetch, spec
+from .errors import DimsError
+
+DEFAULT_OUT = Path("dims-data")
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _bounded(low: int, high: int | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"{low}..{high}" if high is not None else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{value} is outside {span}")
+        return value
+
+    return parse
+
+
+def _bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def _add_out(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=f"dataset folder (default ./{DEFAULT_OUT})",
+    )
+
+
+def _add_connection(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("connection (default: DIMS_* environment, then sandbox)")
+    group.add_argument("--base-url", help="service base URL (DIMS_BASE_URL)")
+    group.add_argument(
+        "--api-key",
+        help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
+    )
+    group.add_argument("--tenant-id", help="tenant id (DIMS_TENANT_ID)")
+    group.add_argument("--api-key-header", default="X-Api-Key", help="header carrying the key")
+    group.add_argument("--tenant-header", default="X-Tenant-Id", help="header carrying the tenant")
+    group.add_argument(
+        "--allow-insecure-http",
+        action="store_true",
+        help="allow sending the key over plain http to a non-loopback host",
+    )
+    group.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    group.add_argument(
+        "--retries", type=_bounded(0, 20), default=5, help="retries per request (default 5)"
+    )
+
+
+def _add_filters(parser: argparse.ArgumentParser) -> None:
+    """One option per filter of the spec's list-deployments operation."""
+    group = parser.add_argument_group("deployment filters (as the interface spec names them)")
+    params = spec.document()["paths"]["/v2/deployments"]["get"]["parameters"]
+    for param in params:
+        name = param["name"]
+        if name in ("limit", "offset"):
+            continue
+        kind, ref = spec.kind_of(param["schema"])
+        options: dict = {"dest": f"filter_{name}", "help": param.get("description")}
+        if kind == "boolean":
+            options["type"] = _bool
+            options["metavar"] = "{true,false}"
+        elif ref is not None:  # an enum, e.g. DeploymentType
+            options["choices"] = spec.document()["components"]["schemas"][ref]["enum"]
+        parser_flag = "--" + name.replace("_", "-")
+        group.add_argument(parser_flag, **options)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dims",
+        description="Fetch, export and report on deployments of the Deployment and "
+        "Integration Management Service.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = commands.add_parser("demo", help="sandbox → snapshot → report, no account needed")
+    _add_out(demo)
+    demo.add_argument("--deployments", type=_bounded(1), default=500)
+    demo.add_argument("--seed", type=int, default=0)
+
+    export = commands.add_parser("export", help="fetch everything and write one snapshot")
+    _add_out(export)
+    _add_connection(export)
+    _add_filters(export)
+    export.add_argument(
+        "--concurrency", type=_bounded(1, 64), default=fetch.DEFAULT_CONCURRENCY
+    )
+    export.add_argument(
+        "--page-size", type=_bounded(1, 100), default=fetch.DEFAULT_PAGE_SIZE, help="limit"
+    )
+    export.add_argument("--from-json", type=Path, metavar="FILE", help="read a saved dump")
+    export.add_argument("--include-env-values", action="store_true")
+    export.add_argument("--strict", action="store_true", help="fail on the first bad record")
+    export.add_argument("--snapshot-date", type=_date, help="default: today (UTC)")
+
+    report = commands.add_parser("report", help="capacity and image-version reports")
+    _add_out(report)
+    report.add_argument("--date", type=_date, help="snapshot date (default: the latest)")
+
+    diff = commands.add_parser("diff", help="what changed between two snapshots")
+    _add_out(diff)
+    diff.add_argument("--from", dest="from_date", type=_date, help="default: second latest")
+    diff.add_argument("--to", dest="to_date", type=_date, help="default: the latest")
+
+    sandbox = commands.add_parser("sandbox", help="serve the synthetic fleet on loopback")
+    sandbox.add_argument("--port", type=_bounded(0, 65535), default=8765)
+    sandbox.add_argument("--deployments", type=_bounded(0), default=500)
+    sandbox.add_argument("--seed", type=int, default=0)
+    sandbox.add_argument("--latency-ms", type=float, default=0.0)
+    sandbox.add_argument("--api-key", help="require this key in X-Api-Key")
+    faults = sandbox.add_argument_group("faults")
+    faults.add_argument("--rate-limit-every", type=_bounded(0), default=0, metavar="N")
+    faults.add_argument("--retry-after", type=_bounded(0), default=1, metavar="S")
+    faults.add_argument("--error-every", type=_bounded(0), default=0, metavar="N")
+    faults.add_argument("--error-status", type=_bounded(500, 599), default=503)
+    faults.add_argument("--truncate-every", type=_bounded(0), default=0, metavar="N")
+    faults.add_argument("--reset-every", type=_bounded(0), default=0, metavar="N")
+    faults.add_argument("--stuck-offset", action="store_true")
+    faults.add_argument("--insert-while-paging", type=_bounded(0), default=0, metavar="N")
+    return parser
+
+
+def _filters(args: argparse.Namespace) -> dict:
+    return {
+        key.removeprefix("filter_"): value
+        for key, value in vars(args).items()
+        if key.startswith("filter_") and value is not None
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
+    from . import commands
+
+    return getattr(commands, args.command)(args, _filters(args))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    warnings.showwarning = _warning_line
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        print("dims: interrupted; nothing partial was left behind", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except DimsError as exc:
+        if args.debug:
+            raise
+        print(f"dims {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:  # files and folders: say which
+        if args.debug:
+            raise
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"dims {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"dims: warning: {message}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

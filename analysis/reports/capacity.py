@@ -1,0 +1,446 @@
+"""Capacity: what the fleet asks the cluster for, at min and at max scale.
+
+Units are in every column name: CPU in cores, memory in GiB (the service's `memory_mb` is read
+as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in the report:
+
+- A component's total is replicas × per-replica resources. Components without scale fields
+  (executor, cache, db) count one replica, and so does a scale field that is null.
+- Sidecars and init containers belong to the main workload's pod and count the way the
+  Kubernetes scheduler counts them: per replica, max(main + sum of sidecars, largest init
+  container); a container request left empty defaults to its limit, as in Kubernetes. What
+  they add on top of the main container is the pseudo-component `sidecars_init`.
+- A missing value counts as zero in totals and is listed as an anomaly.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import spec
+from analysis.reports.dataset import Snapshot, as_snapshot
+
+MIB_PER_GIB = 1024.0
+#: The pseudo-component for what sidecars and init containers add to the main pod.
+POD_EXTRA = "sidecars_init"
+COMPONENT_ORDER = (*spec.COMPONENTS, POD_EXTRA)
+
+#: per-replica output column -> (component measure in the spec, factor to the output unit)
+MEASURES: dict[str, tuple[str, float]] = {
+    "cpu_request_cores": ("cpu", 1.0),
+    "cpu_limit_cores": ("cpu_limit", 1.0),
+    "memory_request_gib": ("memory_mb", 1.0 / MIB_PER_GIB),
+    "memory_limit_gib": ("memory_limit_mb", 1.0 / MIB_PER_GIB),
+}
+SCALES = ("min", "max")
+TOTALS = [f"{m}_{s}_scale" for m in MEASURES for s in SCALES]
+DB_COLUMNS = ["db_storage_gib", "db_max_connections"]
+IDENTITY = ["deployment_id", "name", "deployment_type", "k8s_namespace"]
+
+#: The service's documented development defaults, per replica (1 CPU, 1 GB read as 1024 MiB,
+#: one replica). Production starts at 2 CPU / 2 GB and up to 10 replicas.
+DEV_DEFAULT_CPU_CORES = 1.0
+DEV_DEFAULT_MEMORY_MIB = 1024.0
+DEV_MAX_REPLICAS = 1.0
+PRODUCTION_TYPES = frozenset({"prod"})
+
+#: container table columns (cores and MiB, parsed from Kubernetes quantities by the export)
+_CONTAINER_MEASURES = {
+    "cpu_request_cores": ("cpu_request", 1.0),
+    "cpu_limit_cores": ("cpu_limit", 1.0),
+    "memory_request_gib": ("memory_request_mb", 1.0 / MIB_PER_GIB),
+    "memory_limit_gib": ("memory_limit_mb", 1.0 / MIB_PER_GIB),
+}
+
+
+def _column(frame: pd.DataFrame, name: str | None) -> pd.Series:
+    """A numeric column as float, all-null when the spec or the file lacks it."""
+    if name is None or name not in frame.columns:
+        return pd.Series(float("nan"), index=frame.index, dtype="float64")
+    return pd.to_numeric(frame[name], errors="coerce").astype("float64")
+
+
+def _text(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name not in frame.columns:
+        return pd.Series(None, index=frame.index, dtype="object")
+    return frame[name].astype("object").where(frame[name].notna(), None)
+
+
+def _identity(deployments: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "deployment_id": _text(deployments, "id"),
+            "name": _text(deployments, "name"),
+            "deployment_type": _text(deployments, "deployment_type"),
+            "k8s_namespace": _text(deployments, "k8s_namespace"),
+        },
+        index=deployments.index,
+    )
+
+
+def _replicas(deployments: pd.DataFrame, field: str | None) -> pd.Series:
+    return _column(deployments, field).fillna(1.0)
+
+
+def _with_totals(frame: pd.DataFrame) -> pd.DataFrame:
+    for measure in MEASURES:
+        for scale in SCALES:
+            frame[f"{measure}_{scale}_scale"] = frame[measure].fillna(0.0) * frame[
+                f"replicas_{scale}"
+            ]
+    return frame
+
+
+def pod_requests(source: Snapshot | str) -> pd.DataFrame:
+    """Per deployment, the main workload's pod per replica as Kubernetes schedules it.
+
+    For each of CPU request/limit (cores) and memory request/limit (GiB): the main container
+    (`main_*`), the sum of its sidecars (`sidecars_*`), the largest init container
+    (`largest_init_*`) and the effective pod figure (`pod_*` = max(main + sidecars, largest
+    init)), which is what a node must have free to place one replica.
+    """
+    snap = as_snapshot(source)
+    deployments = snap.deployments
+    out = _identity(deployments)
+    fields = spec.component_measures()["main"]
+    out["replicas_min"] = _replicas(deployments, fields.get("min_scale"))
+    out["replicas_max"] = _replicas(deployments, fields.get("max_scale"))
+
+    containers = snap.containers
+    kind = _text(containers, "kind")
+    if "restart_policy" in containers.columns:  # native sidecars: init with restartPolicy Always
+        always = containers["restart_policy"].astype("object") == "Always"
+        kind = kind.where(~((kind == "init") & always), "sidecar")
+    ids = _text(containers, "deployment_id")
+    is_sidecar, is_init = kind == "sidecar", kind == "init"
+    out["sidecars"] = out["deployment_id"].map(ids[is_sidecar].value_counts()).fillna(0)
+    out["init_containers"] = out["deployment_id"].map(ids[is_init].value_counts()).fillna(0)
+    out[["sidecars", "init_containers"]] = out[["sidecars", "init_containers"]].astype("int64")
+
+    requests = {
+        "cpu_request_cores": _column(containers, "cpu_request").fillna(
+            _column(containers, "cpu_limit")
+        ),
+        "memory_request_gib": _column(containers, "memory_request_mb").fillna(
+            _column(containers, "memory_limit_mb")
+        ),
+    }
+    for measure, (main_field, factor) in MEASURES.items():
+        container_field, container_factor = _CONTAINER_MEASURES[measure]
+        values = requests.get(measure, _column(containers, container_field))
+        values = values.fillna(0.0) * container_factor
+        main = _column(deployments, fields.get(main_field)).fillna(0.0) * factor
+        sidecar_sum = values[is_sidecar].groupby(ids[is_sidecar]).sum()
+        init_max = values[is_init].groupby(ids[is_init]).max()
+        sidecars = out["deployment_id"].map(sidecar_sum).fillna(0.0)
+        largest_init = out["deployment_id"].map(init_max).fillna(0.0)
+        out[f"main_{measure}"] = main
+        out[f"sidecars_{measure}"] = sidecars
+        out[f"largest_init_{measure}"] = largest_init
+        out[f"pod_{measure}"] = (main + sidecars).where(main + sidecars >= largest_init, largest_init)
+    return out.reset_index(drop=True)
+
+
+def component_capacity(source: Snapshot | str) -> pd.DataFrame:
+    """One row per deployment × component it has, per replica and in total at min/max scale.
+
+    `main` is listed for every deployment (so one with no resources still counts); other
+    components only where the deployment sets one of their fields. `sidecars_init` rows carry
+    what sidecars and init containers add to the main pod (see `pod_requests`).
+    """
+    snap = as_snapshot(source)
+    deployments = snap.deployments
+    identity = _identity(deployments)
+    frames = []
+    for component in spec.COMPONENTS:
+        fields = spec.component_measures()[component]
+        frame = identity.copy()
+        frame["component"] = component
+        present = pd.Series(component == "main", index=deployments.index)
+        for measure, (field, factor) in MEASURES.items():
+            values = _column(deployments, fields.get(field))
+            frame[measure] = values * factor
+            present |= values.notna()
+        frame["db_storage_gib"] = _column(deployments, fields.get("storage_gi"))
+        frame["db_max_connections"] = _column(deployments, fields.get("max_connections"))
+        present |= frame["db_storage_gib"].notna() | frame["db_max_connections"].notna()
+        frame["replicas_min"] = _replicas(deployments, fields.get("min_scale"))
+        frame["replicas_max"] = _replicas(deployments, fields.get("max_scale"))
+        frames.append(frame[present])
+
+    pods = pod_requests(snap)
+    extra = pods[IDENTITY + ["replicas_min", "replicas_max"]].copy()
+    extra["component"] = POD_EXTRA
+    for measure in MEASURES:
+        extra[measure] = pods[f"pod_{measure}"] - pods[f"main_{measure}"]
+    extra["db_storage_gib"] = float("nan")
+    extra["db_max_connections"] = float("nan")
+    has_containers = (pods["sidecars"] + pods["init_containers"]) > 0
+    frames.append(extra[has_containers.to_numpy()])
+
+    out = pd.concat(frames, ignore_index=True)
+    out = _with_totals(out)
+    columns = [*IDENTITY, "component", "replicas_min", "replicas_max", *MEASURES, *TOTALS]
+    return out[[*columns, *DB_COLUMNS]]
+
+
+def _component_sort(frame: pd.DataFrame) -> pd.DataFrame:
+    if "component" not in frame.columns:
+        return frame
+    order = {c: i for i, c in enumerate(COMPONENT_ORDER)}
+    keys = [c for c in frame.columns if c in ("component", "deployment_type", "k8s_namespace")]
+    return frame.sort_values(
+        keys, key=lambda s: s.map(order) if s.name == "component" else s.astype(str)
+    ).reset_index(drop=True)
+
+
+def capacity_by(source: Snapshot | str | pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Totals of `component_capacity` grouped by `by` (component, deployment_type, namespace).
+
+    `deployments` counts distinct deployments in the group; replicas and resources are sums.
+    """
+    rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
+    grouped = rows.groupby(by, dropna=False, sort=False)
+    out = grouped[["replicas_min", "replicas_max", *TOTALS]].sum()
+    out.insert(0, "deployments", grouped["deployment_id"].nunique())
+    out["db_storage_gib"] = grouped["db_storage_gib"].sum(min_count=1)
+    out["db_max_connections"] = grouped["db_max_connections"].sum(min_count=1)
+    return _component_sort(out.reset_index())
+
+
+def capacity_by_component(source: Snapshot | str) -> pd.DataFrame:
+    return capacity_by(source, ["component"])
+
+
+def capacity_by_type(source: Snapshot | str) -> pd.DataFrame:
+    return capacity_by(source, ["deployment_type"])
+
+
+def capacity_by_namespace(source: Snapshot | str) -> pd.DataFrame:
+    """Namespaces by requested CPU at max scale, largest first (where the cluster feels it)."""
+    out = capacity_by(source, ["k8s_namespace"])
+    return out.sort_values(
+        ["cpu_request_cores_max_scale", "k8s_namespace"], ascending=[False, True]
+    ).reset_index(drop=True)
+
+
+def capacity_summary(source: Snapshot | str) -> pd.DataFrame:
+    """component × deployment_type totals: the content of `capacity_summary.parquet`."""
+    return capacity_by(source, ["component", "deployment_type"])
+
+
+def fleet_totals(source: Snapshot | str | pd.DataFrame) -> dict[str, float]:
+    """The whole fleet's totals (all components, sidecars and init containers included).
+
+    `source` may also be a `component_capacity` frame, to avoid computing it twice.
+    """
+    rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
+    totals = {c: float(rows[c].sum()) for c in TOTALS}
+    totals["deployments"] = float(rows["deployment_id"].nunique())
+    for c in DB_COLUMNS:
+        totals[c] = float(rows[c].sum())
+    return totals
+
+
+def overcommit(source: Snapshot | str) -> pd.DataFrame:
+    """Limit ÷ request per component and overall, at max scale (min scale gives the same
+    ratio for one component; overall differs only by the replica mix).
+
+    Above 1 the fleet can burst past what the scheduler reserved; the ratio is NaN where
+    nothing is requested.
+    """
+    rows = component_capacity(source)
+    by_component = capacity_by(rows, ["component"])
+    overall = pd.DataFrame([{"component": "overall", **fleet_totals(rows)}])
+    frame = pd.concat([by_component, overall], ignore_index=True)
+    out = frame[["component", "deployments"]].copy()
+    for resource in ("cpu", "memory"):
+        unit = "cores" if resource == "cpu" else "gib"
+        request = frame[f"{resource}_request_{unit}_max_scale"]
+        limit = frame[f"{resource}_limit_{unit}_max_scale"]
+        out[f"{resource}_request_{unit}_max_scale"] = request
+        out[f"{resource}_limit_{unit}_max_scale"] = limit
+        out[f"{resource}_overcommit"] = (limit / request).where(request > 0)
+    out["deployments"] = out["deployments"].astype("int64")
+    return out
+
+
+def db_capacity(source: Snapshot | str) -> pd.DataFrame:
+    """DB storage (GiB) and connections per deployment_type, with a fleet row."""
+    rows = component_capacity(source)
+    db = rows[rows["component"] == "db"]
+    grouped = db.groupby("deployment_type", dropna=False)
+    out = pd.DataFrame(
+        {
+            "deployments_with_db": grouped["deployment_id"].nunique(),
+            "db_storage_gib": grouped["db_storage_gib"].sum(),
+            "db_storage_gib_mean": grouped["db_storage_gib"].mean(),
+            "db_storage_gib_max": grouped["db_storage_gib"].max(),
+            "db_max_connections": grouped["db_max_connections"].sum(),
+        }
+    ).reset_index()
+    total = {
+        "deployment_type": "all",
+        "deployments_with_db": db["deployment_id"].nunique(),
+        "db_storage_gib": db["db_storage_gib"].sum(),
+        "db_storage_gib_mean": db["db_storage_gib"].mean(),
+        "db_storage_gib_max": db["db_storage_gib"].max(),
+        "db_max_connections": db["db_max_connections"].sum(),
+    }
+    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
+
+
+def deployment_totals(source: Snapshot | str) -> pd.DataFrame:
+    """One row per deployment: its totals over every component (sidecars and init included)."""
+    snap = as_snapshot(source)
+    rows = component_capacity(snap)
+    sums = rows.groupby("deployment_id", sort=False)[[*TOTALS, *DB_COLUMNS]].sum(min_count=1)
+    sums[TOTALS] = sums[TOTALS].fillna(0.0)
+    identity = _identity(snap.deployments)
+    identity["image_version"] = _text(snap.deployments, "image_version")
+    return identity.merge(sums, left_on="deployment_id", right_index=True, how="left")
+
+
+def largest_deployments(
+    source: Snapshot | str, n: int = 10, by: str = "cpu_request_cores_max_scale"
+) -> pd.DataFrame:
+    """The `n` deployments asking for the most of `by` (a `deployment_totals` column)."""
+    totals = deployment_totals(source)
+    ordered = totals.sort_values([by, "deployment_id"], ascending=[False, True])
+    return ordered.head(n).reset_index(drop=True)
+
+
+def anomalies(source: Snapshot | str) -> pd.DataFrame:
+    """Resource settings that are probably mistakes, one row per (deployment, finding).
+
+    Kinds: `resource_spec_absent` (no resource field at all — the dataset cannot tell an absent
+    resource_spec from an empty one), `missing_resources` (a component sets some fields but
+    not its CPU or memory request), `zero_resources`, `cpu_limit_below_request`,
+    `memory_limit_below_request` and `max_scale_below_min_scale`; sidecars and init containers
+    get the limit checks too.
+    """
+    snap = as_snapshot(source)
+    deployments = snap.deployments
+    identity = _identity(deployments)
+    findings: list[pd.DataFrame] = []
+
+    def add(mask: pd.Series, component: str, kind: str, detail: pd.Series | str) -> None:
+        if not mask.any():
+            return
+        frame = identity[mask].copy()
+        frame["component"] = component
+        frame["anomaly"] = kind
+        frame["detail"] = detail[mask] if isinstance(detail, pd.Series) else detail
+        findings.append(frame)
+
+    numeric = [f for f in spec.resource_numeric_fields() if f in deployments.columns]
+    absent = (
+        deployments[numeric].isna().all(axis=1)
+        if numeric
+        else pd.Series(True, index=deployments.index)
+    )
+    add(absent, "all", "resource_spec_absent", "no resource field is set")
+
+    def fmt(values: pd.Series) -> pd.Series:
+        return values.map(lambda v: "null" if pd.isna(v) else f"{v:g}")
+
+    for component in spec.COMPONENTS:
+        fields = spec.component_measures()[component]
+        cpu, cpu_limit = _column(deployments, fields.get("cpu")), _column(
+            deployments, fields.get("cpu_limit")
+        )
+        mem, mem_limit = _column(deployments, fields.get("memory_mb")), _column(
+            deployments, fields.get("memory_limit_mb")
+        )
+        # main is expected on every deployment; other components only where any field is set
+        set_any = ~absent
+        if component != "main":
+            set_any &= cpu.notna() | cpu_limit.notna() | mem.notna() | mem_limit.notna()
+        missing = set_any & (cpu.isna() | mem.isna())
+        add(missing, component, "missing_resources", "cpu=" + fmt(cpu) + " memory_mb=" + fmt(mem))
+        zero = set_any & ((cpu == 0) | (mem == 0))
+        add(zero, component, "zero_resources", "cpu=" + fmt(cpu) + " memory_mb=" + fmt(mem))
+        add(
+            cpu_limit < cpu,
+            component,
+            "cpu_limit_below_request",
+            "cpu=" + fmt(cpu) + " cpu_limit=" + fmt(cpu_limit),
+        )
+        add(
+            mem_limit < mem,
+            component,
+            "memory_limit_below_request",
+            "memory_mb=" + fmt(mem) + " memory_limit_mb=" + fmt(mem_limit),
+        )
+        low, high = _column(deployments, fields.get("min_scale")), _column(
+            deployments, fields.get("max_scale")
+        )
+        add(
+            high < low,
+            component,
+            "max_scale_below_min_scale",
+            "min_scale=" + fmt(low) + " max_scale=" + fmt(high),
+        )
+
+    containers = snap.containers
+    if not containers.empty:
+        by_id = identity.set_index("deployment_id")
+        for resource, request_col, limit_col, unit in (
+            ("cpu", "cpu_request", "cpu_limit", "cores"),
+            ("memory", "memory_request_mb", "memory_limit_mb", "MiB"),
+        ):
+            request, limit = _column(containers, request_col), _column(containers, limit_col)
+            bad = limit < request
+            if not bad.any():
+                continue
+            rows = containers[bad]
+            frame = by_id.reindex(_text(rows, "deployment_id")).reset_index()
+            frame["component"] = (
+                _text(rows, "kind").fillna("container") + ":" + _text(rows, "name").fillna("")
+            ).to_numpy()
+            frame["anomaly"] = f"{resource}_limit_below_request"
+            frame["detail"] = (
+                f"request {unit}=" + fmt(request[bad]) + f" limit {unit}=" + fmt(limit[bad])
+            ).to_numpy()
+            findings.append(frame)
+
+    columns = [*IDENTITY, "component", "anomaly", "detail"]
+    if not findings:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
+    out = pd.concat(findings, ignore_index=True)[columns]
+    return out.sort_values(["anomaly", "deployment_type", "name"], na_position="last").reset_index(
+        drop=True
+    )
+
+
+def rightsizing(source: Snapshot | str) -> pd.DataFrame:
+    """Signals the data allows about size, not load (the dataset has no usage figures).
+
+    `prod_at_dev_defaults`: a production deployment whose main workload still has the
+    development defaults (1 CPU, 1024 MiB) — probably never sized. `dev_above_dev_defaults`:
+    a development-type deployment asking for more CPU, memory or replicas than development
+    provides — production load on a development tier, or a leftover.
+    """
+    snap = as_snapshot(source)
+    deployments = snap.deployments
+    fields = spec.component_measures()["main"]
+    out = _identity(deployments)
+    cpu = _column(deployments, fields.get("cpu"))
+    mem = _column(deployments, fields.get("memory_mb"))
+    max_scale = _column(deployments, fields.get("max_scale"))
+    out["cpu_request_cores"] = cpu
+    out["memory_request_gib"] = mem / MIB_PER_GIB
+    out["max_scale"] = max_scale
+    kind = out["deployment_type"].astype("object")
+    is_prod = kind.isin(PRODUCTION_TYPES)
+    is_dev = kind.fillna("").str.startswith("dev")
+    at_defaults = (cpu == DEV_DEFAULT_CPU_CORES) & (mem == DEV_DEFAULT_MEMORY_MIB)
+    above = (
+        (cpu > DEV_DEFAULT_CPU_CORES)
+        | (mem > DEV_DEFAULT_MEMORY_MIB)
+        | (max_scale > DEV_MAX_REPLICAS)
+    )
+    out["signal"] = None
+    out.loc[is_prod & at_defaults, "signal"] = "prod_at_dev_defaults"
+    out.loc[is_dev & above, "signal"] = "dev_above_dev_defaults"
+    flagged = out[out["signal"].notna()]
+    return flagged.sort_values(["signal", "deployment_type", "name"]).reset_index(drop=True)

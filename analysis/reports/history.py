@@ -1,0 +1,200 @@
+"""Across snapshots: version adoption over time and what changed between two dates.
+
+Everything here reads the dataset alone (no service), so a history survives the service and
+can be rebuilt from archived snapshots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import versions
+from analysis.reports import capacity
+from analysis.reports.dataset import DatasetError, load_snapshot, read_table, snapshot_dates
+
+_VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
+#: per-deployment figures compared by `diff`
+DIFF_MEASURES = [
+    "cpu_request_cores_max_scale",
+    "cpu_limit_cores_max_scale",
+    "memory_request_gib_max_scale",
+    "memory_limit_gib_max_scale",
+    "db_storage_gib",
+]
+_TOLERANCE = 1e-9
+
+
+def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
+    frame = read_table(out_dir, "deployments", date, columns=_VERSION_COLUMNS)
+    if frame is None:
+        raise DatasetError(f"no deployments table for snapshot {date} in {out_dir}")
+    frame = frame[[*_VERSION_COLUMNS, "snapshot_date"]].astype("object")
+    return frame.where(frame.notna(), None).rename(columns={"id": "deployment_id"})
+
+
+def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
+    """Deployments per image_version per snapshot date (long form, version order per date)."""
+    dates = snapshot_dates(out_dir)
+    if not dates:
+        raise DatasetError(f"no snapshot in {out_dir}: run `dims export` first")
+    frames = [_versions_at(out_dir, d) for d in dates]
+    allv = pd.concat(frames, ignore_index=True)
+    counts = (
+        allv.groupby(["snapshot_date", "image_version"], dropna=False)
+        .size()
+        .rename("deployments")
+        .reset_index()
+    )
+    counts["share"] = counts["deployments"] / counts.groupby("snapshot_date")[
+        "deployments"
+    ].transform("sum")
+    counts["version_order"] = versions.version_rank(counts["image_version"].astype("object"))
+    counts = counts.sort_values(["snapshot_date", "version_order"]).drop(columns="version_order")
+    return counts.reset_index(drop=True)
+
+
+def _pick_dates(out_dir: str | Path, from_date: str | None, to_date: str | None) -> tuple[str, str]:
+    dates = snapshot_dates(out_dir)
+    for given in (from_date, to_date):
+        if given is not None and str(given) not in dates:
+            listed = ", ".join(dates) or "none"
+            raise DatasetError(f"no snapshot dated {given} in {out_dir}; available: {listed}")
+    to_date = str(to_date) if to_date is not None else (dates[-1] if dates else None)
+    if from_date is None:
+        earlier = [d for d in dates if to_date is not None and d < to_date]
+        if not earlier:
+            raise DatasetError(
+                f"diff needs two snapshots in {out_dir}; found {len(dates)}"
+                + (f" ({', '.join(dates)})" if dates else "")
+                + ": export again on another day, or pass --from/--to"
+            )
+        from_date = earlier[-1]
+    assert to_date is not None
+    return str(from_date), to_date
+
+
+def version_changes(
+    out_dir: str | Path, from_date: str | None = None, to_date: str | None = None
+) -> pd.DataFrame:
+    """Deployments present in both snapshots whose image_version changed (upgrade, downgrade,
+    or `changed` when either side does not parse). Defaults: the two latest snapshots."""
+    from_date, to_date = _pick_dates(out_dir, from_date, to_date)
+    old = _versions_at(out_dir, from_date)
+    new = _versions_at(out_dir, to_date)
+    return _version_changes(old, new)
+
+
+def _version_changes(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    both = new.merge(
+        old[["deployment_id", "image_version"]].rename(columns={"image_version": "from_version"}),
+        on="deployment_id",
+    ).rename(columns={"image_version": "to_version"})
+    both["change"] = [versions.compare(a, b) for a, b in zip(both["from_version"], both["to_version"], strict=True)]
+    changed = both[both["change"] != "same"]
+    columns = ["deployment_id", "name", "deployment_type", "from_version", "to_version", "change"]
+    return changed[columns].sort_values(["change", "name"]).reset_index(drop=True)
+
+
+@dataclass
+class DiffResult:
+    """What changed between two snapshots; every part is a DataFrame for notebooks."""
+
+    from_date: str
+    to_date: str
+    #: deployments only in `to_date`, with their image_version and size at max scale
+    added: pd.DataFrame
+    #: deployments only in `from_date`
+    removed: pd.DataFrame
+    #: deployments in both whose image_version changed (`change`: upgrade/downgrade/changed)
+    version_changes: pd.DataFrame
+    #: deployments in both whose capacity changed: `<measure>_from`, `_to`, `_delta`
+    capacity_changes: pd.DataFrame
+    #: fleet totals: measure, from, to, delta
+    capacity_totals: pd.DataFrame
+
+    def counts(self) -> dict[str, int]:
+        change = self.version_changes["change"]
+        return {
+            "added": len(self.added),
+            "removed": len(self.removed),
+            "upgrades": int((change == "upgrade").sum()),
+            "downgrades": int((change == "downgrade").sum()),
+            "other_version_changes": int((change == "changed").sum()),
+            "capacity_changes": len(self.capacity_changes),
+        }
+
+    def summary(self) -> str:
+        """A few lines for a terminal: counts, then the fleet totals that moved."""
+        c = self.counts()
+        lines = [
+            f"dims diff {self.from_date} → {self.to_date}",
+            f"  deployments: +{c['added']} added, -{c['removed']} removed",
+            f"  image versions: {c['upgrades']} upgraded, {c['downgrades']} downgraded"
+            + (f", {c['other_version_changes']} changed (unparseable)" if c["other_version_changes"] else ""),
+            f"  capacity changed on {c['capacity_changes']} deployments",
+            "  fleet totals (from → to, delta):",
+        ]
+        for row in self.capacity_totals.itertuples(index=False):
+            lines.append(f"    {row.measure:<34} {row.from_value:>12,.2f} → {row.to_value:>12,.2f}  ({row.delta:+,.2f})")
+        for kind in ("upgrade", "downgrade"):
+            frame = self.version_changes[self.version_changes["change"] == kind]
+            if len(frame):
+                moves = frame.groupby(["from_version", "to_version"], dropna=False).size()
+                top = moves.sort_values(ascending=False).head(5)
+                listed = "; ".join(f"{a} → {b} ×{n}" for (a, b), n in top.items())
+                lines.append(f"  most common {kind}s: {listed}")
+        return "\n".join(lines)
+
+
+def diff(
+    out_dir: str | Path, from_date: str | None = None, to_date: str | None = None
+) -> DiffResult:
+    """Compare two snapshots of the dataset (defaults: the two latest)."""
+    from_date, to_date = _pick_dates(out_dir, from_date, to_date)
+    old_snap, new_snap = load_snapshot(out_dir, from_date), load_snapshot(out_dir, to_date)
+    old = capacity.deployment_totals(old_snap)
+    new = capacity.deployment_totals(new_snap)
+    shown = ["deployment_id", "name", "deployment_type", "image_version", *DIFF_MEASURES[:4]]
+    old_ids, new_ids = set(old["deployment_id"]), set(new["deployment_id"])
+    added = new[~new["deployment_id"].isin(old_ids)][shown].sort_values("name")
+    removed = old[~old["deployment_id"].isin(new_ids)][shown].sort_values("name")
+
+    version_cols = ["deployment_id", "name", "deployment_type", "image_version"]
+    changes = _version_changes(old[version_cols], new[version_cols])
+
+    both = new[["deployment_id", "name", "deployment_type", *DIFF_MEASURES]].merge(
+        old[["deployment_id", *DIFF_MEASURES]], on="deployment_id", suffixes=("_to", "_from")
+    )
+    out = both[["deployment_id", "name", "deployment_type"]].copy()
+    moved = pd.Series(False, index=both.index)
+    for m in DIFF_MEASURES:
+        before, after = both[f"{m}_from"].fillna(0.0), both[f"{m}_to"].fillna(0.0)
+        out[f"{m}_from"], out[f"{m}_to"], out[f"{m}_delta"] = before, after, after - before
+        moved |= (after - before).abs() > _TOLERANCE
+    capacity_changes = out[moved].sort_values(
+        "cpu_request_cores_max_scale_delta", key=lambda s: -s.abs()
+    )
+
+    totals_old = capacity.fleet_totals(old_snap)
+    totals_new = capacity.fleet_totals(new_snap)
+    measures = ["deployments", *capacity.TOTALS, *capacity.DB_COLUMNS]
+    totals = pd.DataFrame(
+        {
+            "measure": measures,
+            "from_value": [totals_old[m] for m in measures],
+            "to_value": [totals_new[m] for m in measures],
+        }
+    )
+    totals["delta"] = totals["to_value"] - totals["from_value"]
+    return DiffResult(
+        from_date=from_date,
+        to_date=to_date,
+        added=added.reset_index(drop=True),
+        removed=removed.reset_index(drop=True),
+        version_changes=changes,
+        capacity_changes=capacity_changes.reset_index(drop=True),
+        capacity_totals=totals,
+    )

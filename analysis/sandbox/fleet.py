@@ -1,0 +1,646 @@
+"""A seeded synthetic fleet that looks like what the real service sends.
+
+The records are the raw JSON-ready dicts the service would put on the wire, so every layer
+above HTTP (client, fetch, tables, reports) is exercised against realistic input: the
+documented defaults (Development 1 CPU / 1024 MiB / 1 replica / 10 GiB db disk, Production
+2 CPU / 2048 MiB / up to 10 replicas, limits twice the request), raised production
+deployments, and the odd records a long-lived fleet accumulates (limits below requests,
+max_scale below min_scale, zero or missing resources, nulls, unknown fields, hostile names).
+
+Determinism matters more than realism: the same seed gives byte-identical output, so
+benchmarks and snapshots are reproducible. Only `random.Random(seed)` is used and all
+timestamps derive from a fixed base date. Rare features are placed on a fixed schedule of
+listing positions so that even a small fleet (>= 100 records) contains every one of them.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+DEPLOYMENT_TYPES = ("dev_free", "dev", "prod")
+STATUSES = ("AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "AWAITING_FINAL_DELETE", "UNKNOWN")
+
+#: image_version -> weight (percent). Text order differs from version order on purpose;
+#: the newest release (0.11.0) is the most common one.
+IMAGE_VERSIONS: tuple[tuple[str, int], ...] = (
+    ("0.11.0", 38),
+    ("0.10.2", 20),
+    ("0.10.1", 14),
+    ("0.9.3", 9),
+    ("0.4.12", 8),
+    ("0.10.0", 4),
+    ("0.9.10", 3),
+    ("0.10.1-rc1", 2),
+    ("latest", 2),
+)
+_VERSION_POOL: tuple[str, ...] = tuple(v for v, w in IMAGE_VERSIONS for _ in range(w))
+
+#: The newest deployment is created this many seconds after the Unix epoch
+#: (2025-06-01T00:00:00Z); the fleet spans about two years before that.
+_END_TS = 1_748_736_000
+_SPAN_S = 2 * 365 * 86_400
+
+#: Rare features sit at these positions modulo 100 of the listing.
+_ANOMALY_AT = {
+    7: "limit_below_request",
+    23: "max_below_min",
+    41: "zero_resources",
+    58: "resource_spec_null",
+    76: "resource_spec_omitted",
+    93: "source_config_null",
+}
+_ODD_NAME_AT = {3, 14, 31, 47, 62, 85, 99}
+_STATUS_EVERY, _STATUS_AT = 17, 3  # top-level `status` (unknown field), ~6 %
+_SOURCE_EVERY, _SOURCE_AT = 29, 11  # top-level `source` (unknown field)
+_FUTURE_EVERY, _FUTURE_AT = 31, 13  # `source_config.future_flag` (unknown field)
+
+_ADJECTIVES = (
+    "support", "billing", "triage", "research", "sales", "onboarding", "docs", "search",
+    "routing", "review", "compliance", "ops",
+)  # fmt: skip
+_NOUNS = ("agent", "assistant", "bot", "graph", "copilot", "worker", "planner", "router")
+_ODD_NAMES = (
+    "Kundendienst-Agent für Zürich",
+    "客服代理",
+    'agent "quoted" name',
+    "o'brien's agent",
+    "billing, eu-west",
+    "multi\nline agent",
+    "émoji 🚀 bot",
+    "tab\tseparated",
+    "Ассистент поддержки",
+)
+_OWNERS = ("acme-corp", "globex", "initech", "umbrella-labs", "hooli", "zoë-consulting")
+_BRANCHES = ("main", "main", "main", "master", "develop", "trunk")
+_TEAMS = ("payments", "growth", "platform", "support", "data", "research")
+_SECRET_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DATABASE_URL", "SLACK_BOT_TOKEN", "TAVILY_API_KEY")
+
+
+def _uuid(getrandbits: Any) -> str:
+    """A version-4 UUID string from the fleet's own random stream (uuid4() is not seeded)."""
+    n = getrandbits(128)
+    n = (n & ~(0xF000 << 64)) | (4 << 76)
+    n = (n & ~(0xC000 << 48)) | (0x8000 << 48)
+    h = f"{n:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def _timestamp(ts: float, style: int) -> str:
+    """RFC 3339 text; `style` picks the offset so clients meet more than the `Z` form."""
+    if style == 0:  # most common: UTC, microseconds, Z
+        tm = time.gmtime(int(ts))
+        micro = int((ts - int(ts)) * 1_000_000)
+        return "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ" % (*tm[:6], micro)
+    if style == 1:  # pydantic's default rendering of an aware UTC datetime
+        tm = time.gmtime(int(ts))
+        micro = int((ts - int(ts)) * 1_000_000)
+        return "%04d-%02d-%02dT%02d:%02d:%02d.%06d+00:00" % (*tm[:6], micro)
+    if style == 2:  # the same instant written in US Eastern (standard) time
+        tm = time.gmtime(int(ts) - 5 * 3600)
+        return "%04d-%02d-%02dT%02d:%02d:%02d-05:00" % tm[:6]
+    tm = time.gmtime(int(ts) + 19_800)  # India, whole seconds
+    return "%04d-%02d-%02dT%02d:%02d:%02d+05:30" % tm[:6]
+
+
+def _ts_style(r: float) -> int:
+    return 0 if r < 0.85 else 1 if r < 0.93 else 2 if r < 0.97 else 3
+
+
+@dataclass(eq=False)
+class Fleet:
+    """Everything the sandbox serves; the fields mirror the service's three listings.
+
+    `deployment_types`, `remote_reconciled` and `tag_value_ids` are service-side facts that
+    are not fields of a record: the listing filters use them, clients never see them.
+    """
+
+    deployments: list[dict[str, Any]] = field(repr=False)
+    deployment_types: dict[str, str] = field(repr=False)
+    providers: list[dict[str, Any]] = field(repr=False)
+    repositories: dict[str, list[dict[str, Any]]] = field(repr=False)
+    remote_reconciled: dict[str, bool] = field(repr=False, default_factory=dict)
+    tag_value_ids: dict[str, tuple[str, ...]] = field(repr=False, default_factory=dict)
+    seed: int = 0
+    _builder: _Builder | None = field(repr=False, default=None)
+
+    def __repr__(self) -> str:
+        return (
+            f"Fleet(seed={self.seed}, deployments={len(self.deployments)}, "
+            f"providers={len(self.providers)}, integrations={len(self.repositories)})"
+        )
+
+    def new_deployment(self) -> tuple[dict[str, Any], str]:
+        """A further deployment, newer than every listed one, for the insert-while-paging fault.
+
+        It is not added to the fleet; the caller decides where it appears.
+        """
+        if self._builder is None:
+            raise RuntimeError("this Fleet was not made by generate_fleet()")
+        return self._builder.extra()
+
+
+def fleet_dump_bytes(fleet: Fleet) -> bytes:
+    """The deployments as one JSON array, the shape `dims export --from-json` reads."""
+    return orjson.dumps(fleet.deployments)
+
+
+def generate_fleet(
+    deployments: int = 500,
+    seed: int = 0,
+    *,
+    canary_secret: str | None = None,
+    canary_env_value: str | None = None,
+    embed_deployment_type: bool = False,
+) -> Fleet:
+    """Build a deterministic fleet of `deployments` records.
+
+    `canary_secret` is added as a secret value to every deployment and `canary_env_value`
+    as an env value of the first sidecar of every deployment that has sidecars, so tests can
+    prove that no export, log or report leaks them. Neither consumes randomness: the rest of
+    the fleet is the same with or without them. `embed_deployment_type` adds the
+    `source_config.deployment_type` field that newer services send.
+    """
+    if deployments < 0:
+        raise ValueError("deployments must be >= 0")
+    was_enabled = gc.isenabled()
+    gc.disable()  # building many small dicts is dominated by GC passes otherwise
+    try:
+        builder = _Builder(
+            seed,
+            deployments,
+            canary_secret=canary_secret,
+            canary_env_value=canary_env_value,
+            embed_deployment_type=embed_deployment_type,
+        )
+        fleet = Fleet(
+            deployments=[],
+            deployment_types={},
+            providers=builder.providers(),
+            repositories=builder.repositories,
+            seed=seed,
+            _builder=builder,
+        )
+        ts = float(_END_TS)
+        gap = _SPAN_S / max(deployments, 1)
+        rand = builder.rng.random
+        for i in range(deployments):
+            record, kind, reconciled, tags = builder.deployment(i, ts)
+            fleet.deployments.append(record)
+            fleet.deployment_types[record["id"]] = kind
+            fleet.remote_reconciled[record["id"]] = reconciled
+            fleet.tag_value_ids[record["id"]] = tags
+            ts -= 1.0 + rand() * 2 * gap
+    finally:
+        if was_enabled:
+            gc.enable()
+    return fleet
+
+
+class _Builder:
+    """Holds the random stream and the shared pools (tenants, integrations, listeners)."""
+
+    def __init__(
+        self,
+        seed: int,
+        deployments: int,
+        *,
+        canary_secret: str | None,
+        canary_env_value: str | None,
+        embed_deployment_type: bool,
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.canary_secret = canary_secret
+        self.canary_env_value = canary_env_value
+        self.embed_deployment_type = embed_deployment_type
+        self.extras = 0
+        bits = self.rng.getrandbits
+        self.organization_id = _uuid(bits)
+        self.tenants = [_uuid(bits) for _ in range(self.rng.randint(1, 3))]
+        self.listeners = [_uuid(bits) for _ in range(3)]
+        self.tag_pool = [_uuid(bits) for _ in range(8)]
+        self.repositories: dict[str, list[dict[str, Any]]] = {}
+        repo_id = self.rng.randint(100_000_000, 700_000_000)
+        for _ in range(max(2, deployments // 20)):
+            integration = _uuid(bits)
+            owner = self.rng.choice(_OWNERS)
+            repos = []
+            for _ in range(self.rng.randint(1, 6)):
+                repo_id += self.rng.randint(1, 5000)
+                repo_name = f"{self.rng.choice(_ADJECTIVES)}-{self.rng.choice(_NOUNS)}"
+                repos.append(
+                    {
+                        "host_integration_id": integration,
+                        "id": repo_id,
+                        "name": repo_name,
+                        "owner": owner,
+                        "url": f"https://github.com/{owner}/{repo_name}",
+                        "default_branch": self.rng.choice(_BRANCHES),
+                    }
+                )
+            self.repositories[integration] = repos
+        self.integrations = list(self.repositories)
+
+    # -- OAuth providers ---------------------------------------------------------------
+
+    def providers(self) -> list[dict[str, Any]]:
+        rng, bits = self.rng, self.rng.getrandbits
+        chosen = [_PROVIDERS[0], *rng.sample(_PROVIDERS[1:], rng.randint(2, len(_PROVIDERS) - 1))]
+        out = []
+        for template in chosen:
+            created = _END_TS - _SPAN_S + rng.random() * _SPAN_S
+            record = {
+                "id": _uuid(bits),
+                "organization_id": self.organization_id,
+                "provider_id": template["provider_id"],
+                "name": template["name"],
+                "client_id": f"{template['provider_id'][:6]}-{bits(48):012x}",
+                "auth_url": template["auth_url"],
+                "token_url": template["token_url"],
+                "uses_pkce": template["uses_pkce"],
+                "code_challenge_method": template["code_challenge_method"],
+                "created_at": _timestamp(created, _ts_style(rng.random())),
+                "updated_at": _timestamp(created + rng.random() * 86_400 * 90, 0),
+            }
+            for optional in (
+                "provider_type",
+                "mcp_server_url",
+                "token_endpoint_auth_method",
+                "is_dynamic_client",
+            ):
+                if optional in template:
+                    record[optional] = template[optional]
+            out.append(record)
+        return out
+
+    # -- deployments -------------------------------------------------------------------
+
+    def extra(self) -> tuple[dict[str, Any], str]:
+        self.extras += 1
+        record, kind, _, _ = self.deployment(1, _END_TS + 3600.0 * self.extras)
+        return record, kind
+
+    def deployment(self, i: int, ts: float) -> tuple[dict[str, Any], str, bool, tuple[str, ...]]:
+        rng = self.rng
+        r = rng.random
+        bits = rng.getrandbits
+        slot = i % 100
+        anomaly = _ANOMALY_AT.get(slot)
+
+        x = r()
+        kind = "dev_free" if x < 0.22 else "dev" if x < 0.55 else "prod"
+        dep_id = _uuid(bits)
+        if slot in _ODD_NAME_AT:
+            name = f"{_ODD_NAMES[(i // 100 + slot) % len(_ODD_NAMES)]} {i}"
+        else:
+            name = f"{_ADJECTIVES[int(r() * 12)]}-{_NOUNS[int(r() * 8)]}-{i:05d}"
+        latest = _uuid(bits)
+        active = latest if r() < 0.92 else _uuid(bits)
+        version = _VERSION_POOL[int(r() * 100)]
+        style = _ts_style(r())
+        created = _timestamp(ts, style)
+        updated = _timestamp(ts + r() * 30 * 86_400, style)
+        slug = name if slot not in _ODD_NAME_AT else f"agent-{i}"
+
+        # Source: most deployments build from a code-host repository, some run an image.
+        from_repo = r() < 0.85
+        if from_repo:
+            integration = self.integrations[int(r() * len(self.integrations))]
+            repos = self.repositories[integration]
+            repo = repos[int(r() * len(repos))]
+            repo_url: str | None = repo["url"]
+            repo_ref = repo["default_branch"] if r() < 0.8 else f"release/{version}"
+            image_uri = None
+            tarball = f"s3://dims-sandbox-builds/{dep_id}/{bits(32):08x}.tar.gz"
+        else:
+            integration = None
+            repo_url = None
+            repo_ref = None
+            image_uri = f"registry.example.com/agents/{slug}:{version}"
+            tarball = None
+
+        resource_spec = self._resource_spec(kind, anomaly, r, name, i)
+        namespace = ("agents-dev", "agents-prod")[kind == "prod"] if r() < 0.9 else "team-" + _TEAMS[int(r() * 6)]
+        source_config: dict[str, Any] | None = {
+            "integration_id": integration,
+            "repo_url": repo_url,
+            "build_on_push": from_repo and r() < 0.6,
+            "custom_url": f"https://agents.example.com/{slug}" if r() < 0.1 else None,
+            "resource_spec": resource_spec,
+            "listener_id": self.listeners[int(r() * 3)],
+            "listener_config": {"k8s_namespace": namespace},
+            "install_command": "pip install -e ." if from_repo and r() < 0.3 else None,
+            "build_command": "make build" if from_repo and r() < 0.1 else None,
+        }
+        if anomaly == "resource_spec_omitted":
+            del source_config["resource_spec"]
+        if i % _FUTURE_EVERY == _FUTURE_AT:
+            source_config["future_flag"] = True
+        if self.embed_deployment_type:
+            source_config["deployment_type"] = kind
+        if anomaly == "source_config_null":
+            source_config = None
+
+        secrets: list[dict[str, Any]] | None = [
+            {"name": _SECRET_NAMES[k], "value": f"sk-sandbox-{bits(64):016x}"} for k in range(int(r() * 4))
+        ]
+        if slot == 58:
+            secrets = None  # `null` rather than an empty list
+        if self.canary_secret is not None:
+            secrets = [*(secrets or ()), {"name": "DIMS_CANARY_SECRET", "value": self.canary_secret}]
+
+        record: dict[str, Any] = {
+            "name": name,
+            "source_config": source_config,
+            "source_revision_config": {
+                "repo_ref": repo_ref,
+                "graph_config_path": "graph.json" if r() < 0.7 else "agents/graph.json",
+                "image_uri": image_uri,
+                "source_tarball_path": tarball,
+                "repo_commit_sha": f"{bits(160):040x}" if from_repo else None,
+            },
+            "secrets": secrets,
+            "id": dep_id,
+            "tenant_id": self.tenants[int(r() * len(self.tenants))],
+            "created_at": created,
+            "updated_at": updated,
+            "latest_revision_id": latest,
+            "active_revision_id": active,
+            "secret_references": [
+                {"name": "DATABASE_URL", "secret_name": f"{slug[:20]}-db", "secret_key": "url"}
+            ]
+            if r() < 0.3
+            else [],
+            "image_version": version if anomaly != "zero_resources" else None,
+        }
+        if i % _STATUS_EVERY == _STATUS_AT:
+            record["status"] = STATUSES[int(r() * len(STATUSES))]
+        if i % _SOURCE_EVERY == _SOURCE_AT:
+            record["source"] = "github" if from_repo else "external_docker"
+        reconciled = r() < 0.3
+        tags = tuple(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3)))
+        return record, kind, reconciled, tags
+
+    def _resource_spec(
+        self, kind: str, anomaly: str | None, r: Any, name: str, i: int
+    ) -> dict[str, Any] | None:
+        if anomaly == "resource_spec_null":
+            return None
+        prod = kind == "prod"
+        raised = prod and r() < 0.2
+        if raised:
+            cpu = (4, 6, 8)[int(r() * 3)]
+            mem = (8192, 12288, 16384)[int(r() * 3)]
+            min_scale, max_scale = 2 + int(r() * 2), 6 + int(r() * 5)
+        elif prod:
+            cpu, mem = 2, 2048
+            min_scale, max_scale = (1, 1, 2)[int(r() * 3)], (10, 10, 5, 3)[int(r() * 4)]
+        else:
+            cpu, mem, min_scale, max_scale = 1, 1024, 1, 1
+        cpu_limit, mem_limit = cpu * 2, mem * 2
+        if anomaly == "limit_below_request":
+            cpu_limit, mem_limit = cpu / 2, mem // 2
+        elif anomaly == "max_below_min":
+            min_scale, max_scale = 3, 1
+        elif anomaly == "zero_resources":
+            cpu = cpu_limit = mem = mem_limit = 0
+        queue = r() < 0.9 or prod
+        spec: dict[str, Any] = {
+            "min_scale": min_scale,
+            "max_scale": max_scale,
+            "cpu": cpu,
+            "cpu_limit": cpu_limit,
+            "memory_mb": mem,
+            "memory_limit_mb": mem_limit,
+            "queue_min_scale": min_scale if queue else None,
+            "queue_max_scale": max_scale if queue else None,
+            "queue_cpu": (cpu if queue else None),
+            "queue_cpu_limit": (cpu_limit if queue else None),
+            "queue_memory_mb": (mem if queue else None),
+            "queue_memory_limit_mb": (mem_limit if queue else None),
+            "orchestrator_cpu": 1 if prod else 0.5,
+            "orchestrator_cpu_limit": 2 if prod else 1,
+            "orchestrator_memory_mb": 1024 if prod else 512,
+            "orchestrator_memory_limit_mb": 2048 if prod else 1024,
+            "orchestrator_min_scale": 1,
+            "orchestrator_max_scale": 3 if prod else 1,
+            "executor_cpu": 1 if prod else 0.5,
+            "executor_cpu_limit": 2 if prod else 1,
+            "executor_memory_mb": 2048 if prod else 512,
+            "executor_memory_limit_mb": 4096 if prod else 1024,
+            "cache_cpu": 0.5 if prod else 0.25,
+            "cache_cpu_limit": 1 if prod else 0.5,
+            "cache_memory_mb": 1024 if prod else 256,
+            "cache_memory_limit_mb": 2048 if prod else 512,
+            "db_cpu": (4 if raised else 2) if prod else 0.5,
+            "db_cpu_limit": (8 if raised else 4) if prod else 1,
+            "db_memory_mb": (8192 if raised else 4096) if prod else 1024,
+            "db_memory_limit_mb": (16384 if raised else 8192) if prod else 2048,
+            "db_storage_gi": (20, 50, 100, 250)[int(r() * 4)] if prod else 10,
+            "db_max_connections": (500 if raised else 200) if prod else 100,
+            "labels": _labels(r, kind, i),
+            "annotations": _annotations(r, i),
+            "service_account_name": "agent-runner" if r() < 0.3 else None,
+            "image_pull_secrets": [{"name": "regcred"}] if r() < 0.2 else [],
+        }
+        if r() < 0.03:
+            spec["cpu"] = 1.5 if prod else 0.75  # a hand-tuned fractional request
+        with_sidecars = i % 4 == 1 or r() < 0.15
+        with_init = i % 6 == 2 or r() < 0.1
+        with_volumes = with_sidecars or r() < 0.2
+        if with_sidecars:
+            spec["sidecars"] = _sidecars(r, self.canary_env_value)
+        else:
+            spec["sidecars"] = [] if r() < 0.5 else None
+        if with_init:
+            spec["init_containers"] = _init_containers(r)
+        if with_volumes:
+            spec["volumes"] = _volumes(r, name)
+            spec["volume_mounts"] = [
+                {"name": "config", "mountPath": "/etc/agent", "readOnly": True},
+                {"name": "scratch", "mountPath": "/tmp/scratch", "subPath": f"run-{i}"},
+            ]
+        return spec
+
+
+def _labels(r: Any, kind: str, i: int) -> dict[str, Any] | None:
+    team = _TEAMS[int(r() * 6)]
+    if i % 8 == 5:  # free-form values of every JSON type
+        return {
+            "team": team,
+            "tier": kind,
+            "cost-center": 4711 + int(r() * 10),
+            "critical": r() < 0.5,
+            "ratio": 0.75,
+            "owner": {"name": "Zoë Müller", "slack": "#agents", "pager": None},
+            "regions": ["eu-west-1", "us-east-1"],
+            "retired": None,
+        }
+    if i % 50 == 9:
+        return None
+    return {"team": team, "tier": kind}
+
+
+def _annotations(r: Any, i: int) -> dict[str, Any]:
+    if i % 10 == 3:
+        return {
+            "dims.example/note": 'multi-line\nnote with "quotes", commas',
+            "dims.example/replicas-hint": 3,
+            "dims.example/reviewed": True,
+            "dims.example/owners": ["ana", "李"],
+        }
+    return {} if r() < 0.7 else {"dims.example/owner": "platform-team"}
+
+
+def _sidecars(r: Any, canary: str | None) -> list[dict[str, Any]]:
+    x = r()
+    otel: dict[str, Any] = {
+        "name": "otel-collector",
+        "image": "otel/opentelemetry-collector:0.98.0",
+        "imagePullPolicy": "IfNotPresent",
+        "args": ["--config=/etc/otel/config.yaml"],
+        "env": [
+            {"name": "LOG_LEVEL", "value": "info"},
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+        ],
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+            "limits": {"cpu": "200m", "memory": "256Mi"},
+        },
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/otel", "readOnly": True}],
+        "securityContext": {"runAsNonRoot": True, "readOnlyRootFilesystem": True},
+    }
+    out = [otel]
+    if x < 0.4:
+        out.append(
+            {
+                "name": "cloud-sql-proxy",
+                "image": "gcr.io/cloud-sql-connectors/cloud-sql-proxy:2.11.0",
+                "command": ["/cloud-sql-proxy"],
+                "args": ["--port=5432", "project:region:instance"],
+                "env": [
+                    {
+                        "name": "DB_PASSWORD",
+                        "valueFrom": {"secretKeyRef": {"name": "agent-db", "key": "password"}},
+                    }
+                ],
+                "resources": {"requests": {"cpu": "0.25", "memory": "512M"}, "limits": {"memory": "1Gi"}},
+            }
+        )
+    elif x < 0.55:
+        out.append(
+            {
+                "name": "vault-agent",
+                "image": "hashicorp/vault:1.16",
+                "env": [{"name": "VAULT_ADDR", "value": "https://vault.example.com:8200"}],
+                "envFrom": [{"configMapRef": {"name": "vault-agent-config"}}],
+                "resources": {"limits": {"cpu": 1, "memory": "1.5Gi"}},
+            }
+        )
+    elif x < 0.65:
+        out.append({"name": "log-shipper", "image": "fluent/fluent-bit:3.0", "resources": {}})
+    if canary is not None:
+        otel["env"].append({"name": "SANDBOX_CANARY", "value": canary})
+    return out
+
+
+def _init_containers(r: Any) -> list[dict[str, Any]]:
+    migrate: dict[str, Any] = {
+        "name": "migrate",
+        "image": "registry.example.com/agents/migrate:1.4.2",
+        "command": ["python", "-m", "migrate"],
+        "workingDir": "/app",
+        "restartPolicy": None,
+        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
+    }
+    if r() < 0.5:
+        return [migrate]
+    wait = {
+        "name": "wait-for-db",
+        "image": "busybox:1.36",
+        "command": ["sh", "-c", "until nc -z db 5432; do sleep 1; done"],
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
+    }
+    return [wait, migrate]
+
+
+def _volumes(r: Any, name: str) -> list[dict[str, Any]]:
+    volumes: list[dict[str, Any]] = [
+        {"name": "config", "configMap": {"name": "agent-config", "items": [{"key": "app.yaml", "path": "app.yaml"}]}},
+        {"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"} if r() < 0.5 else {}},
+    ]
+    if r() < 0.5:
+        volumes.append({"name": "credentials", "secret": {"secretName": "agent-credentials", "defaultMode": 420}})
+    if r() < 0.3:
+        volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": "agent-data", "readOnly": False}})
+    return volumes
+
+
+_PROVIDERS: tuple[dict[str, Any], ...] = (
+    {
+        "provider_id": "github-local-dev",
+        "name": "GitHub (local dev)",
+        "auth_url": "https://github.com/login/oauth/authorize",
+        "token_url": "https://github.com/login/oauth/access_token",
+        "uses_pkce": False,
+        "code_challenge_method": None,
+        "provider_type": "github",
+        "mcp_server_url": None,
+        "token_endpoint_auth_method": "client_secret_post",
+        "is_dynamic_client": False,
+    },
+    {
+        "provider_id": "google-workspace",
+        "name": "Google Workspace",
+        "auth_url": "https://accounts.google.com/o/oauth2/v2/auth",
+        "token_url": "https://oauth2.googleapis.com/token",
+        "uses_pkce": True,
+        "code_challenge_method": "S256",
+        "provider_type": "google",
+    },
+    {
+        "provider_id": "linear-mcp",
+        "name": "Linear MCP",
+        "auth_url": "https://mcp.linear.app/authorize",
+        "token_url": "https://mcp.linear.app/token",
+        "uses_pkce": True,
+        "code_challenge_method": "S256",
+        "provider_type": "mcp",
+        "mcp_server_url": "https://mcp.linear.app/sse",
+        "token_endpoint_auth_method": "none",
+        "is_dynamic_client": True,
+    },
+    {
+        "provider_id": "okta-prod",
+        "name": "Okta (prod)",
+        "auth_url": "https://example.okta.com/oauth2/v1/authorize",
+        "token_url": "https://example.okta.com/oauth2/v1/token",
+        "uses_pkce": True,
+        "code_challenge_method": "S256",
+        "provider_type": None,
+    },
+    {
+        "provider_id": "slack-bot",
+        "name": "Slack — support bot",
+        "auth_url": "https://slack.com/oauth/v2/authorize",
+        "token_url": "https://slack.com/api/oauth.v2.access",
+        "uses_pkce": False,
+        "code_challenge_method": None,
+    },
+    {
+        "provider_id": "notion-mcp",
+        "name": "Notion MCP",
+        "auth_url": "https://mcp.notion.com/authorize",
+        "token_url": "https://mcp.notion.com/token",
+        "uses_pkce": True,
+        "code_challenge_method": "plain",
+        "mcp_server_url": "https://mcp.notion.com/mcp",
+        "token_endpoint_auth_method": "client_secret_basic",
+        "is_dynamic_client": True,
+    },
+)

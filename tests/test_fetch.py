@@ -1,0 +1,276 @@
+"""Fetching against the live sandbox: paging, concurrency, dedupe, faults, typed errors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import warnings
+
+import pytest
+
+from analysis import fetch
+from analysis.connect import connect, retry_transport
+from analysis.errors import (
+    AuthenticationError,
+    ConfigurationError,
+    NotFoundError,
+    PaginationError,
+    ResponseFormatError,
+    ServerError,
+    ValidationError,
+)
+from analysis.sandbox import Faults, run_sandbox
+from analysis.transport import RetryPolicy
+
+FAST_RETRY = RetryPolicy(attempts=6, initial_backoff=0.01, max_backoff=0.05, total_seconds=20)
+N = 230  # not a multiple of any page size used below: the last page is short
+
+
+def ids(records):
+    return [r["id"] for r in records]
+
+
+def by_type(fleet):
+    out: dict[str, set[str]] = {}
+    for record in fleet.deployments:
+        out.setdefault(fleet.deployment_types[record["id"]], set()).add(record["id"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    with run_sandbox(deployments=N, seed=7) as handle:
+        yield handle
+
+
+@pytest.fixture
+def client(sandbox):
+    return connect(sandbox.base_url, retry=FAST_RETRY)
+
+
+@pytest.mark.parametrize(("page_size", "concurrency"), [(100, 1), (20, 8), (7, 3), (100, 8)])
+def test_listing_yields_every_record_once_in_order(sandbox, client, page_size, concurrency):
+    got = list(fetch.iter_deployments(client, page_size=page_size, concurrency=concurrency))
+    assert ids(got) == ids(sandbox.fleet.deployments)
+
+
+def test_async_and_sync_agree(sandbox, client):
+    async def collect():
+        return [r async for r in fetch.aiter_deployments(client, page_size=17, concurrency=4)]
+
+    async_ids = ids(asyncio.run(collect()))
+    assert async_ids == ids(fetch.iter_deployments(client, page_size=17, concurrency=4))
+    assert async_ids == ids(sandbox.fleet.deployments)
+
+
+def test_full_fetch_tags_each_record_with_the_type_that_listed_it(sandbox, client):
+    stats = fetch.FetchStats()
+    pages = list(fetch.fetch_deployments(client, stats=stats, page_size=25))
+    assert stats.listings == list(fetch.deployment_types())
+    tagged: dict[str, set[str]] = {}
+    for page in pages:
+        for record in page.records:
+            tagged.setdefault(page.deployment_type, set()).add(record["id"])
+    assert tagged == by_type(sandbox.fleet)
+    assert stats.records == N and stats.duplicates == 0
+    expected_integrations = {
+        r["source_config"]["integration_id"]
+        for r in sandbox.fleet.deployments
+        if isinstance(r.get("source_config"), dict) and r["source_config"].get("integration_id")
+    }
+    assert stats.integration_ids == expected_integrations
+
+
+def test_async_full_fetch_matches_sync(client):
+    async def collect():
+        pages = [p async for p in fetch.afetch_deployments(client, page_size=30)]
+        return {(p.deployment_type, r["id"]) for p in pages for r in p.records}
+
+    sync = {
+        (p.deployment_type, r["id"]) for p in fetch.fetch_deployments(client) for r in p.records
+    }
+    assert asyncio.run(collect()) == sync
+
+
+def test_records_naming_their_type_need_one_listing():
+    with run_sandbox(deployments=40, seed=3, embed_deployment_type=True) as sb:
+        stats = fetch.FetchStats()
+        pages = list(fetch.fetch_deployments(connect(sb.base_url), stats=stats, page_size=10))
+    assert stats.listings == [None]
+    assert sum(len(p.records) for p in pages) == 40
+
+
+def test_filters_reach_the_service_as_the_spec_names_them(sandbox, client):
+    target = sandbox.fleet.deployments[5]
+    got = list(fetch.iter_deployments(client, deployment_ids=target["id"]))
+    assert ids(got) == [target["id"]]
+    version = target["image_version"]
+    got = list(fetch.iter_deployments(client, image_version=version, page_size=10))
+    assert got and {r["image_version"] for r in got} == {version}
+    assert ids(got) == [r["id"] for r in sandbox.fleet.deployments if r.get("image_version") == version]
+    prod = list(fetch.iter_deployments(client, deployment_type="prod", page_size=50))
+    assert set(ids(prod)) == by_type(sandbox.fleet)["prod"]
+
+
+def test_unknown_filter_and_bad_page_size_fail_before_any_request(client):
+    with pytest.raises(ConfigurationError, match="unknown deployment filter"):
+        list(fetch.iter_deployments(client, colour="blue"))
+    with pytest.raises(ConfigurationError, match=r"1\.\.100"):
+        list(fetch.iter_deployments(client, page_size=101))
+
+
+def test_service_validation_error_is_typed_with_the_detail(client):
+    with pytest.raises(ValidationError) as info:
+        list(fetch.iter_deployments(client, deployment_type="nightly"))
+    message = str(info.value)
+    assert "deployment_type" in message and "422" in message and "\n" not in message
+
+
+def test_providers_and_repositories(sandbox, client):
+    providers = fetch.list_providers(client)
+    assert [p["id"] for p in providers] == [p["id"] for p in sandbox.fleet.providers]
+    first = sandbox.fleet.providers[0]
+    assert fetch.get_provider(client, first["provider_id"]) == first
+    with pytest.raises(NotFoundError, match="no-such-provider"):
+        fetch.get_provider(client, "no-such-provider")
+
+    integration_ids = list(sandbox.fleet.repositories)
+    missing = "00000000-0000-4000-8000-000000000000"
+    repos = fetch.fetch_repositories(client, [*integration_ids, missing], concurrency=4)
+    assert repos.by_integration == {i: sandbox.fleet.repositories[i] for i in integration_ids}
+    assert repos.missing == [missing]
+
+    async def both():
+        return await fetch.afetch_repositories(client, integration_ids), await fetch.aget_provider(
+            client, first["provider_id"]
+        )
+
+    async_repos, async_provider = asyncio.run(both())
+    assert async_repos.by_integration == repos.by_integration
+    assert async_provider == first
+
+
+# -- faults ----------------------------------------------------------------------------------
+
+
+def fetch_all_ids(base_url, **kwargs):
+    client = connect(base_url, retry=FAST_RETRY)
+    records = list(fetch.iter_deployments(client, page_size=20, concurrency=4, **kwargs))
+    return ids(records), retry_transport(client).stats
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [
+        Faults(rate_limit_every=3, retry_after_s=0),
+        Faults(error_every=4, error_status=503),
+        Faults(error_every=4, error_status=502),
+        Faults(error_every=5, error_status=500, error_html=True),
+        Faults(truncate_every=3),
+        Faults(reset_every=4),
+    ],
+    ids=["429", "503", "502", "500-html", "truncated", "reset"],
+)
+def test_faults_are_retried_and_every_record_arrives_once(faults):
+    with run_sandbox(deployments=150, seed=1, faults=faults) as sb:
+        got, stats = fetch_all_ids(sb.base_url)
+        assert got == ids(sb.fleet.deployments)
+        assert stats.retries > 0
+
+
+def test_retry_after_is_honoured():
+    faults = Faults(rate_limit_every=2, retry_after_s=1)
+    with run_sandbox(deployments=30, seed=1, faults=faults) as sb:
+        client = connect(sb.base_url, retry=RetryPolicy(initial_backoff=0.0, max_backoff=0.0))
+        import time
+
+        started = time.monotonic()
+        fetch.list_providers(client)
+        fetch.list_providers(client)  # the second request is rate limited once
+        assert time.monotonic() - started >= 1.0
+
+
+def test_persistent_server_error_is_a_typed_error_after_bounded_attempts():
+    with run_sandbox(deployments=30, seed=1, faults=Faults(error_every=1)) as sb:
+        client = connect(sb.base_url, retry=RetryPolicy(attempts=3, initial_backoff=0.01))
+        with pytest.raises(ServerError, match="HTTP 503"):
+            list(fetch.iter_deployments(client))
+        assert retry_transport(client).stats.retries >= 2
+
+
+def test_persistent_truncation_is_a_format_error():
+    with run_sandbox(deployments=30, seed=1, faults=Faults(truncate_every=1)) as sb:
+        client = connect(sb.base_url, retry=RetryPolicy(attempts=2, initial_backoff=0.01))
+        with pytest.raises(ResponseFormatError, match="truncated or non-JSON"):
+            fetch.list_providers(client)
+
+
+def test_non_advancing_offset_is_a_pagination_error_not_a_loop():
+    with run_sandbox(deployments=100, seed=1, faults=Faults(stuck_offset=True)) as sb:
+        client = connect(sb.base_url)
+        with pytest.raises(PaginationError, match="offset 0"):
+            list(fetch.iter_deployments(client, page_size=10))
+
+        async def collect():
+            return [r async for r in fetch.aiter_deployments(client, page_size=10)]
+
+        with pytest.raises(PaginationError):
+            asyncio.run(collect())
+
+
+def test_insertion_while_paging_is_deduplicated_with_one_warning():
+    with run_sandbox(deployments=120, seed=2, faults=Faults(insert_while_paging=2)) as sb:
+        client = connect(sb.base_url)
+        stats = fetch.FetchStats()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pages = list(
+                fetch.fetch_deployments(
+                    client, stats=stats, page_size=10, concurrency=1, deployment_type="dev"
+                )
+            )
+        got = ids(r for p in pages for r in p.records)
+        assert len(got) == len(set(got))
+        shifted = [w for w in caught if issubclass(w.category, fetch.ListingShiftedWarning)]
+        assert len(shifted) == 1 and stats.duplicates >= 1
+        assert str(stats.duplicates) in str(shifted[0].message)
+
+
+def test_wrong_key_is_an_authentication_error_without_the_key(caplog):
+    secret = "sk-canary-0123456789"
+    with run_sandbox(deployments=10, seed=1, api_key="the-right-key") as sb:
+        caplog.set_level(logging.DEBUG)
+        client = connect(sb.base_url, api_key=secret)
+        with pytest.raises(AuthenticationError) as info:
+            list(fetch.iter_deployments(client))
+        assert "401" in str(info.value)
+        for text in (str(info.value), repr(info.value), repr(client), caplog.text):
+            assert secret not in text
+        ok = connect(sb.base_url, api_key="the-right-key", tenant_id="tenant-1")
+        assert len(list(fetch.iter_deployments(ok))) == 10
+
+
+def test_key_never_goes_over_plain_http_to_another_host():
+    with pytest.raises(ConfigurationError, match="plain http"):
+        connect("http://deployments.example.com", api_key="k")
+    # explicitly allowed: the client is built (no request is sent here)
+    connect("http://deployments.example.com", api_key="k", allow_insecure_http=True)
+    connect("https://deployments.example.com", api_key="k")
+    connect("http://localhost:8000", api_key="k")
+
+
+def test_environment_configures_the_client(monkeypatch, sandbox):
+    monkeypatch.setenv("DIMS_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("DIMS_API_KEY", "env-secret-value")
+    client = connect()
+    assert "env-secret-value" not in repr(client)
+    assert len(fetch.list_providers(client)) == len(sandbox.fleet.providers)
+
+
+def test_connection_refused_is_one_clear_line():
+    from analysis.errors import TransportError
+
+    client = connect("http://127.0.0.1:9", retry=RetryPolicy(attempts=2, initial_backoff=0.01))
+    with pytest.raises(TransportError) as info:
+        fetch.list_providers(client)
+    assert "\n" not in str(info.value) and "base URL" in str(info.value)

@@ -19,7 +19,7 @@ import logging
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -154,7 +154,7 @@ class _Verdict(Enum):
 
 @dataclass
 class _Window:
-    """Which offsets to ask for next, and what each answer means. Shared by sync and async."""
+    """Which offsets to ask for next, and what each answer means."""
 
     limit: int
     next_offset: int = 0
@@ -182,6 +182,122 @@ class _Window:
         return _Verdict.MORE
 
 
+@dataclass
+class _Listing:
+    """One listing being paged: its filters, its window and its requests in flight."""
+
+    filters: dict[str, Any]
+    window: _Window
+    label: str | None
+    pending: deque[tuple[int, Any]] = field(default_factory=deque)
+    done: bool = False
+
+
+class _Scheduler:
+    """Pages several listings at once under one budget of requests in flight.
+
+    Shared by the sync and async drivers, which only differ in how a request is started
+    and awaited. Pages of one listing come out in order; listings interleave.
+    """
+
+    def __init__(
+        self,
+        listings: list[dict[str, Any]],
+        page_size: int,
+        concurrency: int,
+        start_offset: int = 0,
+        progress: Progress | None = None,
+    ) -> None:
+        self.page_size = page_size
+        self.concurrency = max(1, concurrency)
+        self.progress = progress
+        self.listings = []
+        for filters in listings:
+            filters = _check_filters(filters)
+            _listing_request(start_offset, page_size, filters)  # validate before sending
+            window = _Window(page_size, start_offset)
+            self.listings.append(_Listing(filters, window, _type_label(filters)))
+
+    def to_start(self) -> Iterator[tuple[_Listing, int, dict[str, Any]]]:
+        """Requests to start now: the least-served open listing first, up to the budget."""
+        while sum(len(item.pending) for item in self.listings) < self.concurrency:
+            open_listings = [item for item in self.listings if not item.done]
+            if not open_listings:
+                return
+            listing = min(open_listings, key=lambda item: len(item.pending))
+            offset = listing.window.issue()
+            yield listing, offset, _listing_request(offset, self.page_size, listing.filters)
+
+    def heads(self) -> dict[Any, _Listing]:
+        """The oldest request in flight of each listing (the only ones that may yield)."""
+        return {item.pending[0][1]: item for item in self.listings if item.pending}
+
+    def accept(self, listing: _Listing, response: httpx.Response) -> tuple[Page, list[Any]]:
+        """Judge the answer to `listing`'s oldest request; return its page and requests to drop."""
+        offset, _ = listing.pending.popleft()
+        page, response_offset = _as_page(response, offset, listing.label)
+        verdict = listing.window.judge(offset, page, response_offset)
+        stale: list[Any] = []
+        if verdict is not _Verdict.MORE:
+            stale = [request for _, request in listing.pending]
+            listing.pending.clear()
+            listing.done = verdict is _Verdict.DONE
+        if page.records and self.progress:
+            self.progress.page(len(page.records))
+        return page, stale
+
+    def unfinished(self) -> list[Any]:
+        return [request for item in self.listings for _, request in item.pending]
+
+
+def _run_sync(client: Client, scheduler: _Scheduler) -> Iterator[Page]:
+    http = client.get_httpx_client()
+    pool = ThreadPoolExecutor(scheduler.concurrency, thread_name_prefix="dims-fetch")
+    try:
+        while True:
+            for listing, _offset, kwargs in scheduler.to_start():
+                listing.pending.append((_offset, pool.submit(_send, http, kwargs)))
+            heads = scheduler.heads()
+            if not heads:
+                return
+            finished, _ = wait(heads, return_when=FIRST_COMPLETED)
+            for future in sorted(finished, key=list(heads).index):
+                page, stale = scheduler.accept(heads[future], future.result())
+                for request in stale:
+                    request.cancel()
+                if page.records:
+                    yield page
+    finally:
+        for request in scheduler.unfinished():
+            request.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def _run_async(client: Client, scheduler: _Scheduler) -> AsyncIterator[Page]:
+    http = client.get_async_httpx_client()
+    try:
+        while True:
+            for listing, _offset, kwargs in scheduler.to_start():
+                task = asyncio.ensure_future(_asend(http, kwargs))
+                listing.pending.append((_offset, task))
+            heads = scheduler.heads()
+            if not heads:
+                return
+            finished, _ = await asyncio.wait(heads, return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(finished, key=list(heads).index):
+                page, stale = scheduler.accept(heads[task], task.result())
+                for request in stale:
+                    request.cancel()
+                if page.records:
+                    yield page
+    finally:
+        leftover = scheduler.unfinished()
+        for task in leftover:
+            task.cancel()
+        if leftover:
+            await asyncio.gather(*leftover, return_exceptions=True)
+
+
 def iter_pages(
     client: Client,
     *,
@@ -192,45 +308,11 @@ def iter_pages(
     **filters: Any,
 ) -> Iterator[Page]:
     """Every page of one listing, in order, with up to `concurrency` requests in flight."""
-    filters = _check_filters(filters)
-    _listing_request(start_offset, page_size, filters)  # validate before any thread starts
-    deployment_type = _type_label(filters)
-    http = client.get_httpx_client()
-    window = _Window(page_size, start_offset)
-    pending: deque[tuple[int, Future[httpx.Response]]] = deque()
-    pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-fetch")
-
-    def submit() -> None:
-        offset = window.issue()
-        kwargs = _listing_request(offset, page_size, filters)
-        pending.append((offset, pool.submit(_send, http, kwargs)))
-
-    try:
-        for _ in range(max(1, concurrency)):
-            submit()
-        while pending:
-            offset, future = pending.popleft()
-            page, response_offset = _as_page(future.result(), offset, deployment_type)
-            verdict = window.judge(offset, page, response_offset)
-            if page.records:
-                if progress:
-                    progress.page(len(page.records))
-                yield page
-            if verdict is _Verdict.DONE:
-                return
-            if verdict is _Verdict.REALIGN:
-                for _, stale in pending:
-                    stale.cancel()
-                pending.clear()
-                for _ in range(max(1, concurrency)):
-                    submit()
-            else:
-                submit()
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    scheduler = _Scheduler([filters], page_size, concurrency, start_offset, progress)
+    return _run_sync(client, scheduler)
 
 
-async def aiter_pages(
+def aiter_pages(
     client: Client,
     *,
     page_size: int = DEFAULT_PAGE_SIZE,
@@ -240,44 +322,8 @@ async def aiter_pages(
     **filters: Any,
 ) -> AsyncIterator[Page]:
     """The async twin of `iter_pages`: same pages, same order, same errors."""
-    filters = _check_filters(filters)
-    _listing_request(start_offset, page_size, filters)
-    deployment_type = _type_label(filters)
-    http = client.get_async_httpx_client()
-    window = _Window(page_size, start_offset)
-    pending: deque[tuple[int, asyncio.Task[httpx.Response]]] = deque()
-
-    def submit() -> None:
-        offset = window.issue()
-        kwargs = _listing_request(offset, page_size, filters)
-        pending.append((offset, asyncio.ensure_future(_asend(http, kwargs))))
-
-    try:
-        for _ in range(max(1, concurrency)):
-            submit()
-        while pending:
-            offset, task = pending.popleft()
-            page, response_offset = _as_page(await task, offset, deployment_type)
-            verdict = window.judge(offset, page, response_offset)
-            if page.records:
-                if progress:
-                    progress.page(len(page.records))
-                yield page
-            if verdict is _Verdict.DONE:
-                return
-            if verdict is _Verdict.REALIGN:
-                for _, stale in pending:
-                    stale.cancel()
-                pending.clear()
-                for _ in range(max(1, concurrency)):
-                    submit()
-            else:
-                submit()
-    finally:
-        for _, task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*(t for _, t in pending), return_exceptions=True)
+    scheduler = _Scheduler([filters], page_size, concurrency, start_offset, progress)
+    return _run_async(client, scheduler)
 
 
 def _type_label(filters: dict[str, Any]) -> str | None:
@@ -364,11 +410,13 @@ def _carries_type(records: Iterable[Any]) -> bool:
     )
 
 
-def _plan(probe: list[Any], filters: dict[str, Any]) -> list[str | None]:
-    """Which listings a full fetch needs: one, or one per deployment type."""
+def _listings(probe: list[Any], filters: dict[str, Any], stats: FetchStats) -> list[dict[str, Any]]:
+    """The listings a full fetch needs: one, or one per deployment type."""
     if filters.get("deployment_type") is not None or _carries_type(probe):
-        return [None]
-    return list(deployment_types())
+        stats.listings.append(_type_label(filters))
+        return [filters]
+    stats.listings.extend(deployment_types())
+    return [{**filters, "deployment_type": t} for t in deployment_types()]
 
 
 def fetch_deployments(
@@ -383,26 +431,21 @@ def fetch_deployments(
     """Every deployment, once, each page tagged with its deployment_type.
 
     The record does not carry its type, so unless the caller filters by type (or the
-    service's records name it in `source_config.deployment_type`), each type is listed
-    in turn and its records are tagged with it.
+    service's records name it in `source_config.deployment_type`), each type is listed,
+    the listings paged together under one budget of requests in flight, and each
+    record is tagged with the type whose listing returned it.
     """
     stats = stats if stats is not None else FetchStats()
     filters = _check_filters(filters)
     probe = _as_page(
         _send(client.get_httpx_client(), _listing_request(0, page_size, filters)), 0, None
     )[0]
+    scheduler = _Scheduler(
+        _listings(probe.records, filters, stats), page_size, concurrency, 0, progress
+    )
     dedupe = _Dedupe(stats)
-    for listing in _plan(probe.records, filters):
-        stats.listings.append(listing)
-        listing_filters = filters if listing is None else {**filters, "deployment_type": listing}
-        for page in iter_pages(
-            client,
-            page_size=page_size,
-            concurrency=concurrency,
-            progress=progress,
-            **listing_filters,
-        ):
-            yield dedupe(page)
+    for page in _run_sync(client, scheduler):
+        yield dedupe(page)
     dedupe.finish()
 
 
@@ -422,18 +465,12 @@ async def afetch_deployments(
         client.get_async_httpx_client(), _listing_request(0, page_size, filters)
     )
     probe = _as_page(response, 0, None)[0]
+    scheduler = _Scheduler(
+        _listings(probe.records, filters, stats), page_size, concurrency, 0, progress
+    )
     dedupe = _Dedupe(stats)
-    for listing in _plan(probe.records, filters):
-        stats.listings.append(listing)
-        listing_filters = filters if listing is None else {**filters, "deployment_type": listing}
-        async for page in aiter_pages(
-            client,
-            page_size=page_size,
-            concurrency=concurrency,
-            progress=progress,
-            **listing_filters,
-        ):
-            yield dedupe(page)
+    async for page in _run_async(client, scheduler):
+        yield dedupe(page)
     dedupe.finish()
 
 

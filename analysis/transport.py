@@ -106,7 +106,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if isinstance(exc, _Retry) and exc.retry_after is not None:
             return exc.retry_after
         backoff = tenacity.wait_exponential_jitter(
-            initial=self.policy.initial_backoff,
+            multiplier=self.policy.initial_backoff,
             max=self.policy.max_backoff,
             jitter=self.policy.jitter,
         )

@@ -19,7 +19,7 @@ from analysis.errors import (
     ServerError,
     ValidationError,
 )
-from analysis.sandbox import Faults, run_sandbox
+from analysis.sandbox import Faults, generate_fleet, run_sandbox
 from analysis.transport import RetryPolicy
 
 FAST_RETRY = RetryPolicy(attempts=6, initial_backoff=0.01, max_backoff=0.05, total_seconds=20)
@@ -107,7 +107,9 @@ def test_filters_reach_the_service_as_the_spec_names_them(sandbox, client):
     version = target["image_version"]
     got = list(fetch.iter_deployments(client, image_version=version, page_size=10))
     assert got and {r["image_version"] for r in got} == {version}
-    assert ids(got) == [r["id"] for r in sandbox.fleet.deployments if r.get("image_version") == version]
+    assert ids(got) == [
+        r["id"] for r in sandbox.fleet.deployments if r.get("image_version") == version
+    ]
     prod = list(fetch.iter_deployments(client, deployment_type="prod", page_size=50))
     assert set(ids(prod)) == by_type(sandbox.fleet)["prod"]
 
@@ -219,14 +221,17 @@ def test_non_advancing_offset_is_a_pagination_error_not_a_loop():
 
 
 def test_insertion_while_paging_is_deduplicated_with_one_warning():
-    with run_sandbox(deployments=120, seed=2, faults=Faults(insert_while_paging=2)) as sb:
+    # the fault inserts the fleet's next extra deployment: list the type it will have
+    _, inserted_type = generate_fleet(120, seed=2).new_deployment()
+    faults = Faults(insert_while_paging=2)
+    with run_sandbox(fleet=generate_fleet(120, seed=2), faults=faults) as sb:
         client = connect(sb.base_url)
         stats = fetch.FetchStats()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             pages = list(
                 fetch.fetch_deployments(
-                    client, stats=stats, page_size=10, concurrency=1, deployment_type="dev"
+                    client, stats=stats, page_size=10, concurrency=1, deployment_type=inserted_type
                 )
             )
         got = ids(r for p in pages for r in p.records)
@@ -234,6 +239,10 @@ def test_insertion_while_paging_is_deduplicated_with_one_warning():
         shifted = [w for w in caught if issubclass(w.category, fetch.ListingShiftedWarning)]
         assert len(shifted) == 1 and stats.duplicates >= 1
         assert str(stats.duplicates) in str(shifted[0].message)
+        # every listed record arrives once; the one inserted in front of pages already read
+        # cannot be seen by offset paging (it shows up in the next snapshot)
+        original = by_type(sb.fleet)[inserted_type]
+        assert original <= set(got) <= original | set(sb.stats.inserted_ids)
 
 
 def test_wrong_key_is_an_authentication_error_without_the_key(caplog):

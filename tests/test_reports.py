@@ -1,0 +1,239 @@
+"""Report figures equal an independent computation over the same raw fleet.
+
+The dataset is written by the real export path; the expected figures come from the raw
+fleet dicts in plain Python (tests/fleet_math.py), never from analysis.tables or the reports.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from analysis import reports
+from analysis.sandbox import generate_fleet
+from tests import fleet_math as fm
+
+CANARY_SECRET = "canary-secret-9f3e1c7a"
+CANARY_ENV = "canary-env-4b2d8e60"
+DATE = "2025-06-02"
+VERSION_ORDER = [
+    "0.4.12",
+    "0.9.3",
+    "0.9.10",
+    "0.10.0",
+    "0.10.1-rc1",
+    "0.10.1",
+    "0.10.2",
+    "0.11.0",
+    "latest",
+]
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    return generate_fleet(300, seed=7, canary_secret=CANARY_SECRET, canary_env_value=CANARY_ENV)
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory, fleet) -> Path:
+    out = tmp_path_factory.mktemp("dataset")
+    fm.export_fleet(fleet.deployments, fleet.deployment_types, out, DATE)
+    return out
+
+
+@pytest.fixture(scope="module")
+def snap(dataset):
+    return reports.load_snapshot(dataset)
+
+
+@pytest.fixture(scope="module")
+def report_path(dataset) -> Path:
+    return reports.write_report(dataset)
+
+
+def _by_type(fleet):
+    return lambda record, component: (component, fleet.deployment_types[record["id"]])
+
+
+def test_capacity_summary_equals_independent_totals(fleet, snap) -> None:
+    expected = fm.grouped_totals(fleet.deployments, _by_type(fleet))
+    summary = reports.capacity_summary(snap)
+    got = {(r.component, r.deployment_type): r for r in summary.itertuples(index=False)}
+    assert set(got) == set(expected)
+    for key, want in expected.items():
+        row = got[key]._asdict()
+        assert row["deployments"] == len(want["ids"]), key
+        for column, value in want.items():
+            if column != "ids":
+                assert row[column] == pytest.approx(value, abs=1e-9), (key, column)
+    assert "sidecars_init" in summary["component"].tolist()
+
+
+def test_capacity_by_namespace_and_fleet_totals(fleet, snap) -> None:
+    expected = fm.grouped_totals(fleet.deployments, lambda r, c: fm.namespace(r))
+    by_ns = reports.capacity_by_namespace(snap).set_index("k8s_namespace")
+    for namespace, want in expected.items():
+        assert by_ns.loc[namespace, "deployments"] == len(want["ids"])
+        for column in ("cpu_request_cores_max_scale", "memory_limit_gib_min_scale"):
+            assert by_ns.loc[namespace, column] == pytest.approx(want[column])
+    per_deployment = [fm.totals(r) for r in fleet.deployments]
+    totals = reports.fleet_totals(snap)
+    for column in ("cpu_request_cores_max_scale", "memory_request_gib_min_scale"):
+        assert totals[column] == pytest.approx(sum(t[column] for t in per_deployment))
+    assert totals["db_storage_gib"] == pytest.approx(sum(t["db_storage_gib"] for t in per_deployment))
+
+
+def test_overcommit_and_db(fleet, snap) -> None:
+    per_deployment = [fm.totals(r) for r in fleet.deployments]
+    request = sum(t["cpu_request_cores_max_scale"] for t in per_deployment)
+    limit = sum(t["cpu_limit_cores_max_scale"] for t in per_deployment)
+    over = reports.overcommit(snap).set_index("component")
+    assert over.loc["overall", "cpu_overcommit"] == pytest.approx(limit / request)
+    db = reports.db_capacity(snap).set_index("deployment_type")
+    rs = [fm.resource_spec(r) for r in fleet.deployments]
+    assert db.loc["all", "db_max_connections"] == pytest.approx(
+        sum(s.get("db_max_connections") or 0 for s in rs)
+    )
+
+
+def test_pod_requests_follow_kubernetes_rule(fleet, snap) -> None:
+    pods = reports.pod_requests(snap).set_index("deployment_id")
+    checked = 0
+    for record in fleet.deployments:
+        parts = fm.components(record)
+        if "sidecars_init" not in parts:
+            continue
+        main, extra = parts["main"], parts["sidecars_init"]
+        for measure in fm.MEASURES:
+            want = main[measure] + extra[measure]
+            assert pods.loc[record["id"], f"pod_{measure}"] == pytest.approx(want), measure
+        checked += 1
+    assert checked > 20
+
+
+def test_largest_deployments(fleet, snap) -> None:
+    ranked = sorted(
+        fleet.deployments,
+        key=lambda r: (-fm.totals(r)["cpu_request_cores_max_scale"], r["id"]),
+    )
+    top = reports.largest_deployments(snap, n=5)
+    assert top["deployment_id"].tolist() == [r["id"] for r in ranked[:5]]
+
+
+def test_anomalies_name_the_deployments(fleet, snap) -> None:
+    found = reports.anomalies(snap)
+
+    def ids(kind: str, component: str | None = "main") -> set[str]:
+        rows = found[found["anomaly"] == kind]
+        if component is not None:
+            rows = rows[rows["component"] == component]
+        return set(rows["deployment_id"])
+
+    specs = {r["id"]: fm.resource_spec(r) for r in fleet.deployments}
+    assert ids("resource_spec_absent", None) == {
+        i for i, r in zip(specs, fleet.deployments, strict=True) if not fm.resource_spec(r)
+    }
+    assert ids("cpu_limit_below_request") == {
+        i for i, s in specs.items() if s and s["cpu_limit"] < s["cpu"]
+    }
+    assert ids("max_scale_below_min_scale") == {
+        i for i, s in specs.items() if s and s["max_scale"] < s["min_scale"]
+    }
+    assert ids("zero_resources") == {i for i, s in specs.items() if s and s["cpu"] == 0}
+    assert all(found["name"].notna() | found["deployment_id"].notna())
+
+
+def test_rightsizing_signals(tmp_path, fleet) -> None:
+    records = [dict(r) for r in fleet.deployments[:40]]
+    types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
+    prod = next(r for r in records if types[r["id"]] == "prod" and fm.resource_spec(r))
+    dev = next(r for r in records if types[r["id"]] == "dev" and fm.resource_spec(r))
+    for record, cpu, mem in ((prod, 1, 1024), (dev, 4, 8192)):
+        source = dict(record["source_config"])
+        source["resource_spec"] = {**source["resource_spec"], "cpu": cpu, "memory_mb": mem}
+        record["source_config"] = source
+    fm.export_fleet(records, types, tmp_path, DATE)
+    signals = reports.rightsizing(tmp_path).set_index("deployment_id")["signal"]
+    assert signals[prod["id"]] == "prod_at_dev_defaults"
+    assert signals[dev["id"]] == "dev_above_dev_defaults"
+
+
+def test_image_versions(fleet, snap) -> None:
+    summary = reports.image_version_summary(snap)
+    counts: dict[object, int] = {}
+    for record in fleet.deployments:
+        counts[record.get("image_version")] = counts.get(record.get("image_version"), 0) + 1
+    present = [v for v in VERSION_ORDER if v in counts]
+    listed = summary["image_version"].tolist()
+    assert listed[: len(present)] == present  # version order, unparseable after
+    assert (None in counts) == (len(listed) == len(present) + 1)
+    got = dict(zip(summary["image_version"], summary["deployments"], strict=True))
+    assert got == counts
+    behind = dict(zip(summary["image_version"], summary["versions_behind"], strict=True))
+    parseable = [v for v in present if v != "latest"]
+    for position, version in enumerate(reversed(parseable)):
+        assert behind[version] == position
+    assert pd.isna(behind["latest"])
+    assert reports.newest_version(snap) == parseable[-1]
+
+    shares = reports.newest_share_by_type(snap).set_index("deployment_type")
+    for kind in ("dev_free", "dev", "prod"):
+        mine = [r for r in fleet.deployments if fleet.deployment_types[r["id"]] == kind]
+        on = sum(r.get("image_version") == parseable[-1] for r in mine)
+        assert shares.loc[kind, "share_on_newest"] == pytest.approx(on / len(mine))
+
+
+def test_pending_rollouts(fleet, snap) -> None:
+    pending = reports.pending_rollouts(snap).set_index("deployment_id")
+    expected = {r["id"]: r for r in fleet.deployments if r["active_revision_id"] != r["latest_revision_id"]}
+    assert set(pending.index) == set(expected)
+    at = fm.timestamp(f"{DATE}T06:00:00Z")
+    for dep_id, record in expected.items():
+        days = (at - fm.timestamp(record["updated_at"])).total_seconds() / 86400
+        assert pending.loc[dep_id, "days_since_update"] == pytest.approx(days, abs=1e-5)
+
+
+def test_report_files(report_path, dataset, fleet, snap) -> None:
+    folder = dataset / "reports" / f"snapshot_date={DATE}"
+    assert report_path == folder / "report.html"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "capacity_summary.parquet",
+        "image_version_summary.parquet",
+        "report.html",
+    ]
+    capacity = pq.read_table(folder / "capacity_summary.parquet").to_pandas()
+    pd.testing.assert_frame_equal(
+        capacity, reports.capacity_summary(snap), check_dtype=False, check_like=True
+    )
+    versions = pq.read_table(folder / "image_version_summary.parquet").to_pandas()
+    assert {"image_version", "deployments", "versions_behind"} <= set(versions.columns)
+    assert versions.loc[versions["image_version"] == "0.11.0", "versions_behind"].item() == 0
+    assert versions["deployments"].sum() == len(fleet.deployments)
+
+
+def test_html_is_self_contained_and_secret_free(report_path, fleet) -> None:
+    page = report_path.read_text(encoding="utf-8")
+    secrets = {CANARY_SECRET, CANARY_ENV}
+    for record in fleet.deployments:
+        secrets.update(s["value"] for s in record.get("secrets") or [])
+    assert not [s for s in secrets if s in page]
+    assert not re.search(r"https?://", page, re.IGNORECASE)
+    assert not re.search(r"<script\b", page, re.IGNORECASE)
+    assert not re.search(r"<link\b", page, re.IGNORECASE)
+    assert not re.search(r"@import", page, re.IGNORECASE)
+    assert not re.search(r"<(iframe|object|embed|img)\b", page, re.IGNORECASE)
+    refs = re.findall(r"""\b(?:src|href|xlink:href)\s*=\s*["']?([^"'\s>]*)""", page, re.I)
+    assert all(ref.startswith("#") for ref in refs), [r for r in refs if not r.startswith("#")]
+    assert all(u.startswith("#") for u in re.findall(r"url\(\s*['\"]?([^)'\"]*)", page))
+    assert page.count("<svg") >= 4
+    assert "memory_request_gib" in page and "GiB" in page
+
+
+def test_html_escapes_hostile_names(report_path) -> None:
+    page = report_path.read_text(encoding="utf-8")
+    assert 'agent "quoted" name' not in page  # it would be &quot;quoted&quot; if shown
+    assert "<td>multi\nline" not in page

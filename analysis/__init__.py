@@ -19,7 +19,10 @@ from .errors import (
     ValidationError,
 )
 from .pages import Page
+from .secrets import protect_generated_models
 from .transport import RetryPolicy
+
+protect_generated_models()
 
 __all__ = [
     "APIError",

@@ -8,6 +8,7 @@ the flattened tables, the Parquet schemas and the unknown-field detection follow
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -51,6 +52,8 @@ class Prop:
     items_kind: str | None = None  # for arrays: the items' kind
     required: bool = False
     default: Any = None
+    #: A secret value (`format: password`): never stored, logged or shown.
+    secret: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,7 @@ def schema(name: str) -> ObjectSchema:
             items_kind=items_kind,
             required=prop_name in required,
             default=_strip_null(node).get("default"),
+            secret=_strip_null(node).get("format") == "password",
         )
     return ObjectSchema(name=name, properties=props)
 
@@ -191,3 +195,19 @@ def ref_of(root: str, *path: str) -> str:
             raise KeyError(f"{root}.{'.'.join(path)} is not an object or an array of objects")
         current = prop.ref
     return current
+
+
+@functools.cache
+def secret_fields() -> dict[str, tuple[str, ...]]:
+    """schema name -> its secret properties (`format: password`), e.g. EnvVar -> (value,)."""
+    out = {}
+    for name in document()["components"]["schemas"]:
+        secrets = tuple(p.name for p in schema(name).properties.values() if p.secret)
+        if secrets:
+            out[name] = secrets
+    return out
+
+
+def python_name(prop_name: str) -> str:
+    """The attribute name openapi-python-client gives a property (valueFrom -> value_from)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", prop_name).lower()

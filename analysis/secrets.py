@@ -1,0 +1,44 @@
+"""Keeping secret values out of reprs of the generated models.
+
+openapi.yaml marks secret values `format: password` (a deployment's secrets[].value and a
+container's env[].value). The generated attrs models print every field in their repr and
+the generator cannot be told otherwise, so the analysis layer replaces the repr of each
+model holding such a field when it is imported; the generated files stay untouched.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import generated_client.models as models
+
+from . import spec
+
+MASK = "***"
+
+
+def _masked_repr(secret_names: tuple[str, ...]):
+    def __repr__(self: Any) -> str:
+        parts = []
+        for attribute in type(self).__attrs_attrs__:
+            value = getattr(self, attribute.name)
+            masked = attribute.name in secret_names and isinstance(value, str)
+            parts.append(f"{attribute.name}={MASK if masked else repr(value)}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
+    return __repr__
+
+
+@functools.cache
+def protect_generated_models() -> tuple[str, ...]:
+    """Mask secret fields in the reprs of the generated models; returns the models changed."""
+    changed = []
+    for schema_name, secret_names in spec.secret_fields().items():
+        model = getattr(models, schema_name, None)
+        if model is None:
+            continue
+        python_names = tuple(spec.python_name(n) for n in secret_names)
+        model.__repr__ = _masked_repr(python_names)
+        changed.append(schema_name)
+    return tuple(changed)

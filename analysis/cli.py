@@ -120,9 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_out(export)
     _add_connection(export)
     _add_filters(export)
-    export.add_argument(
-        "--concurrency", type=_bounded(1, 64), default=fetch.DEFAULT_CONCURRENCY
-    )
+    export.add_argument("--concurrency", type=_bounded(1, 64), default=fetch.DEFAULT_CONCURRENCY)
     export.add_argument(
         "--page-size", type=_bounded(1, 100), default=fetch.DEFAULT_PAGE_SIZE, help="limit"
     )

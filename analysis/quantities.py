@@ -61,7 +61,10 @@ def parse_quantity(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int | float):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
         return number if math.isfinite(number) else None
     if isinstance(value, str):
         return _parse_text(value)

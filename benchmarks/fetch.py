@@ -6,6 +6,7 @@ requests, not parsing. The ideal is pages ÷ concurrency × latency.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from analysis import connect, fetch
@@ -42,8 +43,16 @@ def run(sizes=(6_000, 20_000), runs: int = 3) -> dict:
         with run_sandbox(deployments=size, seed=0, latency_ms=LATENCY_MS) as sandbox:
             client = connect(sandbox.base_url)
             assert sequential_loop(client) == size == full_fetch(client, 8)
-            base = measure(f"{size}: sequential loop (generated client)", lambda: sequential_loop(client), runs)
-            ours = measure(f"{size}: dims fetch_deployments, concurrency 8", lambda: full_fetch(client, 8), runs)
+            base = measure(
+                f"{size}: sequential loop (generated client)",
+                functools.partial(sequential_loop, client),
+                runs,
+            )
+            ours = measure(
+                f"{size}: dims fetch_deployments, concurrency 8",
+                functools.partial(full_fetch, client, 8),
+                runs,
+            )
         ideal = math.ceil(size / PAGE) / fetch.DEFAULT_CONCURRENCY * LATENCY_MS / 1000
         results[size] = {
             "timings": [base, ours],

@@ -7,7 +7,7 @@ cannot make both sides agree. Only the field names come from analysis.spec (the 
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from analysis import spec
@@ -138,7 +138,7 @@ def timestamp(text: str) -> datetime:
 
 def export_fleet(records: list[dict], types: dict[str, str], out_dir, snapshot_date: str) -> None:
     """Write one snapshot through the real export path, one Page per deployment_type listing."""
-    from analysis.export import export_snapshot
+    from analysis import export
     from analysis.pages import Page
 
     pages = []
@@ -146,4 +146,5 @@ def export_fleet(records: list[dict], types: dict[str, str], out_dir, snapshot_d
         chosen = [r for r in records if types[r["id"]] == kind]
         pages.append(Page(records=chosen, source=f"test type={kind}", deployment_type=kind))
     snapshot_at = datetime.fromisoformat(f"{snapshot_date}T06:00:00+00:00")
-    export_snapshot(pages, out_dir, snapshot_date=snapshot_date, snapshot_at=snapshot_at)
+    day = date.fromisoformat(snapshot_date)
+    export.export_snapshot(pages, out_dir, snapshot_date=day, snapshot_at=snapshot_at)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import fleet_math as fm
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from analysis import reports
 from analysis.sandbox import generate_fleet
-from tests import fleet_math as fm
 
 CANARY_SECRET = "canary-secret-9f3e1c7a"
 CANARY_ENV = "canary-env-4b2d8e60"
@@ -84,7 +84,9 @@ def test_capacity_by_namespace_and_fleet_totals(fleet, snap) -> None:
     totals = reports.fleet_totals(snap)
     for column in ("cpu_request_cores_max_scale", "memory_request_gib_min_scale"):
         assert totals[column] == pytest.approx(sum(t[column] for t in per_deployment))
-    assert totals["db_storage_gib"] == pytest.approx(sum(t["db_storage_gib"] for t in per_deployment))
+    assert totals["db_storage_gib"] == pytest.approx(
+        sum(t["db_storage_gib"] for t in per_deployment)
+    )
 
 
 def test_overcommit_and_db(fleet, snap) -> None:
@@ -189,7 +191,9 @@ def test_image_versions(fleet, snap) -> None:
 
 def test_pending_rollouts(fleet, snap) -> None:
     pending = reports.pending_rollouts(snap).set_index("deployment_id")
-    expected = {r["id"]: r for r in fleet.deployments if r["active_revision_id"] != r["latest_revision_id"]}
+    expected = {
+        r["id"]: r for r in fleet.deployments if r["active_revision_id"] != r["latest_revision_id"]
+    }
     assert set(pending.index) == set(expected)
     at = fm.timestamp(f"{DATE}T06:00:00Z")
     for dep_id, record in expected.items():
@@ -230,10 +234,37 @@ def test_html_is_self_contained_and_secret_free(report_path, fleet) -> None:
     assert all(ref.startswith("#") for ref in refs), [r for r in refs if not r.startswith("#")]
     assert all(u.startswith("#") for u in re.findall(r"url\(\s*['\"]?([^)'\"]*)", page))
     assert page.count("<svg") >= 4
-    assert "memory_request_gib" in page and "GiB" in page
+    assert "(GiB)" in page and "(cores)" in page  # units are spelled out
 
 
-def test_html_escapes_hostile_names(report_path) -> None:
-    page = report_path.read_text(encoding="utf-8")
-    assert 'agent "quoted" name' not in page  # it would be &quot;quoted&quot; if shown
-    assert "<td>multi\nline" not in page
+def test_html_tables_escape_values() -> None:
+    from analysis.reports import html
+
+    frame = pd.DataFrame({"name": ['<script>alert("x")</script>', "a & b"], "cpu": [1.5, 2.0]})
+    rendered = html.table(frame)
+    assert "<script>" not in rendered
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in rendered
+    assert "a &amp; b" in rendered
+
+
+def test_empty_and_missing_datasets(tmp_path) -> None:
+    with pytest.raises(reports.DatasetError, match="dims export"):
+        reports.write_report(tmp_path / "nothing")
+    fm.export_fleet([], {}, tmp_path / "empty", DATE)
+    page = reports.write_report(tmp_path / "empty").read_text(encoding="utf-8")
+    assert "0 deployments" in page
+    assert reports.image_version_summary(tmp_path / "empty").empty
+
+
+def test_container_limit_below_request_is_listed(tmp_path, fleet) -> None:
+    records = [r for r in fleet.deployments[:30] if fm.resource_spec(r)]
+    record = records[0]
+    source = dict(record["source_config"])
+    sidecar = {"name": "tight", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}
+    source["resource_spec"] = {**source["resource_spec"], "sidecars": [sidecar]}
+    records[0] = {**record, "source_config": source}
+    fm.export_fleet(records, fleet.deployment_types, tmp_path, DATE)
+    found = reports.anomalies(tmp_path)
+    rows = found[found["component"] == "sidecar:tight"]
+    assert rows["deployment_id"].tolist() == [record["id"]]
+    assert rows["anomaly"].tolist() == ["cpu_limit_below_request"]

@@ -29,9 +29,9 @@ def first_column(text: str) -> list[str]:
     names = []
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and cells[0] not in ("Field", "Group", "Name", "Item", "Limit"):
-            if not set(cells[0]) <= set("-: "):
-                names.append(cells[0])
+        header = cells[0] in ("Field", "Group", "Name", "Item", "Limit")
+        if line.startswith("|") and not header and not set(cells[0]) <= set("-: "):
+            names.append(cells[0])
     return names
 
 
@@ -93,7 +93,7 @@ def test_resource_spec_fields():
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if line.startswith("| ") and len(cells) == 2 and cells[0] not in ("Group", "Field"):
-            if cells[1][0].islower() and "," in cells[1] or "_" in cells[1]:
+            if (cells[1][0].islower() and "," in cells[1]) or "_" in cells[1]:
                 expected |= {n.strip() for n in cells[1].split(",")}
             else:
                 expected.add(cells[0])

@@ -84,9 +84,9 @@ def _replicas(deployments: pd.DataFrame, field: str | None) -> pd.Series:
 def _with_totals(frame: pd.DataFrame) -> pd.DataFrame:
     for measure in MEASURES:
         for scale in SCALES:
-            frame[f"{measure}_{scale}_scale"] = frame[measure].fillna(0.0) * frame[
-                f"replicas_{scale}"
-            ]
+            frame[f"{measure}_{scale}_scale"] = (
+                frame[measure].fillna(0.0) * frame[f"replicas_{scale}"]
+            )
     return frame
 
 
@@ -99,6 +99,12 @@ def pod_requests(source: Snapshot | str) -> pd.DataFrame:
     init)), which is what a node must have free to place one replica.
     """
     snap = as_snapshot(source)
+    if "pod_requests" not in snap.cache:
+        snap.cache["pod_requests"] = _pod_requests(snap)
+    return snap.cache["pod_requests"].copy()
+
+
+def _pod_requests(snap: Snapshot) -> pd.DataFrame:
     deployments = snap.deployments
     out = _identity(deployments)
     fields = spec.component_measures()["main"]
@@ -136,7 +142,9 @@ def pod_requests(source: Snapshot | str) -> pd.DataFrame:
         out[f"main_{measure}"] = main
         out[f"sidecars_{measure}"] = sidecars
         out[f"largest_init_{measure}"] = largest_init
-        out[f"pod_{measure}"] = (main + sidecars).where(main + sidecars >= largest_init, largest_init)
+        out[f"pod_{measure}"] = (main + sidecars).where(
+            main + sidecars >= largest_init, largest_init
+        )
     return out.reset_index(drop=True)
 
 
@@ -148,6 +156,12 @@ def component_capacity(source: Snapshot | str) -> pd.DataFrame:
     what sidecars and init containers add to the main pod (see `pod_requests`).
     """
     snap = as_snapshot(source)
+    if "component_capacity" not in snap.cache:
+        snap.cache["component_capacity"] = _component_capacity(snap)
+    return snap.cache["component_capacity"].copy()
+
+
+def _component_capacity(snap: Snapshot) -> pd.DataFrame:
     deployments = snap.deployments
     identity = _identity(deployments)
     frames = []
@@ -168,7 +182,7 @@ def component_capacity(source: Snapshot | str) -> pd.DataFrame:
         frames.append(frame[present])
 
     pods = pod_requests(snap)
-    extra = pods[IDENTITY + ["replicas_min", "replicas_max"]].copy()
+    extra = pods[[*IDENTITY, "replicas_min", "replicas_max"]].copy()
     extra["component"] = POD_EXTRA
     for measure in MEASURES:
         extra[measure] = pods[f"pod_{measure}"] - pods[f"main_{measure}"]
@@ -234,7 +248,7 @@ def fleet_totals(source: Snapshot | str | pd.DataFrame) -> dict[str, float]:
     `source` may also be a `component_capacity` frame, to avoid computing it twice.
     """
     rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
-    totals = {c: float(rows[c].sum()) for c in TOTALS}
+    totals = {c: float(rows[c].sum()) for c in ("replicas_min", "replicas_max", *TOTALS)}
     totals["deployments"] = float(rows["deployment_id"].nunique())
     for c in DB_COLUMNS:
         totals[c] = float(rows[c].sum())
@@ -323,13 +337,20 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     identity = _identity(deployments)
     findings: list[pd.DataFrame] = []
 
-    def add(mask: pd.Series, component: str, kind: str, detail: pd.Series | str) -> None:
+    def fmt(values: pd.Series) -> pd.Series:
+        return values.map(lambda v: "null" if pd.isna(v) else f"{v:g}")
+
+    def add(mask: pd.Series, component: str, kind: str, *shown: str) -> None:
+        """Record `kind` for the rows in `mask`, with the named fields' values as detail."""
         if not mask.any():
             return
         frame = identity[mask].copy()
         frame["component"] = component
         frame["anomaly"] = kind
-        frame["detail"] = detail[mask] if isinstance(detail, pd.Series) else detail
+        parts = [name + "=" + fmt(_column(deployments, name)[mask]) for name in shown]
+        frame["detail"] = (
+            pd.concat(parts, axis=1).agg(" ".join, axis=1) if parts else "no resource field is set"
+        )
         findings.append(frame)
 
     numeric = [f for f in spec.resource_numeric_fields() if f in deployments.columns]
@@ -338,48 +359,39 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
         if numeric
         else pd.Series(True, index=deployments.index)
     )
-    add(absent, "all", "resource_spec_absent", "no resource field is set")
-
-    def fmt(values: pd.Series) -> pd.Series:
-        return values.map(lambda v: "null" if pd.isna(v) else f"{v:g}")
+    add(absent, "all", "resource_spec_absent")
 
     for component in spec.COMPONENTS:
         fields = spec.component_measures()[component]
-        cpu, cpu_limit = _column(deployments, fields.get("cpu")), _column(
-            deployments, fields.get("cpu_limit")
-        )
-        mem, mem_limit = _column(deployments, fields.get("memory_mb")), _column(
-            deployments, fields.get("memory_limit_mb")
-        )
+        names = {m: fields.get(m) for m in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")}
+        cpu, cpu_limit, mem, mem_limit = (_column(deployments, f) for f in names.values())
         # main is expected on every deployment; other components only where any field is set
         set_any = ~absent
         if component != "main":
             set_any &= cpu.notna() | cpu_limit.notna() | mem.notna() | mem_limit.notna()
-        missing = set_any & (cpu.isna() | mem.isna())
-        add(missing, component, "missing_resources", "cpu=" + fmt(cpu) + " memory_mb=" + fmt(mem))
-        zero = set_any & ((cpu == 0) | (mem == 0))
-        add(zero, component, "zero_resources", "cpu=" + fmt(cpu) + " memory_mb=" + fmt(mem))
-        add(
-            cpu_limit < cpu,
-            component,
-            "cpu_limit_below_request",
-            "cpu=" + fmt(cpu) + " cpu_limit=" + fmt(cpu_limit),
-        )
-        add(
-            mem_limit < mem,
-            component,
-            "memory_limit_below_request",
-            "memory_mb=" + fmt(mem) + " memory_limit_mb=" + fmt(mem_limit),
-        )
-        low, high = _column(deployments, fields.get("min_scale")), _column(
-            deployments, fields.get("max_scale")
-        )
-        add(
-            high < low,
-            component,
-            "max_scale_below_min_scale",
-            "min_scale=" + fmt(low) + " max_scale=" + fmt(high),
-        )
+        requests = [f for f in (names["cpu"], names["memory_mb"]) if f]
+        add(set_any & (cpu.isna() | mem.isna()), component, "missing_resources", *requests)
+        add(set_any & ((cpu == 0) | (mem == 0)), component, "zero_resources", *requests)
+        if names["cpu"] and names["cpu_limit"]:
+            add(
+                cpu_limit < cpu,
+                component,
+                "cpu_limit_below_request",
+                names["cpu"],
+                names["cpu_limit"],
+            )
+        if names["memory_mb"] and names["memory_limit_mb"]:
+            add(
+                mem_limit < mem,
+                component,
+                "memory_limit_below_request",
+                names["memory_mb"],
+                names["memory_limit_mb"],
+            )
+        low_field, high_field = fields.get("min_scale"), fields.get("max_scale")
+        if low_field and high_field:
+            low, high = _column(deployments, low_field), _column(deployments, high_field)
+            add(high < low, component, "max_scale_below_min_scale", low_field, high_field)
 
     containers = snap.containers
     if not containers.empty:

@@ -8,6 +8,7 @@ none): smaller, searchable, and drawn in the page's font.
 
 from __future__ import annotations
 
+import hashlib
 import html
 import io
 import itertools
@@ -17,12 +18,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-from analysis import versions  # noqa: E402
-from analysis.reports.capacity import COMPONENT_ORDER  # noqa: E402
+from analysis import versions
+from analysis.reports.capacity import COMPONENT_ORDER
 
 PALETTE = [
     "#4269d0",
@@ -48,7 +50,6 @@ _STYLE = {
     "grid.color": "#dddddd",
     "axes.axisbelow": True,
 }
-_counter = itertools.count()
 
 
 def component_colors() -> dict[str, str]:
@@ -56,7 +57,10 @@ def component_colors() -> dict[str, str]:
 
 
 def to_svg(fig: Figure, title: str) -> str:
-    """The figure as an `<svg>` element ready to paste into HTML, then closes the figure."""
+    """The figure as an `<svg>` element ready to paste into HTML, then closes the figure.
+
+    Ids are prefixed from `title`, so charts on one page need distinct titles.
+    """
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
@@ -65,7 +69,7 @@ def to_svg(fig: Figure, title: str) -> str:
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
     text = re.sub(r'\s+xmlns(?::\w+)?="[^"]*"', "", text)
     text = re.sub(r'(<svg\b[^>]*?)\s+width="[^"]*"\s+height="[^"]*"', r"\1", text, count=1)
-    prefix = f"c{next(_counter)}"
+    prefix = "c" + hashlib.sha1(title.encode(), usedforsecurity=False).hexdigest()[:8]
     text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', text)
     text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", text)
     text = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', text)
@@ -127,11 +131,13 @@ def capacity_chart(summary: pd.DataFrame) -> str:
             ax.set_xticklabels([f"{t}\nmin | max" for t in types])
             ax.set_title(label, fontsize=11, loc="left")
         handles, labels = axes[1].get_legend_handles_labels()
-        fig.legend(
-            handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=9
-        )
-        fig.text(0.01, 0.005, "hatched: at min scale · solid: at max scale", fontsize=8)
-        fig.subplots_adjust(bottom=0.22)
+        handles += [
+            Patch(facecolor="#bbbbbb", hatch="//", edgecolor="white"),
+            Patch(facecolor="#bbbbbb"),
+        ]
+        labels += ["left bar: at min scale (hatched)", "right bar: at max scale"]
+        fig.legend(handles, labels, loc="lower center", ncol=5, frameon=False, fontsize=9)
+        fig.subplots_adjust(bottom=0.27)
         return to_svg(fig, title)
 
 
@@ -160,8 +166,11 @@ def version_distribution_chart(by_type: pd.DataFrame, newest: str | None) -> str
     title = "Deployments per image version (oldest → newest, unparseable last)"
     if by_type.empty:
         return _empty(title, "no deployments")
+    order = [
+        "(missing)" if v is None else v
+        for v in versions.sort_versions(by_type["image_version"].astype("object").tolist())
+    ]
     frame = by_type.assign(image_version=by_type["image_version"].fillna("(missing)"))
-    order = versions.sort_versions(frame["image_version"])
     types = sorted(frame["deployment_type"].fillna("(none)").unique())
     pivot = (
         frame.assign(deployment_type=frame["deployment_type"].fillna("(none)"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import pandas as pd
@@ -36,12 +37,13 @@ def snapshot_dates(out_dir: str | Path, table: str = "deployments") -> list[str]
     return sorted(dates)
 
 
-def resolve_date(out_dir: str | Path, snapshot_date: str | None) -> str:
+def resolve_date(out_dir: str | Path, snapshot_date: str | date | None) -> str:
     """`snapshot_date` checked against the dataset, or the latest one when None."""
     dates = snapshot_dates(out_dir)
     if not dates:
         raise DatasetError(
-            f"no snapshot in {Path(out_dir) / 'deployments'}: run `dims export` (or `dims demo`) first"
+            f"no snapshot in {Path(out_dir) / 'deployments'}: "
+            "run `dims export` (or `dims demo`) first"
         )
     if snapshot_date is None:
         return dates[-1]
@@ -90,6 +92,8 @@ class Snapshot:
     deployments: pd.DataFrame
     #: init containers and sidecars; empty when the table is absent
     containers: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: derived frames computed once per snapshot (several reports share them)
+    cache: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
     def snapshot_at(self) -> pd.Timestamp | None:
@@ -106,6 +110,7 @@ CONTAINER_COLUMNS = [
     "position",
     "name",
     "image",
+    "restart_policy",
     "cpu_request",
     "cpu_limit",
     "memory_request_mb",
@@ -113,7 +118,7 @@ CONTAINER_COLUMNS = [
 ]
 
 
-def load_snapshot(out_dir: str | Path, snapshot_date: str | None = None) -> Snapshot:
+def load_snapshot(out_dir: str | Path, snapshot_date: str | date | None = None) -> Snapshot:
     """The snapshot dated `snapshot_date` (default: the latest) of the dataset in `out_dir`."""
     date = resolve_date(out_dir, snapshot_date)
     deployments = read_table(out_dir, "deployments", date)
@@ -124,7 +129,7 @@ def load_snapshot(out_dir: str | Path, snapshot_date: str | None = None) -> Snap
     return Snapshot(Path(out_dir), date, deployments, containers)
 
 
-def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | None = None) -> Snapshot:
+def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | date | None = None) -> Snapshot:
     """Report functions take a loaded Snapshot or a dataset folder (the latest snapshot)."""
     if isinstance(source, Snapshot):
         return source

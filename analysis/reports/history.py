@@ -7,6 +7,7 @@ can be rebuilt from archived snapshots.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +49,8 @@ def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
         .rename("deployments")
         .reset_index()
     )
+    version = counts["image_version"].astype("object")
+    counts["image_version"] = version.where(version.notna(), None)
     counts["share"] = counts["deployments"] / counts.groupby("snapshot_date")[
         "deployments"
     ].transform("sum")
@@ -56,7 +59,9 @@ def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
     return counts.reset_index(drop=True)
 
 
-def _pick_dates(out_dir: str | Path, from_date: str | None, to_date: str | None) -> tuple[str, str]:
+def _pick_dates(
+    out_dir: str | Path, from_date: str | date | None, to_date: str | date | None
+) -> tuple[str, str]:
     dates = snapshot_dates(out_dir)
     for given in (from_date, to_date):
         if given is not None and str(given) not in dates:
@@ -77,7 +82,7 @@ def _pick_dates(out_dir: str | Path, from_date: str | None, to_date: str | None)
 
 
 def version_changes(
-    out_dir: str | Path, from_date: str | None = None, to_date: str | None = None
+    out_dir: str | Path, from_date: str | date | None = None, to_date: str | date | None = None
 ) -> pd.DataFrame:
     """Deployments present in both snapshots whose image_version changed (upgrade, downgrade,
     or `changed` when either side does not parse). Defaults: the two latest snapshots."""
@@ -92,7 +97,10 @@ def _version_changes(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
         old[["deployment_id", "image_version"]].rename(columns={"image_version": "from_version"}),
         on="deployment_id",
     ).rename(columns={"image_version": "to_version"})
-    both["change"] = [versions.compare(a, b) for a, b in zip(both["from_version"], both["to_version"], strict=True)]
+    both["change"] = [
+        versions.compare(a, b)
+        for a, b in zip(both["from_version"], both["to_version"], strict=True)
+    ]
     changed = both[both["change"] != "same"]
     columns = ["deployment_id", "name", "deployment_type", "from_version", "to_version", "change"]
     return changed[columns].sort_values(["change", "name"]).reset_index(drop=True)
@@ -133,12 +141,19 @@ class DiffResult:
             f"dims diff {self.from_date} → {self.to_date}",
             f"  deployments: +{c['added']} added, -{c['removed']} removed",
             f"  image versions: {c['upgrades']} upgraded, {c['downgrades']} downgraded"
-            + (f", {c['other_version_changes']} changed (unparseable)" if c["other_version_changes"] else ""),
+            + (
+                f", {c['other_version_changes']} changed (unparseable)"
+                if c["other_version_changes"]
+                else ""
+            ),
             f"  capacity changed on {c['capacity_changes']} deployments",
             "  fleet totals (from → to, delta):",
         ]
         for row in self.capacity_totals.itertuples(index=False):
-            lines.append(f"    {row.measure:<34} {row.from_value:>12,.2f} → {row.to_value:>12,.2f}  ({row.delta:+,.2f})")
+            lines.append(
+                f"    {row.measure:<34} {row.from_value:>12,.2f} → {row.to_value:>12,.2f}"
+                f"  ({row.delta:+,.2f})"
+            )
         for kind in ("upgrade", "downgrade"):
             frame = self.version_changes[self.version_changes["change"] == kind]
             if len(frame):
@@ -150,7 +165,7 @@ class DiffResult:
 
 
 def diff(
-    out_dir: str | Path, from_date: str | None = None, to_date: str | None = None
+    out_dir: str | Path, from_date: str | date | None = None, to_date: str | date | None = None
 ) -> DiffResult:
     """Compare two snapshots of the dataset (defaults: the two latest)."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)

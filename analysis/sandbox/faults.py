@@ -91,7 +91,7 @@ class SandboxStats:
 
     @property
     def faults(self) -> Counter[str]:
-        """A copy: fault kind (reset, rate_limit, error, truncate, insert, unauthorized) -> count."""
+        """A copy: fault kind (reset, rate_limit, error, truncate, insert, unauthorized) -> n."""
         with self._lock:
             return Counter(self._faults)
 
@@ -129,7 +129,9 @@ class _Sequencer:
             return self._successes
 
 
-def json_bytes_response(status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> Any:
+def json_bytes_response(
+    status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> Any:
     """An ASGI callable sending `body` as application/json."""
 
     async def respond(scope: Scope, receive: Any, send: Any) -> None:
@@ -207,7 +209,9 @@ class FaultInjector:
             return
         if self.api_key is not None and not self._authorized(scope):
             self.stats.count_fault("unauthorized")
-            await _detail(401, "Missing or invalid API key (header X-Api-Key)")(scope, receive, send)
+            await _detail(401, "Missing or invalid API key (header X-Api-Key)")(
+                scope, receive, send
+            )
             return
         if f.truncate_every:
             await self.app(scope, receive, self._truncating(send))
@@ -224,7 +228,9 @@ class FaultInjector:
     async def _error(self, scope: Scope, receive: Any, send: Any) -> None:
         status = self.faults.error_status
         if not self.faults.error_html:
-            await _detail(status, "Service temporarily unavailable (injected fault)")(scope, receive, send)
+            await _detail(status, "Service temporarily unavailable (injected fault)")(
+                scope, receive, send
+            )
             return
         body = _HTML_ERROR % (status, status)
         await send(
@@ -253,7 +259,10 @@ class FaultInjector:
             {
                 "type": "http.response.start",
                 "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", b"1048576")],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", b"1048576"),
+                ],
             }
         )
         raise ConnectionAbortedError("sandbox: injected connection reset")

@@ -15,6 +15,7 @@ listing positions so that even a small fleet (>= 100 records) contains every one
 
 from __future__ import annotations
 
+import functools
 import gc
 import random
 import time
@@ -24,7 +25,14 @@ from typing import Any
 import orjson
 
 DEPLOYMENT_TYPES = ("dev_free", "dev", "prod")
-STATUSES = ("AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "AWAITING_FINAL_DELETE", "UNKNOWN")
+STATUSES = (
+    "AWAITING_DATABASE",
+    "READY",
+    "UNUSED",
+    "AWAITING_DELETE",
+    "AWAITING_FINAL_DELETE",
+    "UNKNOWN",
+)
 
 #: image_version -> weight (percent). Text order differs from version order on purpose;
 #: the newest release (0.11.0) is the most common one.
@@ -56,6 +64,8 @@ _ANOMALY_AT = {
     93: "source_config_null",
 }
 _ODD_NAME_AT = {3, 14, 31, 47, 62, 85, 99}
+_NULL_SECRETS_AT = 66  # `secrets: null` rather than a list
+_NULL_IMAGE_VERSION_AT = 88
 _STATUS_EVERY, _STATUS_AT = 17, 3  # top-level `status` (unknown field), ~6 %
 _SOURCE_EVERY, _SOURCE_AT = 29, 11  # top-level `source` (unknown field)
 _FUTURE_EVERY, _FUTURE_AT = 31, 13  # `source_config.future_flag` (unknown field)
@@ -79,7 +89,13 @@ _ODD_NAMES = (
 _OWNERS = ("acme-corp", "globex", "initech", "umbrella-labs", "hooli", "zoë-consulting")
 _BRANCHES = ("main", "main", "main", "master", "develop", "trunk")
 _TEAMS = ("payments", "growth", "platform", "support", "data", "research")
-_SECRET_NAMES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DATABASE_URL", "SLACK_BOT_TOKEN", "TAVILY_API_KEY")
+_SECRET_NAMES = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "DATABASE_URL",
+    "SLACK_BOT_TOKEN",
+    "TAVILY_API_KEY",
+)
 
 
 def _uuid(getrandbits: Any) -> str:
@@ -92,20 +108,22 @@ def _uuid(getrandbits: Any) -> str:
 
 
 def _timestamp(ts: float, style: int) -> str:
-    """RFC 3339 text; `style` picks the offset so clients meet more than the `Z` form."""
-    if style == 0:  # most common: UTC, microseconds, Z
-        tm = time.gmtime(int(ts))
-        micro = int((ts - int(ts)) * 1_000_000)
-        return "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ" % (*tm[:6], micro)
-    if style == 1:  # pydantic's default rendering of an aware UTC datetime
-        tm = time.gmtime(int(ts))
-        micro = int((ts - int(ts)) * 1_000_000)
-        return "%04d-%02d-%02dT%02d:%02d:%02d.%06d+00:00" % (*tm[:6], micro)
-    if style == 2:  # the same instant written in US Eastern (standard) time
-        tm = time.gmtime(int(ts) - 5 * 3600)
-        return "%04d-%02d-%02dT%02d:%02d:%02d-05:00" % tm[:6]
-    tm = time.gmtime(int(ts) + 19_800)  # India, whole seconds
-    return "%04d-%02d-%02dT%02d:%02d:%02d+05:30" % tm[:6]
+    """RFC 3339 text; `style` picks the offset so clients meet more than the `Z` form.
+
+    0: UTC with microseconds and `Z` (most records); 1: the same with `+00:00` (pydantic's
+    rendering); 2: the same instant in US Eastern standard time (`-05:00`); 3: India
+    (`+05:30`). Styles 2 and 3 carry whole seconds.
+    """
+    whole = int(ts)
+    shift, suffix = _OFFSETS[style]
+    y, mo, d, h, mi, s = time.gmtime(whole + shift)[:6]
+    text = f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
+    if style < 2:
+        return f"{text}.{int((ts - whole) * 1_000_000):06d}{suffix}"
+    return text + suffix
+
+
+_OFFSETS = ((0, "Z"), (0, "+00:00"), (-5 * 3600, "-05:00"), (19_800, "+05:30"))
 
 
 def _ts_style(r: float) -> int:
@@ -282,7 +300,10 @@ class _Builder:
 
     def extra(self) -> tuple[dict[str, Any], str]:
         self.extras += 1
-        record, kind, _, _ = self.deployment(1, _END_TS + 3600.0 * self.extras)
+        # A position far beyond any listing keeps its name unique among the generated ones.
+        record, kind, _, _ = self.deployment(
+            1_000_000 + self.extras, _END_TS + 3600.0 * self.extras
+        )
         return record, kind
 
     def deployment(self, i: int, ts: float) -> tuple[dict[str, Any], str, bool, tuple[str, ...]]:
@@ -324,8 +345,12 @@ class _Builder:
             image_uri = f"registry.example.com/agents/{slug}:{version}"
             tarball = None
 
-        resource_spec = self._resource_spec(kind, anomaly, r, name, i)
-        namespace = ("agents-dev", "agents-prod")[kind == "prod"] if r() < 0.9 else "team-" + _TEAMS[int(r() * 6)]
+        resource_spec = self._resource_spec(kind, anomaly, r, i)
+        namespace = (
+            ("agents-dev", "agents-prod")[kind == "prod"]
+            if r() < 0.9
+            else "team-" + _TEAMS[int(r() * 6)]
+        )
         source_config: dict[str, Any] | None = {
             "integration_id": integration,
             "repo_url": repo_url,
@@ -347,12 +372,16 @@ class _Builder:
             source_config = None
 
         secrets: list[dict[str, Any]] | None = [
-            {"name": _SECRET_NAMES[k], "value": f"sk-sandbox-{bits(64):016x}"} for k in range(int(r() * 4))
+            {"name": _SECRET_NAMES[k], "value": f"sk-sandbox-{bits(64):016x}"}
+            for k in range(int(r() * 4))
         ]
-        if slot == 58:
-            secrets = None  # `null` rather than an empty list
+        if slot == _NULL_SECRETS_AT:
+            secrets = None
         if self.canary_secret is not None:
-            secrets = [*(secrets or ()), {"name": "DIMS_CANARY_SECRET", "value": self.canary_secret}]
+            secrets = [
+                *(secrets or ()),
+                {"name": "DIMS_CANARY_SECRET", "value": self.canary_secret},
+            ]
 
         record: dict[str, Any] = {
             "name": name,
@@ -376,18 +405,18 @@ class _Builder:
             ]
             if r() < 0.3
             else [],
-            "image_version": version if anomaly != "zero_resources" else None,
+            "image_version": version if slot != _NULL_IMAGE_VERSION_AT else None,
         }
         if i % _STATUS_EVERY == _STATUS_AT:
             record["status"] = STATUSES[int(r() * len(STATUSES))]
         if i % _SOURCE_EVERY == _SOURCE_AT:
             record["source"] = "github" if from_repo else "external_docker"
         reconciled = r() < 0.3
-        tags = tuple(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3)))
+        tags = tuple(dict.fromkeys(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3))))
         return record, kind, reconciled, tags
 
     def _resource_spec(
-        self, kind: str, anomaly: str | None, r: Any, name: str, i: int
+        self, kind: str, anomaly: str | None, r: Any, i: int
     ) -> dict[str, Any] | None:
         if anomaly == "resource_spec_null":
             return None
@@ -402,53 +431,20 @@ class _Builder:
             min_scale, max_scale = (1, 1, 2)[int(r() * 3)], (10, 10, 5, 3)[int(r() * 4)]
         else:
             cpu, mem, min_scale, max_scale = 1, 1024, 1, 1
-        cpu_limit, mem_limit = cpu * 2, mem * 2
-        if anomaly == "limit_below_request":
-            cpu_limit, mem_limit = cpu / 2, mem // 2
-        elif anomaly == "max_below_min":
-            min_scale, max_scale = 3, 1
-        elif anomaly == "zero_resources":
-            cpu = cpu_limit = mem = mem_limit = 0
         queue = r() < 0.9 or prod
+        legacy = i % 20 == 17  # created before the executor and cache existed: keys absent
+        db_storage = (20, 50, 100, 250)[int(r() * 4)] if prod else 10
+        numbers = _numbers(prod, raised, cpu, mem, min_scale, max_scale, queue, legacy, anomaly)
         spec: dict[str, Any] = {
-            "min_scale": min_scale,
-            "max_scale": max_scale,
-            "cpu": cpu,
-            "cpu_limit": cpu_limit,
-            "memory_mb": mem,
-            "memory_limit_mb": mem_limit,
-            "queue_min_scale": min_scale if queue else None,
-            "queue_max_scale": max_scale if queue else None,
-            "queue_cpu": (cpu if queue else None),
-            "queue_cpu_limit": (cpu_limit if queue else None),
-            "queue_memory_mb": (mem if queue else None),
-            "queue_memory_limit_mb": (mem_limit if queue else None),
-            "orchestrator_cpu": 1 if prod else 0.5,
-            "orchestrator_cpu_limit": 2 if prod else 1,
-            "orchestrator_memory_mb": 1024 if prod else 512,
-            "orchestrator_memory_limit_mb": 2048 if prod else 1024,
-            "orchestrator_min_scale": 1,
-            "orchestrator_max_scale": 3 if prod else 1,
-            "executor_cpu": 1 if prod else 0.5,
-            "executor_cpu_limit": 2 if prod else 1,
-            "executor_memory_mb": 2048 if prod else 512,
-            "executor_memory_limit_mb": 4096 if prod else 1024,
-            "cache_cpu": 0.5 if prod else 0.25,
-            "cache_cpu_limit": 1 if prod else 0.5,
-            "cache_memory_mb": 1024 if prod else 256,
-            "cache_memory_limit_mb": 2048 if prod else 512,
-            "db_cpu": (4 if raised else 2) if prod else 0.5,
-            "db_cpu_limit": (8 if raised else 4) if prod else 1,
-            "db_memory_mb": (8192 if raised else 4096) if prod else 1024,
-            "db_memory_limit_mb": (16384 if raised else 8192) if prod else 2048,
-            "db_storage_gi": (20, 50, 100, 250)[int(r() * 4)] if prod else 10,
+            **numbers,
+            "db_storage_gi": db_storage,
             "db_max_connections": (500 if raised else 200) if prod else 100,
             "labels": _labels(r, kind, i),
             "annotations": _annotations(r, i),
             "service_account_name": "agent-runner" if r() < 0.3 else None,
             "image_pull_secrets": [{"name": "regcred"}] if r() < 0.2 else [],
         }
-        if r() < 0.03:
+        if anomaly is None and r() < 0.03:
             spec["cpu"] = 1.5 if prod else 0.75  # a hand-tuned fractional request
         with_sidecars = i % 4 == 1 or r() < 0.15
         with_init = i % 6 == 2 or r() < 0.1
@@ -460,12 +456,72 @@ class _Builder:
         if with_init:
             spec["init_containers"] = _init_containers(r)
         if with_volumes:
-            spec["volumes"] = _volumes(r, name)
+            spec["volumes"] = _volumes(r)
             spec["volume_mounts"] = [
                 {"name": "config", "mountPath": "/etc/agent", "readOnly": True},
                 {"name": "scratch", "mountPath": "/tmp/scratch", "subPath": f"run-{i}"},
             ]
         return spec
+
+
+@functools.cache
+def _numbers(
+    prod: bool,
+    raised: bool,
+    cpu: float,
+    mem: int,
+    min_scale: int,
+    max_scale: int,
+    queue: bool,
+    legacy: bool,
+    anomaly: str | None,
+) -> dict[str, Any]:
+    """The numeric resource_spec fields of one profile; few distinct profiles exist, so
+    they are computed once and copied into each record."""
+    cpu_limit: float = cpu * 2
+    mem_limit = mem * 2
+    if anomaly == "limit_below_request":
+        cpu_limit, mem_limit = cpu / 2, mem // 2
+    elif anomaly == "max_below_min":
+        min_scale, max_scale = 3, 1
+    elif anomaly == "zero_resources":
+        cpu = cpu_limit = mem = mem_limit = 0
+    spec: dict[str, Any] = {
+        "min_scale": min_scale,
+        "max_scale": max_scale,
+        "cpu": cpu,
+        "cpu_limit": cpu_limit,
+        "memory_mb": mem,
+        "memory_limit_mb": mem_limit,
+        "queue_min_scale": min_scale if queue else None,
+        "queue_max_scale": max_scale if queue else None,
+        "queue_cpu": cpu if queue else None,
+        "queue_cpu_limit": cpu_limit if queue else None,
+        "queue_memory_mb": mem if queue else None,
+        "queue_memory_limit_mb": mem_limit if queue else None,
+        "orchestrator_cpu": 1 if prod else 0.5,
+        "orchestrator_cpu_limit": 2 if prod else 1,
+        "orchestrator_memory_mb": 1024 if prod else 512,
+        "orchestrator_memory_limit_mb": 2048 if prod else 1024,
+        "orchestrator_min_scale": 1,
+        "orchestrator_max_scale": 3 if prod else 1,
+        "executor_cpu": 1 if prod else 0.5,
+        "executor_cpu_limit": 2 if prod else 1,
+        "executor_memory_mb": 2048 if prod else 512,
+        "executor_memory_limit_mb": 4096 if prod else 1024,
+        "cache_cpu": 0.5 if prod else 0.25,
+        "cache_cpu_limit": 1 if prod else 0.5,
+        "cache_memory_mb": 1024 if prod else 256,
+        "cache_memory_limit_mb": 2048 if prod else 512,
+        "db_cpu": (4 if raised else 2) if prod else 0.5,
+        "db_cpu_limit": (8 if raised else 4) if prod else 1,
+        "db_memory_mb": (8192 if raised else 4096) if prod else 1024,
+        "db_memory_limit_mb": (16384 if raised else 8192) if prod else 2048,
+    }
+    if legacy:
+        for key in [k for k in spec if k.startswith(("executor_", "cache_"))]:
+            del spec[key]
+    return spec
 
 
 def _labels(r: Any, kind: str, i: int) -> dict[str, Any] | None:
@@ -529,7 +585,10 @@ def _sidecars(r: Any, canary: str | None) -> list[dict[str, Any]]:
                         "valueFrom": {"secretKeyRef": {"name": "agent-db", "key": "password"}},
                     }
                 ],
-                "resources": {"requests": {"cpu": "0.25", "memory": "512M"}, "limits": {"memory": "1Gi"}},
+                "resources": {
+                    "requests": {"cpu": "0.25", "memory": "512M"},
+                    "limits": {"memory": "1Gi"},
+                },
             }
         )
     elif x < 0.55:
@@ -556,7 +615,10 @@ def _init_containers(r: Any) -> list[dict[str, Any]]:
         "command": ["python", "-m", "migrate"],
         "workingDir": "/app",
         "restartPolicy": None,
-        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}},
+        "resources": {
+            "requests": {"cpu": "500m", "memory": "1Gi"},
+            "limits": {"cpu": "2", "memory": "2Gi"},
+        },
     }
     if r() < 0.5:
         return [migrate]
@@ -569,15 +631,34 @@ def _init_containers(r: Any) -> list[dict[str, Any]]:
     return [wait, migrate]
 
 
-def _volumes(r: Any, name: str) -> list[dict[str, Any]]:
+def _volumes(r: Any) -> list[dict[str, Any]]:
     volumes: list[dict[str, Any]] = [
-        {"name": "config", "configMap": {"name": "agent-config", "items": [{"key": "app.yaml", "path": "app.yaml"}]}},
-        {"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"} if r() < 0.5 else {}},
+        {
+            "name": "config",
+            "configMap": {
+                "name": "agent-config",
+                "items": [{"key": "app.yaml", "path": "app.yaml"}],
+            },
+        },
+        {
+            "name": "scratch",
+            "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"} if r() < 0.5 else {},
+        },
     ]
     if r() < 0.5:
-        volumes.append({"name": "credentials", "secret": {"secretName": "agent-credentials", "defaultMode": 420}})
+        volumes.append(
+            {
+                "name": "credentials",
+                "secret": {"secretName": "agent-credentials", "defaultMode": 420},
+            }
+        )
     if r() < 0.3:
-        volumes.append({"name": "data", "persistentVolumeClaim": {"claimName": "agent-data", "readOnly": False}})
+        volumes.append(
+            {
+                "name": "data",
+                "persistentVolumeClaim": {"claimName": "agent-data", "readOnly": False},
+            }
+        )
     return volumes
 
 

@@ -1,0 +1,320 @@
+"""Read a saved dump of deployments (`dims export --from-json FILE`) as a stream of Pages.
+
+Accepted shapes (design.md, CLI): a JSON array of deployment records; one list-deployments
+response page `{"resources": [...], "offset": n}`; a JSON array of such pages; or NDJSON
+with one record or one page per line. Elements of an array may mix records and pages.
+
+Why it reads the way it does:
+- The collector is paused for a whole-file parse only; streamed parsing relies on the
+  caller (`export_snapshot` pauses it for the whole export, see analysis.gcpause).
+- Large arrays are parsed one element at a time (the standard library's `raw_decode` over
+  a sliding text buffer), because parsing 100,000 records at once costs well over 1 GB of
+  Python objects; files under `WHOLE_FILE_LIMIT` are parsed at once with orjson, which is
+  faster. NDJSON is parsed line by line with orjson.
+- A record that is not a valid deployment is not an error here: it goes on to the flattener,
+  which lists it in rejected_records. A file that is not JSON, is empty or has the wrong
+  shape is a `DumpError`: one line naming the file and the problem.
+- `Page.source` names where the records are (`dump.json[0..999]`, `dump.json[3].resources`,
+  `dump.ndjson:lines 1-1000`) and `record_index` (first_index + i) is the position in that
+  array; for NDJSON records it is the line number, so a rejected record is easy to find.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from analysis.errors import DumpError
+from analysis.gcpause import paused_gc
+from analysis.pages import Page
+
+#: Files up to this size are parsed whole with orjson; larger arrays are streamed.
+WHOLE_FILE_LIMIT = 64 * 1024 * 1024
+_CHUNK = 4 * 1024 * 1024
+_EXPECTED = (
+    "expected a JSON array of deployments, a list-deployments page "
+    '({"resources": [...], "offset": n}), a JSON array of such pages, or NDJSON'
+)
+_NDJSON_SUFFIXES = {".ndjson", ".jsonl"}
+_WHITESPACE = " \t\r\n"
+
+
+def read_dump(path: str | os.PathLike[str], *, page_size: int = 1000) -> Iterator[Page]:
+    """Yield the dump's records as Pages of at most `page_size` records.
+
+    The file's shape is checked before the first page is yielded; a JSON syntax error in a
+    streamed array or in an NDJSON line surfaces when the reading gets there.
+    """
+    path = Path(path)
+    if page_size < 1:
+        raise ValueError("page_size must be at least 1")
+    first = _first_char(path)
+    if path.suffix.lower() in _NDJSON_SUFFIXES:
+        return _read_ndjson(path, page_size)
+    if first == "[":
+        if _size(path) <= WHOLE_FILE_LIMIT:
+            return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
+        return _pages_of_elements(path, _stream_array(path), page_size)
+    if first == "{" and _is_ndjson(path):
+        return _read_ndjson(path, page_size)
+    document = _load_whole(path)
+    if isinstance(document, dict) and "resources" in document:
+        return iter(_split_page(path, document, path.name, page_size))
+    raise DumpError(f"{path}: {_EXPECTED}; got {_shape(document)}")
+
+
+# --- shapes -----------------------------------------------------------------------------
+
+
+def _pages_of_elements(
+    path: Path, elements: Iterator[tuple[int, Any]], page_size: int
+) -> Iterator[Page]:
+    """Group array elements into Pages: runs of records, and each page element on its own."""
+    batch: list[Any] = []
+    start = 0
+    for index, element in elements:
+        if isinstance(element, dict) and "resources" in element:
+            if batch:
+                yield _record_page(path, batch, start)
+                batch = []
+            yield from _split_page(path, element, f"{path.name}[{index}]", page_size)
+            continue
+        if not batch:
+            start = index
+        batch.append(element)
+        if len(batch) >= page_size:
+            yield _record_page(path, batch, start)
+            batch = []
+    if batch:
+        yield _record_page(path, batch, start)
+
+
+def _record_page(path: Path, records: list[Any], start: int) -> Page:
+    end = start + len(records) - 1
+    return Page(records=records, source=f"{path.name}[{start}..{end}]", first_index=start)
+
+
+def _split_page(path: Path, page: dict, where: str, page_size: int) -> list[Page]:
+    resources = page["resources"]
+    if not isinstance(resources, list):
+        raise DumpError(
+            f"{path}: {where}.resources must be an array of deployments, got {_shape(resources)}"
+        )
+    return [
+        Page(
+            records=resources[i : i + page_size],
+            source=f"{where}.resources",
+            first_index=i,
+        )
+        for i in range(0, len(resources), page_size)
+    ]
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, dict):
+        return 'an object without "resources"'
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string"
+
+
+# --- reading ------------------------------------------------------------------------------
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _unreadable(path: Path, exc: OSError) -> DumpError:
+    return DumpError(f"cannot read dump {path}: {exc.strerror or exc}")
+
+
+def _first_char(path: Path) -> str:
+    """The first character that is not whitespace (or a byte-order mark), or an error."""
+    try:
+        with path.open("r", encoding="utf-8-sig") as fh:
+            while True:
+                chunk = fh.read(64 * 1024)
+                if not chunk:
+                    raise DumpError(f"{path}: the file is empty; {_EXPECTED}")
+                stripped = chunk.lstrip(_WHITESPACE)
+                if stripped:
+                    return stripped[0]
+    except UnicodeDecodeError as exc:
+        raise DumpError(f"{path}: not UTF-8 text (byte {exc.start}); {_EXPECTED}") from None
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+def _load_whole(path: Path) -> Any:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        with paused_gc():
+            return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise _not_json(path, exc.lineno, exc.colno, exc.msg) from None
+
+
+def _not_json(path: Path, line: int, column: int, message: str) -> DumpError:
+    return DumpError(f"{path}: not JSON at line {line} column {column}: {message}")
+
+
+def _is_ndjson(path: Path) -> bool:
+    """Whether the first line is a whole JSON value with more content after it."""
+    with path.open("rb") as fh:
+        first_line = fh.readline()
+        try:
+            orjson.loads(first_line)
+        except orjson.JSONDecodeError:
+            return False  # e.g. a pretty-printed page
+        return any(line.strip() for line in iter(lambda: fh.readline(), b""))
+
+
+def _read_ndjson(path: Path, page_size: int) -> Iterator[Page]:
+    batch: list[Any] = []
+    first_line = 0
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                if batch:  # keep a page's lines contiguous: record_index is the line number
+                    yield _line_page(path, batch, first_line)
+                    batch = []
+                continue
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise _not_json(path, number, exc.colno, exc.msg) from None
+            if isinstance(value, dict) and "resources" in value:
+                if batch:
+                    yield _line_page(path, batch, first_line)
+                    batch = []
+                yield from _split_page(path, value, f"{path.name}:line {number}", page_size)
+                continue
+            if not batch:
+                first_line = number
+            batch.append(value)
+            if len(batch) >= page_size:
+                yield _line_page(path, batch, first_line)
+                batch = []
+    if batch:
+        yield _line_page(path, batch, first_line)
+
+
+def _line_page(path: Path, records: list[Any], first_line: int) -> Page:
+    last = first_line + len(records) - 1
+    return Page(
+        records=records, source=f"{path.name}:lines {first_line}-{last}", first_index=first_line
+    )
+
+
+class _Window:
+    """A sliding window of the file's text that remembers line numbers of dropped text."""
+
+    def __init__(self, fh: Any) -> None:
+        self.fh = fh
+        self.text = fh.read(_CHUNK)
+        self.eof = not self.text
+        self.dropped_lines = 0  # newlines in text already dropped
+        self.line_start = 0  # offset of the current line's start, relative to `text`
+
+    def drop(self, upto: int) -> None:
+        """Forget text before `upto`: offsets into `text` shift down by `upto`."""
+        newline = self.text.rfind("\n", 0, upto)
+        if newline >= 0:
+            self.dropped_lines += self.text.count("\n", 0, upto)
+            self.line_start = newline + 1
+        self.line_start -= upto
+        self.text = self.text[upto:]
+
+    def extend(self) -> None:
+        more = self.fh.read(_CHUNK)
+        self.eof = not more
+        self.text += more
+
+    def where(self, at: int) -> tuple[int, int]:
+        """(line, column), both from 1, of offset `at` in `text`."""
+        newline = self.text.rfind("\n", 0, at)
+        line_start = newline + 1 if newline >= 0 else self.line_start
+        return self.dropped_lines + self.text.count("\n", 0, at) + 1, at - line_start + 1
+
+
+def _stream_array(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield (index, element) of a top-level JSON array, holding about one chunk in memory."""
+    decoder = json.JSONDecoder()
+    try:
+        fh = path.open("r", encoding="utf-8-sig")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with fh:
+        window = _Window(fh)
+
+        def fail(at: int, message: str) -> DumpError:
+            return _not_json(path, *window.where(at), message)
+
+        pos = window.text.index("[") + 1
+        index = 0
+        expect_comma = after_comma = False
+        while True:
+            while True:  # skip whitespace, reading on as needed
+                text = window.text
+                while pos < len(text) and text[pos] in _WHITESPACE:
+                    pos += 1
+                if pos < len(text) or window.eof:
+                    break
+                window.drop(pos)
+                pos = 0
+                window.extend()
+            text = window.text
+            if pos >= len(text):
+                raise fail(pos, "the array is not closed (the file ends early)")
+            char = text[pos]
+            if char == "]" and not after_comma:
+                rest = text[pos + 1 :].strip(_WHITESPACE) or fh.read(_CHUNK).strip(_WHITESPACE)
+                if rest:
+                    raise fail(pos + 1, "unexpected data after the array")
+                return
+            if expect_comma:
+                if char != ",":
+                    raise fail(pos, "expected ',' or ']' after an array element")
+                pos += 1
+                expect_comma, after_comma = False, True
+                continue
+            try:
+                element, end = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                truncated = exc.pos >= len(text) - 32 or exc.msg.startswith("Unterminated")
+                if window.eof or not truncated:
+                    raise fail(exc.pos, exc.msg) from None
+                # The element runs past the window: drop what is done, read on, retry.
+                window.drop(pos)
+                pos = 0
+                window.extend()
+                continue
+            yield index, element
+            index += 1
+            pos = end
+            expect_comma, after_comma = True, False
+            if pos > _CHUNK:  # keep the window to about one chunk
+                window.drop(pos)
+                pos = 0

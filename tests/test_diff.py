@@ -1,0 +1,145 @@
+"""`diff` and the history reports, over snapshots written by the real export path.
+
+Three snapshots of one fleet: the second upgrades, downgrades, removes, adds and resizes
+deployments; expected changes are computed from the raw records, not from the dataset.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import fleet_math as fm
+import pytest
+
+from analysis import reports
+from analysis.reports import DatasetError
+from analysis.sandbox import generate_fleet
+
+DATES = ("2025-06-01", "2025-06-08", "2025-06-15")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory):
+    fleet = generate_fleet(200, seed=11)
+    out = tmp_path_factory.mktemp("history")
+    first = copy.deepcopy(fleet.deployments)
+    types = dict(fleet.deployment_types)
+    fm.export_fleet(first, types, out, DATES[0])
+
+    second = copy.deepcopy(first)
+    removed = {r["id"] for r in second[:4]}
+    second = second[4:]
+    upgraded, downgraded, resized = set(), set(), set()
+    for record in second[:30]:
+        if record.get("image_version") not in ("0.11.0", None, "latest"):
+            record["image_version"] = "0.11.0"
+            upgraded.add(record["id"])
+    for record in second[30:60]:
+        if record.get("image_version") == "0.11.0":
+            record["image_version"] = "0.9.10"
+            downgraded.add(record["id"])
+    for record in second[60:80]:
+        rs = fm.resource_spec(record)
+        if rs and rs.get("cpu"):
+            rs["cpu"] = rs["cpu"] + 2
+            resized.add(record["id"])
+    added = []
+    for _ in range(3):
+        record, kind = fleet.new_deployment()
+        types[record["id"]] = kind
+        added.append(record)
+    second += added
+    fm.export_fleet(second, types, out, DATES[1])
+    fm.export_fleet(second, types, out, DATES[2])  # nothing changes in the third week
+    return {
+        "out": out,
+        "first": first,
+        "second": second,
+        "types": types,
+        "removed": removed,
+        "added": {r["id"] for r in added},
+        "upgraded": upgraded,
+        "downgraded": downgraded,
+        "resized": resized,
+    }
+
+
+def test_diff_between_two_dates(history) -> None:
+    result = reports.diff(history["out"], DATES[0], DATES[1])
+    assert (result.from_date, result.to_date) == DATES[:2]
+    assert set(result.added["deployment_id"]) == history["added"]
+    assert set(result.removed["deployment_id"]) == history["removed"]
+    changes = result.version_changes.set_index("deployment_id")["change"]
+    assert set(changes[changes == "upgrade"].index) == history["upgraded"]
+    assert set(changes[changes == "downgrade"].index) == history["downgraded"]
+    assert history["upgraded"] and history["downgraded"]
+    assert set(result.capacity_changes["deployment_id"]) == history["resized"]
+
+    old = {r["id"]: fm.totals(r) for r in history["first"]}
+    new = {r["id"]: fm.totals(r) for r in history["second"]}
+    moved = result.capacity_changes.set_index("deployment_id")
+    for dep_id in history["resized"]:
+        want = (
+            new[dep_id]["cpu_request_cores_max_scale"] - old[dep_id]["cpu_request_cores_max_scale"]
+        )
+        assert moved.loc[dep_id, "cpu_request_cores_max_scale_delta"] == pytest.approx(want)
+
+    totals = result.capacity_totals.set_index("measure")
+    for measure in ("cpu_request_cores_max_scale", "memory_limit_gib_min_scale", "db_storage_gib"):
+        before = sum(t[measure] for t in old.values())
+        after = sum(t[measure] for t in new.values())
+        assert totals.loc[measure, "from_value"] == pytest.approx(before)
+        assert totals.loc[measure, "delta"] == pytest.approx(after - before)
+    assert totals.loc["deployments", "delta"] == len(history["added"]) - len(history["removed"])
+
+    text = result.summary()
+    assert f"+{len(history['added'])} added" in text
+    assert f"-{len(history['removed'])} removed" in text
+    assert f"{len(history['upgraded'])} upgraded" in text
+
+
+def test_diff_defaults_to_the_two_latest(history) -> None:
+    result = reports.diff(history["out"])
+    assert (result.from_date, result.to_date) == DATES[1:]
+    assert result.counts() == {
+        "added": 0,
+        "removed": 0,
+        "upgrades": 0,
+        "downgrades": 0,
+        "other_version_changes": 0,
+        "capacity_changes": 0,
+    }
+    only_to = reports.diff(history["out"], to_date=DATES[1])
+    assert only_to.from_date == DATES[0]
+
+
+def test_diff_needs_two_snapshots(tmp_path, history) -> None:
+    fm.export_fleet(history["first"], history["types"], tmp_path, DATES[0])
+    with pytest.raises(DatasetError, match="two snapshots"):
+        reports.diff(tmp_path)
+    with pytest.raises(DatasetError, match="2024-01-01"):
+        reports.diff(history["out"], "2024-01-01")
+
+
+def test_versions_over_time(history) -> None:
+    over = reports.versions_over_time(history["out"])
+    assert sorted(over["snapshot_date"].unique()) == list(DATES)
+    for date, records in ((DATES[0], history["first"]), (DATES[1], history["second"])):
+        rows = over[over["snapshot_date"] == date]
+        got = dict(zip(rows["image_version"], rows["deployments"], strict=True))
+        want: dict[object, int] = {}
+        for record in records:
+            want[record.get("image_version")] = want.get(record.get("image_version"), 0) + 1
+        assert got == want
+        assert rows["share"].sum() == pytest.approx(1.0)
+
+
+def test_version_changes_and_report_history(history) -> None:
+    changes = reports.version_changes(history["out"], DATES[0], DATES[1])
+    assert (
+        set(changes.loc[changes["change"] == "downgrade", "deployment_id"]) == history["downgraded"]
+    )
+    path = reports.write_report(history["out"], DATES[1])
+    page = path.read_text(encoding="utf-8")
+    assert f"Changes since the previous snapshot ({DATES[0]})" in page
+    assert "snapshot_date=2025-06-08" in str(path)

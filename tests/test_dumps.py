@@ -1,0 +1,203 @@
+"""Saved dumps (`dims export --from-json`): every accepted shape and every bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from analysis import dumps
+from analysis.dumps import read_dump
+from analysis.errors import DimsError, DumpError
+from analysis.export import export_snapshot
+from analysis.sandbox import fleet_dump_bytes, generate_fleet
+
+RECORDS = [
+    {"id": f"id-{i}", "name": f'agent "{i}", ünï\ncode', "created_at": "2024-01-01T00:00:00Z"}
+    for i in range(7)
+]
+
+
+def write(tmp_path: Path, name: str, content: bytes | str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def records_of(pages) -> list:
+    return [record for page in pages for record in page.records]
+
+
+def located(pages) -> list[tuple[str, int, str]]:
+    """(source, record_index, id) for every record: where a rejected record would point."""
+    return [
+        (page.source, page.first_index + i, record["id"])
+        for page in pages
+        for i, record in enumerate(page.records)
+    ]
+
+
+# --- accepted shapes ---------------------------------------------------------------------
+
+
+def test_array_of_records(tmp_path):
+    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
+    pages = list(read_dump(path, page_size=3))
+    assert records_of(pages) == RECORDS
+    assert [p.source for p in pages] == ["dump.json[0..2]", "dump.json[3..5]", "dump.json[6..6]"]
+    assert located(pages)[4] == ("dump.json[3..5]", 4, "id-4")
+    assert all(p.deployment_type is None for p in pages)
+
+
+def test_one_page(tmp_path):
+    path = write(tmp_path, "page.json", json.dumps({"resources": RECORDS, "offset": 7}, indent=2))
+    pages = list(read_dump(path, page_size=5))
+    assert records_of(pages) == RECORDS
+    assert located(pages)[6] == ("page.json.resources", 6, "id-6")
+
+
+def test_array_of_pages_and_mixed_elements(tmp_path):
+    content = [
+        {"resources": RECORDS[:3], "offset": 3},
+        {"resources": RECORDS[3:5], "offset": 5},
+        RECORDS[5],
+        RECORDS[6],
+        {"resources": [], "offset": 5},
+    ]
+    path = write(tmp_path, "pages.json", json.dumps(content, indent=1))
+    pages = list(read_dump(path))
+    assert records_of(pages) == RECORDS
+    assert located(pages) == [
+        ("pages.json[0].resources", 0, "id-0"),
+        ("pages.json[0].resources", 1, "id-1"),
+        ("pages.json[0].resources", 2, "id-2"),
+        ("pages.json[1].resources", 0, "id-3"),
+        ("pages.json[1].resources", 1, "id-4"),
+        ("pages.json[2..3]", 2, "id-5"),
+        ("pages.json[2..3]", 3, "id-6"),
+    ]
+
+
+def test_ndjson_records_point_at_their_line(tmp_path):
+    lines = [orjson.dumps(r).decode() for r in RECORDS[:3]]
+    lines += ["", orjson.dumps(RECORDS[3]).decode()]
+    lines += [orjson.dumps({"resources": RECORDS[4:], "offset": 7}).decode()]
+    path = write(tmp_path, "dump.ndjson", "\n".join(lines) + "\n")
+    pages = list(read_dump(path, page_size=2))
+    assert records_of(pages) == RECORDS
+    assert located(pages) == [
+        ("dump.ndjson:lines 1-2", 1, "id-0"),
+        ("dump.ndjson:lines 1-2", 2, "id-1"),
+        ("dump.ndjson:lines 3-3", 3, "id-2"),
+        ("dump.ndjson:lines 5-5", 5, "id-3"),
+        ("dump.ndjson:line 6.resources", 0, "id-4"),
+        ("dump.ndjson:line 6.resources", 1, "id-5"),
+        ("dump.ndjson:line 6.resources", 2, "id-6"),
+    ]
+
+
+def test_ndjson_is_recognised_without_its_extension(tmp_path):
+    path = write(tmp_path, "dump.json", "\n".join(orjson.dumps(r).decode() for r in RECORDS))
+    assert records_of(read_dump(path)) == RECORDS
+
+
+def test_single_line_ndjson_file(tmp_path):
+    path = write(tmp_path, "one.jsonl", orjson.dumps(RECORDS[0]))
+    assert records_of(read_dump(path)) == [RECORDS[0]]
+
+
+def test_byte_order_mark_and_empty_array(tmp_path):
+    path = write(tmp_path, "bom.json", b"\xef\xbb\xbf" + orjson.dumps(RECORDS))
+    assert records_of(read_dump(path)) == RECORDS
+    assert list(read_dump(write(tmp_path, "empty.json", " [ ] "))) == []
+
+
+def test_records_that_are_not_objects_pass_through_to_be_rejected(tmp_path):
+    path = write(tmp_path, "odd.json", '[1, "x", null, [2]]')
+    assert records_of(read_dump(path)) == [1, "x", None, [2]]
+
+
+@pytest.mark.parametrize("pretty", [False, True])
+def test_streamed_arrays_equal_whole_file_parsing(tmp_path, monkeypatch, pretty):
+    fleet = generate_fleet(60, seed=5)
+    content = json.dumps(fleet.deployments, indent=2 if pretty else None, ensure_ascii=False)
+    path = write(tmp_path, "big.json", content)
+    whole = list(read_dump(path, page_size=25))
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+    monkeypatch.setattr(dumps, "_CHUNK", 997)  # records straddle every chunk boundary
+    streamed = list(read_dump(path, page_size=25))
+    assert streamed == whole
+    assert records_of(streamed) == fleet.deployments
+
+
+def test_a_sandbox_dump_exports(tmp_path):
+    fleet = generate_fleet(120, seed=2, canary_secret="CANARY-DUMP-SECRET")
+    path = write(tmp_path, "fleet.json", fleet_dump_bytes(fleet))
+    result = export_snapshot(read_dump(path), tmp_path / "out")
+    assert result.rows["deployments"] + result.rejected == 120
+    for part in (tmp_path / "out").rglob("*"):
+        if part.is_file():
+            assert b"CANARY-DUMP-SECRET" not in part.read_bytes()
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+
+BAD_DUMPS = [
+    ("empty.json", b"", "the file is empty"),
+    ("blank.json", b"  \n\t\n", "the file is empty"),
+    ("text.json", b"hello", "not JSON at line 1 column 1"),
+    ("broken.json", b'[{"id": "a"},\n {"id": }]', "not JSON at line 2"),
+    ("number.json", b"42", "got a number"),
+    ("string.json", b'"deployments"', "got a string"),
+    ("null.json", b"null", "got null"),
+    ("object.json", b'{\n "id": "a"\n}', 'got an object without "resources"'),
+    ("resources.json", b'{"resources": {"id": "a"}, "offset": 0}', ".resources must be an array"),
+    ("inner.json", b'[{"resources": 5}]', "inner.json[0].resources must be an array"),
+    ("trailing.json", b'[{"id": "a"}] [1]', "not JSON at line 1"),
+    ("latin1.json", b'["caf\xe9"]', "not UTF-8"),
+    ("bad.ndjson", b'{"id": "a"}\n{"id": \n', "not JSON at line 2"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_DUMPS, ids=[b[0] for b in BAD_DUMPS])
+def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, message):
+    path = write(tmp_path, name, content)
+    with pytest.raises(DumpError) as info:
+        list(read_dump(path))
+    text = str(info.value)
+    assert message in text
+    assert str(path) in text
+    assert "\n" not in text
+    assert isinstance(info.value, DimsError)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'[{"id": "a"}, {"id": "b"', "not JSON at line 1"),
+        (b'[{"id": "a"}\n\n {"id": "b"}]', "line 3 column 2: expected ',' or ']'"),
+        (b'[{"id": "a"}, ]', "not JSON at line 1"),
+        (b'[{"id": "a"}] trailing', "unexpected data after the array"),
+        (b'[{"id": "a"},\n{"id": tru}]', "not JSON at line 2"),
+    ],
+)
+def test_bad_streamed_arrays(tmp_path, monkeypatch, content, message):
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+    monkeypatch.setattr(dumps, "_CHUNK", 5)
+    path = write(tmp_path, "s.json", content)
+    with pytest.raises(DumpError, match=message):
+        list(read_dump(path))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DumpError, match=r"cannot read dump .*nope.json: No such file"):
+        read_dump(tmp_path / "nope.json")
+
+
+def test_shape_errors_come_before_the_first_page(tmp_path):
+    path = write(tmp_path, "n.json", "42")
+    with pytest.raises(DumpError):
+        read_dump(path)  # no iteration needed

@@ -12,10 +12,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 2
 
 test-thorough: $(STAMP)
-	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n 2 --dist loadgroup
+	HYPOTHESIS_PROFILE=thorough $(BIN)/pytest -n 2
 
 # Regenerate generated_client/ from openapi.yaml (the folder is replaced whole, because
 # `--overwrite` only wipes models/ and api/). tests/test_generated_client.py runs the same.

@@ -41,7 +41,6 @@ def tree(folder: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.mark.xdist_group("generator")
 def test_committed_client_is_exactly_what_the_spec_generates(tmp_path):
     out = tmp_path / "generated_client"
     subprocess.run([ROOT / "tools" / "generate_client.sh", out], check=True, cwd=tmp_path)

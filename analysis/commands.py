@@ -20,7 +20,7 @@ def export(args: argparse.Namespace, filters: dict) -> int:
     from .export import check_writable
     from .snapshot import snapshot_from_dump, take_snapshot
 
-    check_writable(args.out)  # before any fetch: a bad folder fails at once
+    check_writable(args.out, args.snapshot_date)  # a bad folder fails before any fetch
     if args.from_json is not None:
         if filters:
             raise ConfigurationError(

@@ -120,6 +120,13 @@ class Settings:
                 f"invalid base URL {self.base_url!r}: expected http(s)://host[:port], "
                 "e.g. http://127.0.0.1:8765"
             )
+        # httpx percent-encodes characters no host may contain ("http://[bad", a space)
+        # instead of refusing them; such a host would only fail later, as a DNS error.
+        if "%" in url.host or (url.port is not None and not 0 < url.port < 65536):
+            raise ConfigurationError(
+                f"invalid base URL {self.base_url!r}: the host or port is malformed; "
+                "expected http(s)://host[:port], e.g. http://127.0.0.1:8765"
+            )
         if self.api_key:
             check_key_transport(url, self.allow_insecure_http)
 

@@ -35,8 +35,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.errors import ExportError
@@ -47,7 +45,6 @@ from analysis.tables import (
     SCHEMA_VERSION_KEY,
     TABLE_NAMES,
     Flattener,
-    to_pandas,
 )
 
 PARTITION = "snapshot_date"
@@ -74,6 +71,8 @@ class ExportResult:
     rejected: int
     seconds: float
     paths: dict[str, Path] = field(default_factory=dict)
+    #: Remarks from the fetch (listings used, duplicates dropped), shown in the summary.
+    notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line per table, for the CLI."""
@@ -88,6 +87,7 @@ class ExportResult:
             lines.append(
                 f"  {self.rejected:,} record(s) could not be read: see the rejected_records table"
             )
+        lines += [f"  {note}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -200,6 +200,12 @@ def _prepare(out: Path, day: date) -> Path:
     return tmp
 
 
+def check_writable(out_dir: str | os.PathLike[str], snapshot_date: date | None = None) -> None:
+    """Fail now, before any fetch, when the snapshot could not be written to `out_dir`."""
+    day = snapshot_date or datetime.now(UTC).date()
+    shutil.rmtree(_prepare(Path(out_dir), day), ignore_errors=True)
+
+
 def _remove_stale_temporaries(out: Path) -> None:
     """Remove temporary folders left by exports that were killed (their process is gone)."""
     if os.name != "posix":  # no safe liveness check by pid
@@ -273,42 +279,3 @@ def _fsync_dir(path: Path) -> None:
 
 
 # --- reading the dataset back -------------------------------------------------------------
-
-
-def snapshot_dates(out_dir: str | os.PathLike[str], table: str = "deployments") -> list[date]:
-    """The snapshot dates present for `table`, oldest first."""
-    root = Path(out_dir) / table
-    if not root.is_dir():
-        return []
-    found = []
-    for child in root.iterdir():
-        if child.is_dir() and child.name.startswith(f"{PARTITION}="):
-            with contextlib.suppress(ValueError):
-                found.append(date.fromisoformat(child.name.split("=", 1)[1]))
-    return sorted(found)
-
-
-def read_arrow(
-    out_dir: str | os.PathLike[str], table: str, snapshot_date: date | str | None = None
-) -> pa.Table:
-    """One table of one snapshot (the latest when no date is given) as an Arrow table."""
-    dates = snapshot_dates(out_dir, table)
-    if not dates:
-        raise ExportError(f"no {table} table in {out_dir}: run `dims export` first")
-    if snapshot_date is None:
-        day = dates[-1]
-    else:
-        day = date.fromisoformat(snapshot_date) if isinstance(snapshot_date, str) else snapshot_date
-        if day not in dates:
-            listed = ", ".join(d.isoformat() for d in dates)
-            raise ExportError(f"no {table} snapshot dated {day} in {out_dir}; there are: {listed}")
-    folder = Path(out_dir) / table / f"{PARTITION}={day.isoformat()}"
-    files = sorted(folder.glob("*.parquet"))
-    return pa.concat_tables(pq.read_table(f) for f in files)
-
-
-def read_table(
-    out_dir: str | os.PathLike[str], table: str, snapshot_date: date | str | None = None
-) -> pd.DataFrame:
-    """One table of one snapshot (the latest when no date is given) as a DataFrame."""
-    return to_pandas(read_arrow(out_dir, table, snapshot_date))

@@ -21,8 +21,8 @@ Documented choices (the spec is silent on them):
 - A deployment without an `id` is rejected ("id: missing"): child tables need it.
 - Timestamps without an offset are read as UTC.
 - `secret_count` is null when the record has no `secrets` array (unknown, not zero).
-- deployment_components: replicas of a component without scale fields count as 1; a null
-  scale of a component that has scale fields gives null replicas and null totals.
+- deployment_components: replicas of a component without scale fields, or whose scale is
+  null, count as 1 (the assumption the capacity reports share).
 - Unknown fields inside secret entries and env entries are kept by path with their value
   redacted, since they may hold secret material.
 - Fields inside parts stored whole as JSON text (e.g. a container's volumeMounts) stay in
@@ -692,9 +692,10 @@ def _components_from(deployments: pa.Table) -> pa.Table:
         values = {
             m: deployments[fields_[m]].combine_chunks() if m in fields_ else nulls for m in measures
         }
-        has_scale = all(s in fields_ for s in _SCALE)
-        values["replicas_min"] = values["min_scale"] if has_scale else ones
-        values["replicas_max"] = values["max_scale"] if has_scale else ones
+        # One replica where the component has no scale fields or its scale is null: the
+        # documented assumption the capacity reports share.
+        values["replicas_min"] = pc.coalesce(values["min_scale"], ones)
+        values["replicas_max"] = pc.coalesce(values["max_scale"], ones)
         for m in per_replica:
             values[f"{m}_total_min"] = pc.multiply(values[m], values["replicas_min"])
             values[f"{m}_total_max"] = pc.multiply(values[m], values["replicas_max"])

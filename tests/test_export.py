@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import spec
+from analysis.dataset import DatasetError, read_arrow, read_table, snapshot_dates
 from analysis.errors import ExportError
-from analysis.export import export_snapshot, read_arrow, read_table, snapshot_dates
+from analysis.export import export_snapshot
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 from analysis.tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
@@ -151,7 +152,7 @@ def test_helpers_read_back(exported):
     assert (
         read_arrow(out, "oauth_providers", "2025-03-01").num_rows == result.rows["oauth_providers"]
     )
-    with pytest.raises(ExportError, match="no deployments snapshot dated 2020-01-01"):
+    with pytest.raises(DatasetError, match="no deployments snapshot dated 2020-01-01"):
         read_table(out, "deployments", date(2020, 1, 1))
 
 

@@ -305,8 +305,11 @@ def test_components_with_totals_and_replica_assumption():
     assert (db["replicas_min"], db["replicas_max"]) == (1.0, 1.0)  # no scale fields: 1
     assert db["cpu_total_max"] == 1.0 and db["storage_gi"] == 10.0
     assert db["max_connections"] == 100.0 and db["min_scale"] is None
-    # orchestrator has scale fields but this record leaves them out: unknown, not 1
-    assert components["orchestrator"]["replicas_min"] is None
+    # orchestrator has scale fields but this record leaves them out: one replica, the
+    # assumption the capacity reports share (README, Assumptions)
+    orchestrator = components["orchestrator"]
+    assert (orchestrator["replicas_min"], orchestrator["replicas_max"]) == (1.0, 1.0)
+    assert orchestrator["cpu_total_max"] == orchestrator["cpu"]
     for row in components.values():
         assert row["deployment_type"] == "prod" and row["deployment_id"] == DEPLOYMENT_ID
 

@@ -1,86 +1,50 @@
-"""Reading one snapshot of the Parquet dataset into the frames the reports need.
+"""One snapshot of the Parquet dataset, loaded once into the frames the reports need.
 
-Reports read the documented layout (`DIR/<table>/snapshot_date=YYYY-MM-DD/*.parquet`)
-directly, the way DuckDB or Spark would, so they work on any dataset that follows the
-contract: one written by `dims export`, copied from elsewhere, or written by an older dims.
+Reports identify snapshots by their ISO date text (the partition value), so frames from
+several snapshots concatenate and sort without conversions.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-PARTITION = "snapshot_date"
-_DATE_DIR = re.compile(rf"^{PARTITION}=(\d{{4}}-\d{{2}}-\d{{2}})$")
+from analysis import dataset
+from analysis.dataset import PARTITION, DatasetError
 
-
-class DatasetError(Exception):
-    """The dataset is missing, empty, or lacks the requested snapshot."""
+__all__ = [
+    "PARTITION",
+    "DatasetError",
+    "Snapshot",
+    "as_snapshot",
+    "load_snapshot",
+    "read_table",
+    "resolve_date",
+    "snapshot_dates",
+]
 
 
 def snapshot_dates(out_dir: str | Path, table: str = "deployments") -> list[str]:
-    """Snapshot dates present for `table`, oldest first (ISO dates sort as text)."""
-    root = Path(out_dir) / table
-    if not root.is_dir():
-        return []
-    dates = []
-    for child in root.iterdir():
-        match = _DATE_DIR.match(child.name)
-        if match and child.is_dir() and any(child.glob("*.parquet")):
-            dates.append(match[1])
-    return sorted(dates)
+    """Snapshot dates present for `table`, oldest first, as ISO text."""
+    return [d.isoformat() for d in dataset.snapshot_dates(out_dir, table)]
 
 
 def resolve_date(out_dir: str | Path, snapshot_date: str | date | None) -> str:
-    """`snapshot_date` checked against the dataset, or the latest one when None."""
-    dates = snapshot_dates(out_dir)
-    if not dates:
-        raise DatasetError(
-            f"no snapshot in {Path(out_dir) / 'deployments'}: "
-            "run `dims export` (or `dims demo`) first"
-        )
-    if snapshot_date is None:
-        return dates[-1]
-    snapshot_date = str(snapshot_date)
-    if snapshot_date not in dates:
-        raise DatasetError(
-            f"no snapshot dated {snapshot_date} in {out_dir}; available: {', '.join(dates)}"
-        )
-    return snapshot_date
+    """`snapshot_date` checked against the dataset (the latest when None), as ISO text."""
+    return dataset.resolve_date(out_dir, snapshot_date).isoformat()
 
 
 def read_table(
-    out_dir: str | Path,
-    table: str,
-    snapshot_date: str,
-    columns: list[str] | None = None,
+    out_dir: str | Path, table: str, snapshot_date: str, columns: list[str] | None = None
 ) -> pd.DataFrame | None:
-    """One table of one snapshot as a DataFrame, or None when that table was not written.
-
-    Requested columns that a file lacks (an older schema) come back as nulls, so reports
-    degrade instead of failing on a dataset written by another version.
-    """
-    folder = Path(out_dir) / table / f"{PARTITION}={snapshot_date}"
-    files = sorted(folder.glob("*.parquet"))
-    if not files:
+    """One table of one snapshot, or None when that table was not written."""
+    try:
+        return dataset.read_table(out_dir, table, snapshot_date, columns)
+    except DatasetError:
         return None
-    tables = []
-    for path in files:
-        available = set(pq.read_schema(path).names)
-        wanted = None if columns is None else [c for c in columns if c in available]
-        tables.append(pq.read_table(path, columns=wanted))
-    frame = pa.concat_tables(tables, promote_options="permissive").to_pandas()
-    for column in columns or ():
-        if column not in frame.columns:
-            frame[column] = pd.NA
-    frame[PARTITION] = snapshot_date
-    return frame
 
 
 @dataclass

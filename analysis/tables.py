@@ -123,10 +123,9 @@ def is_nullable(schema_name: str, prop: str) -> bool:
     return "null" in _types_of(_raw_property(schema_name, prop))
 
 
-@functools.cache
 def is_password(schema_name: str, prop: str) -> bool:
-    """Whether the property is a secret value (`format: password`)."""
-    return _raw_property(schema_name, prop).get("format") == "password"
+    """Whether the property is a secret value (`format: password`, see spec.Prop.secret)."""
+    return spec.schema(schema_name).properties[prop].secret
 
 
 def _must_be_object(schema_name: str, prop: str) -> bool:

@@ -92,12 +92,17 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
         if name in ("limit", "offset"):
             continue
         kind, ref = spec.kind_of(param["schema"])
-        options: dict = {"dest": f"filter_{name}", "help": param.get("description")}
+        options: dict = {
+            "dest": f"filter_{name}",
+            "help": param.get("description"),
+            "metavar": "VALUE",
+        }
         if kind == "boolean":
             options["type"] = _bool
             options["metavar"] = "{true,false}"
         elif ref is not None:  # an enum, e.g. DeploymentType
             options["choices"] = spec.document()["components"]["schemas"][ref]["enum"]
+            options["metavar"] = "{" + ",".join(options["choices"]) + "}"
         parser_flag = "--" + name.replace("_", "-")
         group.add_argument(parser_flag, **options)
 

@@ -158,3 +158,11 @@ def test_assumptions_are_marked():
     schemes = spec.document()["components"]["securitySchemes"]
     assert schemes["ApiKeyHeader"]["name"] == "X-Api-Key"
     assert schemes["TenantHeader"]["name"] == "X-Tenant-Id"
+
+
+def test_readme_names_every_table_of_the_dataset():
+    from analysis.tables import TABLE_SCHEMAS
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    missing = [name for name in TABLE_SCHEMAS if f"`{name}`" not in readme]
+    assert not missing, f"README's dataset section lacks {missing}"

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from enum import Enum
@@ -532,30 +532,60 @@ class Repositories:
     missing: list[str] = field(default_factory=list)
 
 
-def fetch_repositories(
-    client: Client,
-    integration_ids: Iterable[str],
-    *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    on_missing: Callable[[str], None] | None = None,
-) -> Repositories:
-    """The repositories of every integration, fetched concurrently.
+class RepositoryFetcher:
+    """Lists the repositories of each integration once, in the background, as ids arrive.
 
-    An integration a deployment references but the service answers 404 for (deleted
-    since) is listed in `missing` rather than failing the whole export.
+    An export feeds it the integration ids it sees while deployments stream past, so the
+    repositories cost almost no extra wall time. An integration the service answers 404
+    for (deleted since) is listed in `missing` rather than failing the export.
     """
-    ids = sorted(set(integration_ids))
-    result = Repositories()
-    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos") as pool:
-        futures = {i: pool.submit(list_repositories, client, i) for i in ids}
-        for integration_id in ids:
-            try:
-                result.by_integration[integration_id] = futures[integration_id].result()
-            except NotFoundError:
-                result.missing.append(integration_id)
-                if on_missing:
-                    on_missing(integration_id)
-    return result
+
+    def __init__(self, client: Client, concurrency: int = DEFAULT_CONCURRENCY) -> None:
+        self._client = client
+        self._pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos")
+        self._futures: dict[str, Any] = {}
+
+    def add(self, integration_id: str) -> None:
+        if integration_id not in self._futures:
+            self._futures[integration_id] = self._pool.submit(
+                list_repositories, self._client, integration_id
+            )
+
+    def add_from(self, pages: Iterable[Page]) -> Iterator[Page]:
+        """Pass pages through, starting a listing for each new integration they name."""
+        for page in pages:
+            for record in page.records:
+                source_config = record.get("source_config") if isinstance(record, dict) else None
+                if isinstance(source_config, dict):
+                    integration_id = source_config.get("integration_id")
+                    if isinstance(integration_id, str):
+                        self.add(integration_id)
+            yield page
+
+    def result(self) -> Repositories:
+        out = Repositories()
+        try:
+            for integration_id in sorted(self._futures):
+                try:
+                    out.by_integration[integration_id] = self._futures[integration_id].result()
+                except NotFoundError:
+                    out.missing.append(integration_id)
+        finally:
+            self.close()
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def fetch_repositories(
+    client: Client, integration_ids: Iterable[str], *, concurrency: int = DEFAULT_CONCURRENCY
+) -> Repositories:
+    """The repositories of every integration, fetched concurrently."""
+    fetcher = RepositoryFetcher(client, concurrency)
+    for integration_id in integration_ids:
+        fetcher.add(integration_id)
+    return fetcher.result()
 
 
 async def afetch_repositories(

@@ -1,15 +1,11 @@
 """One snapshot of the service, end to end: fetch → tables → Parquet dataset.
 
-`dims export` and the notebooks call these. Repositories are fetched in the background
-while the deployments stream past, as soon as a page names an integration not seen yet,
-so they cost almost no extra wall time.
+`dims export` and the notebooks call these.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,47 +15,7 @@ from . import fetch
 from .connect import retry_transport
 from .dumps import read_dump
 from .export import ExportResult, export_snapshot
-from .pages import Page
 from .progress import Progress
-
-
-class _RepositoryCollector:
-    """Starts one repository listing per new integration id; collects them at the end."""
-
-    def __init__(self, client: Client, concurrency: int) -> None:
-        self._client = client
-        self._pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos")
-        self._futures: dict[str, Future[list[dict[str, Any]]]] = {}
-
-    def watch(self, pages: Iterator[Page]) -> Iterator[Page]:
-        for page in pages:
-            for record in page.records:
-                source_config = record.get("source_config") if isinstance(record, dict) else None
-                integration_id = (
-                    source_config.get("integration_id") if isinstance(source_config, dict) else None
-                )
-                if isinstance(integration_id, str) and integration_id not in self._futures:
-                    self._futures[integration_id] = self._pool.submit(
-                        fetch.list_repositories, self._client, integration_id
-                    )
-            yield page
-
-    def result(self) -> fetch.Repositories:
-        from .errors import NotFoundError
-
-        out = fetch.Repositories()
-        try:
-            for integration_id in sorted(self._futures):
-                try:
-                    out.by_integration[integration_id] = self._futures[integration_id].result()
-                except NotFoundError:
-                    out.missing.append(integration_id)
-        finally:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-        return out
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def take_snapshot(
@@ -81,7 +37,7 @@ def take_snapshot(
         progress.describe("fetching")
     stats = fetch.FetchStats()
     providers = fetch.list_providers(client)
-    repositories = _RepositoryCollector(client, concurrency)
+    repositories = fetch.RepositoryFetcher(client, concurrency)
     try:
         pages = fetch.fetch_deployments(
             client,
@@ -92,7 +48,7 @@ def take_snapshot(
             **filters,
         )
         result = export_snapshot(
-            repositories.watch(pages),
+            repositories.add_from(pages),
             out_dir,
             providers=providers,
             repositories=lambda: repositories.result().by_integration,

@@ -39,3 +39,33 @@ def test_demo_exports_every_table_and_writes_the_report(tmp_path):
     ).fetchall()[0][0]
     assert count == 150
     assert "\x1b[" not in done.stdout + done.stderr  # no progress bar when piped
+
+
+def test_sandbox_command_serves_the_fleet_with_the_faults_asked_for():
+    import signal
+    import time
+
+    import httpx
+
+    process = subprocess.Popen(
+        [dims(), "sandbox", "--port", "0", "--deployments", "30", "--error-every", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        line = process.stdout.readline()  # blocks until the server prints its address
+        base_url = line.split(" at ", 1)[1].strip()
+        first = httpx.get(f"{base_url}/v2/deployments", params={"limit": 100})
+        second = httpx.get(f"{base_url}/v2/auth/providers")
+        assert first.status_code == 200 and len(first.json()["resources"]) == 30
+        assert second.status_code == 503  # --error-every 2
+    finally:
+        process.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 20
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0

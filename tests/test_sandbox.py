@@ -867,3 +867,16 @@ def test_oauth_providers_look_real(fleet: Fleet) -> None:
     ):
         assert any(optional not in p for p in every), optional
         assert any(optional in p for p in every), optional
+
+
+def test_fleet_has_right_sizing_cases_for_the_capacity_report():
+    fleet = generate_fleet(300, seed=0)
+    prod_at_dev_defaults = dev_above_defaults = 0
+    for record in fleet.deployments:
+        spec = (record.get("source_config") or {}).get("resource_spec") or {}
+        kind = fleet.deployment_types[record["id"]]
+        if kind == "prod" and spec.get("cpu") == 1 and spec.get("memory_mb") == 1024:
+            prod_at_dev_defaults += 1
+        if kind != "prod" and (spec.get("cpu") or 0) > 1:
+            dev_above_defaults += 1
+    assert prod_at_dev_defaults >= 1 and dev_above_defaults >= 1

@@ -66,6 +66,9 @@ _ANOMALY_AT = {
 _ODD_NAME_AT = {3, 14, 31, 47, 62, 85, 99}
 _NULL_SECRETS_AT = 66  # `secrets: null` rather than a list
 _NULL_IMAGE_VERSION_AT = 88
+#: Right-sizing cases: a production deployment left at the development defaults, or a
+#: development one raised above them (whichever the record's type makes it).
+_RIGHTSIZING_AT = {36, 71}
 _STATUS_EVERY, _STATUS_AT = 17, 3  # top-level `status` (unknown field), ~6 %
 _SOURCE_EVERY, _SOURCE_AT = 29, 11  # top-level `source` (unknown field)
 _FUTURE_EVERY, _FUTURE_AT = 31, 13  # `source_config.future_flag` (unknown field)
@@ -431,6 +434,11 @@ class _Builder:
             min_scale, max_scale = (1, 1, 2)[int(r() * 3)], (10, 10, 5, 3)[int(r() * 4)]
         else:
             cpu, mem, min_scale, max_scale = 1, 1024, 1, 1
+        if i % 100 in _RIGHTSIZING_AT and anomaly is None:  # no extra draws: same stream
+            if prod:
+                cpu, mem, min_scale, max_scale, raised = 1, 1024, 1, 1, False
+            else:
+                cpu, mem = 2, 4096
         queue = r() < 0.9 or prod
         legacy = i % 20 == 17  # created before the executor and cache existed: keys absent
         db_storage = (20, 50, 100, 250)[int(r() * 4)] if prod else 10

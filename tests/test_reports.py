@@ -268,3 +268,16 @@ def test_container_limit_below_request_is_listed(tmp_path, fleet) -> None:
     rows = found[found["component"] == "sidecar:tight"]
     assert rows["deployment_id"].tolist() == [record["id"]]
     assert rows["anomaly"].tolist() == ["cpu_limit_below_request"]
+
+
+def test_importing_the_reports_leaves_the_notebook_backend_alone():
+    """Charts draw on their own Figure objects, so Jupyter's inline backend keeps working."""
+    import subprocess
+    import sys
+
+    code = (
+        "import matplotlib; matplotlib.use('pdf'); import analysis.reports; "
+        "from analysis.reports import charts; "
+        "assert matplotlib.get_backend() == 'pdf', matplotlib.get_backend()"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

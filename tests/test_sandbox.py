@@ -880,3 +880,18 @@ def test_fleet_has_right_sizing_cases_for_the_capacity_report():
         if kind != "prod" and (spec.get("cpu") or 0) > 1:
             dev_above_defaults += 1
     assert prod_at_dev_defaults >= 1 and dev_above_defaults >= 1
+
+
+def test_roll_out_moves_a_growing_share_live():
+    from analysis.sandbox import roll_out
+
+    with run_sandbox(deployments=80, seed=9) as sandbox:
+        first = roll_out(sandbox.fleet, "9.9.9", 0.25, seed=1)
+        more = roll_out(sandbox.fleet, "9.9.9", 0.5, seed=1)  # extends the same rollout
+        assert len(first) == 20 and len(set(first) | set(more)) == 40
+        served = httpx.get(f"{sandbox.base_url}/v2/deployments", params={"limit": 100}).json()
+        moved = [r for r in served["resources"] if r["image_version"] == "9.9.9"]
+        assert {r["id"] for r in moved} == set(first) | set(more)
+        assert all(r["active_revision_id"] == r["latest_revision_id"] for r in moved)
+    with pytest.raises(ValueError, match="share"):
+        roll_out(sandbox.fleet, "1.0.0", 1.5)

@@ -14,11 +14,7 @@ import io
 import itertools
 import re
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
+import matplotlib as mpl
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -57,13 +53,12 @@ def component_colors() -> dict[str, str]:
 
 
 def to_svg(fig: Figure, title: str) -> str:
-    """The figure as an `<svg>` element ready to paste into HTML, then closes the figure.
+    """The figure as an `<svg>` element ready to paste into HTML.
 
     Ids are prefixed from `title`, so charts on one page need distinct titles.
     """
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
@@ -80,8 +75,9 @@ def to_svg(fig: Figure, title: str) -> str:
 
 
 def _empty(title: str, message: str) -> str:
-    with plt.rc_context(_STYLE):
-        fig, ax = plt.subplots(figsize=(8, 1.2))
+    with mpl.rc_context(_STYLE):
+        fig = Figure(figsize=(8, 1.2))
+        ax = fig.subplots()
         ax.axis("off")
         ax.text(0.5, 0.5, message, ha="center", va="center", color="#666666")
         return to_svg(fig, title)
@@ -102,8 +98,9 @@ def capacity_chart(summary: pd.DataFrame) -> str:
         ("memory_request_gib", "Memory requested (GiB)"),
     )
     frame = summary.assign(deployment_type=summary["deployment_type"].fillna("(none)"))
-    with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    with mpl.rc_context(_STYLE):
+        fig = Figure(figsize=(11, 4.2))
+        axes = fig.subplots(1, 2)
         width = 0.38
         for ax, (measure, label) in zip(axes, panels, strict=True):
             for offset, scale, hatch in ((-0.2, "min", "//"), (0.2, "max", "")):
@@ -148,8 +145,9 @@ def namespace_chart(by_namespace: pd.DataFrame, top: int = 15) -> str:
         return _empty(title, "no deployments")
     rows = by_namespace.head(top).iloc[::-1]
     names = rows["k8s_namespace"].fillna("(none)").astype(str)
-    with plt.rc_context({**_STYLE, "axes.grid.axis": "x"}):
-        fig, ax = plt.subplots(figsize=(10, 0.32 * len(rows) + 1.0))
+    with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
+        fig = Figure(figsize=(10, 0.32 * len(rows) + 1.0))
+        ax = fig.subplots()
         ax.barh(names, rows["cpu_request_cores_max_scale"], color=PALETTE[0], label="max scale")
         ax.barh(names, rows["cpu_request_cores_min_scale"], color=PALETTE[1], label="min scale")
         ax.set_xlabel("cores")
@@ -180,8 +178,9 @@ def version_distribution_chart(by_type: pd.DataFrame, newest: str | None) -> str
         .reindex(index=order, columns=types)
         .fillna(0)
     )
-    with plt.rc_context(_STYLE):
-        fig, ax = plt.subplots(figsize=(max(8.0, 0.45 * len(order) + 3), 4.2))
+    with mpl.rc_context(_STYLE):
+        fig = Figure(figsize=(max(8.0, 0.45 * len(order) + 3), 4.2))
+        ax = fig.subplots()
         bottoms = [0.0] * len(order)
         for color, kind in zip(itertools.cycle(PALETTE), types, strict=False):
             values = pivot[kind].tolist()
@@ -229,8 +228,9 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
     dates = list(pivot.index)
     colors = {"older": "#c8c8c8", "unparseable": "#7f7f7f"}
     fresh = iter(PALETTE)
-    with plt.rc_context(_STYLE):
-        fig, ax = plt.subplots(figsize=(max(8.0, 0.6 * len(dates) + 4), 4.2))
+    with mpl.rc_context(_STYLE):
+        fig = Figure(figsize=(max(8.0, 0.6 * len(dates) + 4), 4.2))
+        ax = fig.subplots()
         bottoms = [0.0] * len(dates)
         for name in series:
             values = [100.0 * v for v in pivot[name]]

@@ -6,7 +6,7 @@ runs without access to the real service, deterministically, and with injectable 
 
 from .app import create_app
 from .faults import Faults, SandboxStats
-from .fleet import Fleet, fleet_dump_bytes, generate_fleet
+from .fleet import Fleet, fleet_dump_bytes, generate_fleet, roll_out
 from .server import SandboxHandle, run_sandbox, serve
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "create_app",
     "fleet_dump_bytes",
     "generate_fleet",
+    "roll_out",
     "run_sandbox",
     "serve",
 ]

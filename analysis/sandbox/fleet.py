@@ -20,6 +20,7 @@ import gc
 import random
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -733,3 +734,37 @@ _PROVIDERS: tuple[dict[str, Any], ...] = (
         "is_dynamic_client": True,
     },
 )
+
+
+def roll_out(fleet: Fleet, version: str, share: float, *, seed: int = 0) -> list[str]:
+    """Move `share` (0..1) of the fleet to image `version`, as a release rollout would.
+
+    Deployments are taken in one seeded order, so a growing share on later calls extends
+    the same rollout (the history notebooks and tests build snapshots this way). Each moved
+    deployment gets a new revision, active and latest, and a later `updated_at`. The sandbox
+    serves the fleet's records live: the change shows in the next request. Returns the ids
+    moved by this call.
+    """
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"share must be within 0..1, got {share}")
+    rng = random.Random(seed)
+    order = sorted(fleet.deployments, key=lambda _: rng.random())
+    moved = []
+    for record in order[: round(len(order) * share)]:
+        if record.get("image_version") == version:
+            continue
+        revision = _uuid(rng.getrandbits)
+        record["image_version"] = version
+        record["latest_revision_id"] = record["active_revision_id"] = revision
+        record["updated_at"] = _rollout_time(record.get("updated_at"))
+        moved.append(record["id"])
+    return moved
+
+
+def _rollout_time(updated_at: Any) -> str:
+    """A day after the record's last update (or after the fleet's newest moment)."""
+    try:
+        previous = datetime.fromisoformat(updated_at)
+    except (TypeError, ValueError):
+        previous = datetime.fromtimestamp(_END_TS, UTC)
+    return (previous + timedelta(days=1)).isoformat()

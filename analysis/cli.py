@@ -13,6 +13,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from . import fetch, spec
 from .errors import DimsError
@@ -21,6 +22,13 @@ DEFAULT_OUT = Path("dims-data")
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (the design's rule for every error)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
 def _date(text: str) -> dt.date:
@@ -108,7 +116,7 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dims",
         description="Fetch, export and report on deployments of the Deployment and "
         "Integration Management Service.",

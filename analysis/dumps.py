@@ -7,10 +7,13 @@ with one record or one page per line. Elements of an array may mix records and p
 Why it reads the way it does:
 - The collector is paused for a whole-file parse only; streamed parsing relies on the
   caller (`export_snapshot` pauses it for the whole export, see analysis.gcpause).
-- Large arrays are parsed one element at a time (the standard library's `raw_decode` over
-  a sliding text buffer), because parsing 100,000 records at once costs well over 1 GB of
-  Python objects; files under `WHOLE_FILE_LIMIT` are parsed at once with orjson, which is
-  faster. NDJSON is parsed line by line with orjson.
+- Large arrays are parsed a few megabytes at a time, because parsing 100,000 records at
+  once costs well over 1 GB of Python objects: a vectorised scan (numpy) of each buffer's
+  tail finds where a top-level element ends, and orjson parses the whole elements before it
+  (`_chunked_array`; as fast as parsing the file whole). Anything unusual, including every
+  syntax error, hands over to the careful reader (the standard library's `raw_decode` over
+  a sliding text buffer, `_stream_array`), which reports line and column. Files under
+  `WHOLE_FILE_LIMIT` are parsed at once with orjson. NDJSON is parsed line by line.
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
   which lists it in rejected_records. A file that is not JSON, is empty or has the wrong
   shape is a `DumpError`: one line naming the file and the problem.
@@ -23,18 +26,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from analysis.errors import DumpError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 
-#: Files up to this size are parsed whole with orjson; larger arrays are streamed.
-WHOLE_FILE_LIMIT = 64 * 1024 * 1024
+#: Files up to this size are parsed whole with orjson; larger arrays are read in chunks.
+WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 _CHUNK = 4 * 1024 * 1024
 _EXPECTED = (
     "expected a JSON array of deployments, a list-deployments page "
@@ -59,7 +64,7 @@ def read_dump(path: str | os.PathLike[str], *, page_size: int = 1000) -> Iterato
     if first == "[":
         if _size(path) <= WHOLE_FILE_LIMIT:
             return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
-        return _pages_of_elements(path, _stream_array(path), page_size)
+        return _pages_of_elements(path, _chunked_array(path), page_size)
     if first == "{" and _is_ndjson(path):
         return _read_ndjson(path, page_size)
     document = _load_whole(path)
@@ -318,3 +323,148 @@ def _stream_array(path: Path) -> Iterator[tuple[int, Any]]:
             if pos > _CHUNK:  # keep the window to about one chunk
                 window.drop(pos)
                 pos = 0
+
+
+# --- the fast path for large arrays: byte ranges of whole elements, parsed by orjson --------
+
+#: Where a chunk may end is searched for in its last this many bytes.
+_TAIL = 256 * 1024
+#: A buffer with no element end in its tail grows up to this size before the careful reader.
+_MAX_CHUNK = 256 * 1024 * 1024
+_OPEN, _CLOSE, _QUOTE, _BACKSLASH = (ord(c) for c in '{}"\\')
+_OPEN_ARRAY, _CLOSE_ARRAY = ord("["), ord("]")
+_AFTER_STRING = frozenset(b":,}] \t\r\n")
+_NEXT_TOKEN = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)
+
+
+def _chunked_array(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield (index, element) of a large top-level array, a few megabytes at a time.
+
+    The file is read in blocks; in the last `_TAIL` bytes of the buffer a vectorised scan
+    (numpy) finds where a top-level element ends, and everything before that point is parsed
+    by orjson as one array. Only orjson decides what the bytes mean: a chunk is used only
+    when `[` + chunk + `]` parses, which it cannot when the cut falls inside a string or a
+    nested value. Anything unusual (an element larger than the buffer, a syntax error, a
+    guess that does not parse) hands over to `_stream_array`, which skips the elements
+    already yielded and reports errors with their line and column.
+    """
+    index = 0
+    block = max(_CHUNK, 1)
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with fh:
+        buf = fh.read(block)
+        if buf.startswith(b"\xef\xbb\xbf"):
+            buf = buf[3:]
+        start = buf.find(b"[") + 1
+        wanted = 2 * block  # bytes to have in hand before looking for a cut
+        while True:
+            if len(buf) - start < wanted:
+                more = fh.read(block)
+                buf = buf[start:] + more
+                start = 0
+                if more:
+                    continue
+                chunk, end = b"[" + buf, len(buf)  # the rest, with the closing bracket
+            else:
+                end = _element_end(buf, start)
+                if end is None:  # an element larger than the tail: read on, up to a limit
+                    if wanted >= _MAX_CHUNK:
+                        break
+                    wanted *= 2
+                    continue
+                chunk = b"[" + buf[start:end] + b"]"
+            try:
+                with paused_gc():
+                    elements = orjson.loads(chunk)
+            except orjson.JSONDecodeError as exc:
+                inside = exc.pos >= len(chunk) - 1 or exc.msg == "unexpected end of data"
+                if end == len(buf) or not inside or wanted >= _MAX_CHUNK:
+                    break  # a syntax error: the careful reader reports where
+                wanted *= 2  # the cut was inside one element: read on and cut later
+                continue
+            del chunk
+            if end == len(buf):
+                start = end
+            else:
+                start = _after_comma(buf, end)
+                if start is None:
+                    break
+            wanted = 2 * block
+            for element in elements:
+                yield index, element
+                index += 1
+            del elements
+            if start == len(buf) and end == len(buf):
+                return
+    # The careful path: re-read from the start, skipping what was already yielded.
+    for i, element in _stream_array(path):
+        if i >= index:
+            yield i, element
+
+
+def _after_comma(buf: bytes, end: int) -> int | None:
+    match = _NEXT_TOKEN.match(buf, end)
+    return match.end() if match and match.group(1) == b"," else None
+
+
+def _element_end(buf: bytes, start: int) -> int | None:
+    """A position just after a top-level `}` or `]` in buf's tail, followed by `,`; or None.
+
+    The tail is scanned without knowing whether it begins inside a string: the parity is the
+    one under which closing quotes are followed by `:`, `,`, `}`, `]` or whitespace, as in
+    JSON. Nesting depth is relative to the tail's start; top-level ends are the closing
+    brackets at the lowest depth reached (the tail spans many elements). A wrong guess is
+    caught by parsing the chunk.
+    """
+    tail_start = max(start, len(buf) - _TAIL)
+    tail = np.frombuffer(buf, np.uint8, offset=tail_start)
+    quotes = np.flatnonzero(tail == _QUOTE)
+    if len(quotes):
+        escaped = quotes[quotes > 0]
+        escaped = escaped[tail[escaped - 1] == _BACKSLASH]
+        if len(escaped):
+            drop = [q for q in escaped.tolist() if _odd_backslashes(tail, q)]
+            quotes = np.setdiff1d(quotes, np.array(drop, dtype=quotes.dtype))
+    parity = _parity(tail, quotes)
+    brackets = np.flatnonzero(
+        (tail == _OPEN) | (tail == _CLOSE) | (tail == _OPEN_ARRAY) | (tail == _CLOSE_ARRAY)
+    )
+    # Quotes at or before a bracket; outside strings when that count plus parity is even.
+    before = np.searchsorted(quotes, brackets, side="right")
+    brackets = brackets[(before + parity) % 2 == 0]
+    if not len(brackets):
+        return None
+    chars = tail[brackets]
+    closing = (chars == _CLOSE) | (chars == _CLOSE_ARRAY)
+    depth = np.cumsum(np.where(closing, -1, 1))
+    lowest = depth.min()
+    ends = brackets[closing & (depth == lowest)]
+    for end in reversed(ends.tolist()):
+        position = tail_start + end + 1
+        if _after_comma(buf, position) is not None:
+            return position
+    return None
+
+
+def _odd_backslashes(tail: np.ndarray, quote: int) -> bool:
+    run = 0
+    at = quote - 1
+    while at >= 0 and tail[at] == _BACKSLASH:
+        run += 1
+        at -= 1
+    return run % 2 == 1
+
+
+def _parity(tail: np.ndarray, quotes: np.ndarray) -> int:
+    """0 when the tail starts outside a string, 1 inside: the likelier reading of its quotes."""
+    sample = quotes[:201]
+    following = tail[np.minimum(sample + 1, len(tail) - 1)]
+    fits = np.isin(following, np.frombuffer(bytes(_AFTER_STRING), np.uint8))
+    # With parity 0 the quotes at odd positions close strings; with parity 1, the even ones.
+    odd, even = fits[1::2], fits[0::2]
+    odd_share = odd.mean() if len(odd) else 0.0
+    even_share = even.mean() if len(even) else 0.0
+    return 0 if odd_share >= even_share else 1

@@ -8,6 +8,8 @@ too, so readers always find every table of a snapshot.
 Why it is written the way it is:
 - Streaming: pages are flattened as they arrive and written as row groups every
   `row_group_records` deployments, so memory is bounded by one batch, not by the fleet.
+  Each batch is written by a background thread while the next one is flattened (Parquet
+  encoding and compression release the GIL); at most one batch is in flight.
 - Atomic: the snapshot is written under `DIR/.tmp-<date>-<pid>-<random>/` (a dot folder,
   which the readers' glob `DIR/<table>/snapshot_date=*/*.parquet` never matches) and moved
   into place only once every table is complete. A failure, an exception from the page
@@ -30,11 +32,13 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis.errors import ExportError
@@ -118,6 +122,8 @@ def export_snapshot(
     tmp = _prepare(out, day)
     writers: dict[str, pq.ParquetWriter] = {}
     rows = dict.fromkeys(TABLE_NAMES, 0)
+    background = ThreadPoolExecutor(1, thread_name_prefix="dims-parquet")
+    writing: list[Future[None]] = []
     try:
         flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
         metadata = {
@@ -131,11 +137,20 @@ def export_snapshot(
                 folder / PART_FILE, schema.with_metadata(metadata), compression="zstd"
             )
 
-        def flush() -> None:
-            for name, table in flattener.take().items():
+        def write(tables: dict[str, pa.Table]) -> None:
+            for name, table in tables.items():
                 if table.num_rows:
                     writers[name].write_table(table)
                     rows[name] += table.num_rows
+
+        def flush() -> None:
+            # Compression and encoding release the GIL: the previous batch is written in
+            # the background while this one was flattened. One batch in flight at most,
+            # so memory stays bounded by two batches.
+            tables = flattener.take()
+            if writing:
+                writing.pop().result()
+            writing.append(background.submit(write, tables))
 
         with paused_gc():  # one pause for the whole loop: see analysis.gcpause
             for page in pages:
@@ -149,16 +164,22 @@ def export_snapshot(
             if repos:
                 flattener.add_repositories(repos)
             flush()
+            writing.pop().result()
         for writer in writers.values():
             writer.close()
         writers.clear()
         paths = _publish(tmp, out, day)
     except BaseException:
+        for future in writing:  # never close a writer the background thread is using
+            with contextlib.suppress(BaseException):
+                future.result()
         for writer in writers.values():
             with contextlib.suppress(Exception):
                 writer.close()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        background.shutdown(wait=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return ExportResult(
         out_dir=out,

@@ -257,6 +257,8 @@ class _Plan:
     required: tuple[str, ...] = ()
     #: Inside a secret-bearing object: reasons quote no values, unknown values are redacted.
     sensitive: bool = False
+    #: read(obj, path, row, unknown): the compiled reader (see `_compile_reader`).
+    read: Callable[[dict, str, list, dict], None] = field(default=lambda *_: None, repr=False)
 
 
 def _check_shape(value: Any, prop: spec.Prop, must_object: bool, path: str, show: bool) -> None:
@@ -276,64 +278,155 @@ def _check_shape(value: Any, prop: spec.Prop, must_object: bool, path: str, show
         raise _Reject(path, f"expected object, got {_describe(value, show)}")
 
 
-def _read_object(obj: dict, plan: _Plan, path: str, row: list, unknown: dict) -> None:
-    """Read one JSON object into `row` following `plan`; unknown keys go to `unknown`.
+def _read_one(key: str, value: Any, plan: _Plan, path: str, row: list, unknown: dict) -> None:
+    """Read one property of an object (the careful path: every case, every reason)."""
+    step = plan.steps.get(key)
+    if step is None:
+        unknown[path + key] = REDACTED if plan.sensitive else value
+        return
+    if value is None:
+        if step[3]:
+            return
+        raise _Reject(path + key, f"expected {_EXPECTED.get(step[1], step[1])}, got null")
+    op = step[0]
+    if op == _NUMBER:
+        t = type(value)
+        if t is float:
+            row[step[2]] = value
+            return
+        if t is int and -_EXACT_INT <= value <= _EXACT_INT:
+            row[step[2]] = value  # Arrow stores it as float64 exactly
+            return
+    elif op == _TEXT:
+        if type(value) is str:
+            row[step[2]] = value
+            return
+    elif op == _BOOLEAN:
+        if type(value) is bool:
+            row[step[2]] = value
+            return
+    elif op == _NESTED:
+        if type(value) is not dict:
+            raise _Reject(path + key, f"expected object, got {_describe(value, False)}")
+        step[4].read(value, f"{path}{key}.", row, unknown)
+        return
+    elif op == _CALL:
+        step[4](value, path + key, row)
+        return
+    elif op == _PASSWORD:
+        if type(value) is not str:
+            raise _Reject(path + key, f"expected string, got {_json_type(value)}")
+        if step[2] is not None:
+            row[step[2]] = value
+        return
+    elif op in (_JSON, _CHECK):
+        prop, must_object, hide = step[4]
+        _check_shape(value, prop, must_object, path + key, not (plan.sensitive or hide))
+        if op == _JSON:
+            row[step[2]] = to_json_text(value)
+        return
+    # A scalar of another kind, or of the wrong type: the careful path converts or rejects.
+    row[step[2]] = _convert(value, step[1], path + key, not plan.sensitive)
 
-    The hot loop of every export: the common cases are tested first and inline.
+
+def _read_object(obj: dict, plan: _Plan, path: str, row: list, unknown: dict) -> None:
+    """Read one JSON object into `row` following `plan`; unknown keys go to `unknown`."""
+    plan.read(obj, path, row, unknown)
+
+
+#: Python type names of array items whose shape `_shape_test` checks inline.
+_ITEM_TYPES = {"string": "str", "uuid": "str", "boolean": "bool", "object": "dict"}
+
+
+def _shape_test(shape: tuple[spec.Prop, bool, bool]) -> str | None:
+    """An expression true when `v` has the shape `_check_shape` accepts (None: no shortcut).
+
+    Only the common shapes are tested inline; a value that fails the test (or null) takes
+    the careful path, which accepts it or rejects it with the reason.
     """
-    steps = plan.steps
-    for key, value in obj.items():
-        step = steps.get(key)
-        if step is None:
-            unknown[path + key] = REDACTED if plan.sensitive else value
-            continue
-        if value is None:
-            if step[3]:
-                continue
-            raise _Reject(path + key, f"expected {_EXPECTED.get(step[1], step[1])}, got null")
-        op = step[0]
+    prop, must_object, _hide = shape
+    if prop.kind == "array":
+        item = _ITEM_TYPES.get(prop.items_kind or "")
+        if item is None:
+            return None
+        return f"type(v) is list and all(type(x) is {item} for x in v)"
+    if must_object:
+        return "type(v) is dict"
+    return "v is not None"  # any JSON value
+
+
+def _compile_reader(plan: _Plan) -> Callable[[dict, str, list, dict], None]:
+    """The plan as straight-line Python: the hot loop of every export.
+
+    One generated function per object schema reads each property the spec names with
+    `obj.get` and stores it when its type is the expected one (a type test and a store);
+    anything else (null where null is not allowed, a wrong type, a datetime, a JSON column)
+    goes to `_read_one`, the careful path, which converts or rejects with a reason.
+    Unknown keys are found with one set test. Properties are read in spec order, so when a
+    record has several problems the reason names the first in spec order.
+    """
+    names: dict[str, Any] = {
+        "_KNOWN": frozenset(plan.steps),
+        "_STEPS": plan.steps,
+        "_PLAN": plan,
+        "_one": _read_one,
+        "_Reject": _Reject,
+        "_E": _EXACT_INT,
+        "_json": to_json_text,
+        "REDACTED": REDACTED,
+    }
+    lines = [
+        "def read(obj, path, row, unknown):",
+        "    if not _KNOWN.issuperset(obj):",
+        "        for key in obj:",
+        "            if key not in _STEPS:",
+        f"                unknown[path + key] = {'REDACTED' if plan.sensitive else 'obj[key]'}",
+        "    get = obj.get",
+    ]
+    for n, (key, (op, _kind, index, nullable, extra)) in enumerate(plan.steps.items()):
+        k = repr(key)
+        careful = f"_one({k}, v, _PLAN, path, row, unknown)"
+        other = "v is not None" if nullable else f"v is not None or {k} in obj"
+        fits = _shape_test(extra) if op in (_JSON, _CHECK) else None
+        lines.append(f"    v = get({k})")
         if op == _NUMBER:
-            t = type(value)
-            if t is float:
-                row[step[2]] = value
-                continue
-            if t is int and -_EXACT_INT <= value <= _EXACT_INT:
-                row[step[2]] = value  # Arrow stores it as float64 exactly
-                continue
-        elif op == _TEXT:
-            if type(value) is str:
-                row[step[2]] = value
-                continue
-        elif op == _BOOLEAN:
-            if type(value) is bool:
-                row[step[2]] = value
-                continue
+            lines += [
+                "    if type(v) is float:",
+                f"        row[{index}] = v",
+                "    elif type(v) is int and -_E <= v <= _E:",
+                f"        row[{index}] = v",
+            ]
+        elif op in (_TEXT, _BOOLEAN):
+            lines += [
+                f"    if type(v) is {'str' if op == _TEXT else 'bool'}:",
+                f"        row[{index}] = v",
+            ]
         elif op == _NESTED:
-            if type(value) is not dict:
-                raise _Reject(path + key, f"expected object, got {_describe(value, False)}")
-            _read_object(value, step[4], f"{path}{key}.", row, unknown)
-            continue
+            names[f"_sub{n}"] = extra
+            lines += [
+                "    if type(v) is dict:",
+                f"        _sub{n}.read(v, path + {key + '.'!r}, row, unknown)",
+            ]
         elif op == _CALL:
-            step[4](value, path + key, row)
-            continue
-        elif op == _PASSWORD:
-            if type(value) is not str:
-                raise _Reject(path + key, f"expected string, got {_json_type(value)}")
-            if step[2] is not None:
-                row[step[2]] = value
-            continue
-        elif op in (_JSON, _CHECK):
-            prop, must_object, hide = step[4]
-            _check_shape(value, prop, must_object, path + key, not (plan.sensitive or hide))
-            if op == _JSON:
-                row[step[2]] = to_json_text(value)
-            continue
-        # A scalar of another kind, or of the wrong type: the careful path converts or rejects.
-        row[step[2]] = _convert(value, step[1], path + key, not plan.sensitive)
-    if plan.required:
-        for key in plan.required:
-            if key not in obj:
-                raise _Reject(path + key, "missing")
+            names[f"_call{n}"] = extra
+            lines += [
+                "    if v is not None:",
+                f"        _call{n}(v, path + {k}, row)",
+            ]
+        elif op in (_JSON, _CHECK) and fits is not None:
+            store = f"row[{index}] = _json(v)" if op == _JSON else "pass"
+            lines += [f"    if {fits}:", f"        {store}"]
+        else:
+            lines += [f"    if {other}:", f"        {careful}"]
+        if op in (_NUMBER, _TEXT, _BOOLEAN, _NESTED, _CALL) or fits is not None:
+            lines += [f"    elif {other}:", f"        {careful}"]
+    for key in plan.required:
+        lines += [
+            f"    if {key!r} not in obj:",
+            f"        raise _Reject(path + {key!r}, 'missing')",
+        ]
+    exec(compile("\n".join(lines), f"<reader {plan.schema}>", "exec"), names)
+    return names["read"]
 
 
 @dataclass
@@ -423,6 +516,7 @@ def _plan_for(
         plan.required = tuple(
             p.name for p in spec.schema(schema_name).properties.values() if p.required
         )
+    plan.read = _compile_reader(plan)
     return plan
 
 
@@ -446,8 +540,14 @@ def redact(value: Any, schema_name: str = "Deployment") -> Any:
 def _redact_object(obj: dict, schema_name: str) -> dict:
     out = dict(obj)
     properties = spec.schema(schema_name).properties
+    # Unknown fields of a secret-bearing object (a secret entry, an env entry) may hold
+    # secret material: redacted here as in unknown_fields_json.
+    sensitive = _has_own_password(schema_name)
     for key, value in obj.items():
         prop = properties.get(key)
+        if prop is None and sensitive:
+            out[key] = REDACTED
+            continue
         if prop is None or value is None:
             continue
         if is_password(schema_name, key):
@@ -783,7 +883,7 @@ class Flattener:
                     self._secret_count = None
                     unknown = self._unknown = {}
                     row = [None] * width
-                    _read_object(record, plan, "", row, unknown)
+                    plan.read(record, "", row, unknown)
                 except _Reject as reject:
                     for rows, mark in zip(row_lists, marks, strict=True):
                         del rows[mark:]
@@ -817,21 +917,23 @@ class Flattener:
         plan, width = table.plan, len(table.columns.names)
         is_secrets = table_name == "deployment_secrets"
         sources = _volume_sources(plan.schema) if table_name == "deployment_volumes" else ()
+        source_set = frozenset(sources)
 
         def read(value: Any, path: str, _row: list) -> None:
             if type(value) is not list:
                 raise _Reject(path, f"expected array, got {_json_type(value)}")
+            read_item, unknown, deployment_id = plan.read, self._unknown, self._id
             for position, item in enumerate(value):
-                item_path = f"{path}[{position}]"
                 if type(item) is not dict:
                     raise _Reject(
-                        item_path, f"expected object, got {_describe(item, not plan.sensitive)}"
+                        f"{path}[{position}]",
+                        f"expected object, got {_describe(item, not plan.sensitive)}",
                     )
                 row = [None] * width
-                row[0] = self._id
+                row[0] = deployment_id
                 row[1] = position
-                _read_object(item, plan, item_path + ".", row, self._unknown)
-                if sources:
+                read_item(item, f"{path}[{position}].", row, unknown)
+                if sources and not source_set.isdisjoint(item):
                     present = {s: item[s] for s in sources if item.get(s) is not None}
                     if len(present) == 1:
                         ((kind, obj),) = present.items()
@@ -859,15 +961,15 @@ class Flattener:
                     raise _Reject(item_path, f"expected object, got {_describe(item, True)}")
                 row = [None] * width
                 row[0], row[1], row[2] = self._id, kind, position
-                _read_object(item, table.plan, item_path + ".", row, self._unknown)
+                table.plan.read(item, item_path + ".", row, self._unknown)
                 resources = item.get(_RESOURCES_PROP) or {}
                 requests = resources.get("requests") or {}
                 limits = resources.get("limits") or {}
                 if type(requests) is dict and type(limits) is dict:
-                    row[-4] = cpu_cores(requests.get("cpu"))
-                    row[-3] = cpu_cores(limits.get("cpu"))
-                    row[-2] = memory_mib(requests.get("memory"))
-                    row[-1] = memory_mib(limits.get("memory"))
+                    row[-4] = _quantity(cpu_cores, requests.get("cpu"))
+                    row[-3] = _quantity(cpu_cores, limits.get("cpu"))
+                    row[-2] = _quantity(memory_mib, requests.get("memory"))
+                    row[-1] = _quantity(memory_mib, limits.get("memory"))
                 rows.append(row)
                 for env_position, entry in enumerate(item.get(_ENV_PROP) or ()):
                     env_path = f"{item_path}.{_ENV_PROP}[{env_position}]"
@@ -875,7 +977,7 @@ class Flattener:
                         raise _Reject(env_path, f"expected object, got {_json_type(entry)}")
                     env_row = [None] * env_width
                     env_row[:5] = (self._id, kind, position, row[name_i], env_position)
-                    _read_object(entry, env.plan, env_path + ".", env_row, self._unknown)
+                    env.plan.read(entry, env_path + ".", env_row, self._unknown)
                     env_rows.append(env_row)
 
         return read
@@ -972,6 +1074,16 @@ def _to_table(rows: list, schema: pa.Schema, at: pa.Scalar) -> pa.Table:
     arrays = [pa.array(column, type=schema.field(j).type) for j, column in enumerate(columns)]
     arrays.append(pa.repeat(at, n))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_quantity(parse: Callable[[Any], float | None], text: str) -> float | None:
+    return parse(text)
+
+
+def _quantity(parse: Callable[[Any], float | None], value: Any) -> float | None:
+    """parse(value), remembered for text: a fleet repeats a handful of quantities."""
+    return _cached_quantity(parse, value) if type(value) is str else parse(value)
 
 
 def _deployment_type(record: dict, listed_as: str | None) -> str | None:

@@ -33,6 +33,25 @@ def measure(name: str, fn: Callable[[], object], runs: int = 3) -> Timing:
     return Timing(name, statistics.median(samples), min(samples), max(samples), runs)
 
 
+def measure_interleaved(cases: list[tuple[str, Callable[[], object], int]]) -> list[Timing]:
+    """Like `measure` for several (name, fn, runs) cases, taking turns run by run.
+
+    On a shared, noisy machine a slow spell then hits every case alike, so the ratios
+    between them hold better than when each case runs all its repetitions in a row.
+    """
+    samples: list[list[float]] = [[] for _ in cases]
+    for round_ in range(max(runs for _, _, runs in cases)):
+        for (_name, fn, runs), taken in zip(cases, samples, strict=True):
+            if round_ < runs:
+                started = time.perf_counter()
+                fn()
+                taken.append(time.perf_counter() - started)
+    return [
+        Timing(name, statistics.median(taken), min(taken), max(taken), len(taken))
+        for (name, _fn, _runs), taken in zip(cases, samples, strict=True)
+    ]
+
+
 def machine() -> dict:
     return {
         "python": platform.python_version(),

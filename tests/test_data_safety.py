@@ -1,0 +1,284 @@
+"""Data safety: earlier snapshots survive anything an export can suffer.
+
+An export is killed (SIGINT, SIGKILL) in a subprocess while it is writing. The subprocess
+runs the real `dims export` (`analysis.cli.main`) with one change: its dump reader is a
+generator that yields a few pages (flushed to disk as row groups), writes a marker file and
+then waits for more input forever. So the test knows the export is mid-write, temporary
+Parquet files open and half written, when it sends the signal; no timing guesses.
+Afterwards the earlier snapshot must read back byte-identical through pyarrow and DuckDB,
+readers must see no partition of the killed day, and the next export must succeed and clear
+what a SIGKILL left behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from analysis.cli import main
+from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from analysis.tables import TABLE_NAMES
+
+DIMS = Path(sys.executable).parent / "dims"
+D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
+DEADLINE_S = 30.0
+
+#: `dims export --from-json <any>` whose dump never ends: 6 pages, a marker, then waiting.
+STALLED_EXPORT = """
+import signal, sys
+from pathlib import Path
+
+import analysis.export
+import analysis.snapshot
+from analysis.cli import main
+from analysis.pages import Page
+from analysis.sandbox import generate_fleet
+
+marker = Path(sys.argv[1])
+fleet = generate_fleet(300, seed=3)
+
+
+def endless_dump(path, **options):
+    for start in range(0, 300, 50):
+        yield Page(fleet.deployments[start : start + 50], source=f"dump[{start}]")
+    marker.write_text("mid-write")
+    while True:
+        signal.pause()  # waiting for input that never comes; a signal ends it
+
+
+def small_row_groups(*args, **options):  # flush every page, so data is on disk
+    return export_snapshot(*args, row_group_records=50, **options)
+
+
+export_snapshot = analysis.export.export_snapshot
+analysis.snapshot.read_dump = endless_dump
+analysis.snapshot.export_snapshot = small_row_groups
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def dims(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(DIMS), *args], capture_output=True, text=True, timeout=120)
+
+
+def files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def visible_partitions(out: Path) -> set[str]:
+    """What a reader globbing `DIR/*/snapshot_date=*/` sees."""
+    return {str(p.relative_to(out)) for p in out.glob("*/snapshot_date=*/")}
+
+
+def temporaries(out: Path) -> list[Path]:
+    return [p for p in out.iterdir() if p.name.startswith(".tmp-")]
+
+
+def assert_readable(out: Path, day: date, rows: dict[str, int]) -> None:
+    """Every table of `day` reads through pyarrow and DuckDB with the expected row counts."""
+    for table in TABLE_NAMES:
+        folder = out / table / f"snapshot_date={day.isoformat()}"
+        assert pq.read_table(folder).num_rows == rows[table], table
+        ((count,),) = duckdb.sql(
+            f"select count(*) from read_parquet('{out}/{table}/*/*.parquet', "
+            f"hive_partitioning=true) where snapshot_date = '{day.isoformat()}'"
+        ).fetchall()
+        assert count == rows[table], table
+
+
+def poll(condition, what: str) -> None:
+    """Wait for `condition()` with a bounded deadline (readiness, not a sleep to sync)."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def export_args(out: Path, day: date) -> list[str]:
+    return ["export", "--from-json", "unused.json", "--out", str(out), "--snapshot-date", str(day)]
+
+
+@contextlib.contextmanager
+def export_stalled_mid_write(out: Path, day: date, tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """A `dims export` of `day` stalled mid-write: row groups are on disk in its temporary
+    folder and its writers are open. Yields the process, killed on exit if still alive."""
+    marker = tmp_path / "mid-write"
+    child = subprocess.Popen(
+        [sys.executable, "-c", STALLED_EXPORT, str(marker), *export_args(out, day)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        poll(lambda: marker.exists() or child.poll() is not None, "the export to stall")
+        assert child.poll() is None, child.communicate()
+        part = f"deployments/snapshot_date={day.isoformat()}/part-0.parquet"
+        (tmp,) = temporaries(out)
+        # row groups are on disk (written by a background thread, so wait for them)
+        poll(lambda: (tmp / part).stat().st_size > 10_000, "row groups in the temporary file")
+        with pytest.raises(Exception, match=r"magic bytes|footer|Parquet"):
+            pq.read_table(tmp / part)  # the half-written file is not a Parquet file yet
+        yield child
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.communicate(timeout=DEADLINE_S)
+
+
+@pytest.fixture
+def first_snapshot(tmp_path):
+    """Snapshot D1, written by the CLI from a saved dump; returns (out, files, row counts)."""
+    fleet = generate_fleet(120, seed=5)
+    dump = tmp_path / "d1.json"
+    dump.write_bytes(fleet_dump_bytes(fleet))
+    out = tmp_path / "data"
+    assert (
+        main(
+            ["export", "--from-json", str(dump), "--out", str(out), "--snapshot-date", "2025-01-01"]
+        )
+        == 0
+    )
+    rows = {t: pq.read_table(out / t / "snapshot_date=2025-01-01").num_rows for t in TABLE_NAMES}
+    assert rows["deployments"] > 0
+    return out, files(out), rows
+
+
+def test_sigint_mid_write_exits_130_with_one_line_and_leaves_nothing(first_snapshot, tmp_path):
+    """Ctrl-C: the CLI says so in one line, removes its temporary folder, D1 is untouched."""
+    out, before, rows = first_snapshot
+    with export_stalled_mid_write(out, D2, tmp_path) as child:
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=DEADLINE_S)
+    assert child.returncode == 130
+    assert stderr.strip().splitlines() == ["dims: interrupted; nothing partial was left behind"]
+    assert "Traceback" not in stderr
+    assert temporaries(out) == []
+    assert files(out) == before
+    assert all("2025-01-02" not in p for p in visible_partitions(out))
+    assert_readable(out, D1, rows)
+
+
+@pytest.mark.parametrize("day", [D2, D1], ids=["new-day", "same-day"])
+def test_sigkill_mid_write_leaves_earlier_snapshots_and_the_next_export_cleans_up(
+    first_snapshot, tmp_path, day
+):
+    """SIGKILL cannot be caught: the temporary folder stays, but no reader sees it, the
+    earlier snapshot (also the one being replaced) reads back intact, and the next export
+    succeeds and removes the dead process's leftovers."""
+    out, before, rows = first_snapshot
+    with export_stalled_mid_write(out, day, tmp_path) as child:
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=DEADLINE_S)
+    assert child.returncode == -signal.SIGKILL
+    left = temporaries(out)
+    assert len(left) == 1  # invisible to readers: a dot folder outside every table's folder
+    assert {p: b for p, b in files(out).items() if not p.startswith(".tmp-")} == before
+    assert all("2025-01-02" not in p for p in visible_partitions(out))
+    assert_readable(out, D1, rows)
+
+    small = tmp_path / "d2.json"
+    small.write_bytes(fleet_dump_bytes(generate_fleet(15, seed=9)))
+    again = ["export", "--from-json", str(small), "--out", str(out), "--snapshot-date", str(D2)]
+    assert main(again) == 0
+    assert temporaries(out) == []
+    assert_readable(out, D1, rows)
+    written = pq.read_table(out / "deployments" / "snapshot_date=2025-01-02").num_rows
+    rejected = pq.read_table(out / "rejected_records" / "snapshot_date=2025-01-02").num_rows
+    assert written + rejected == 15 and written > 0
+
+
+def test_unwritable_output_folder_is_one_line_before_any_fetch(tmp_path):
+    """The folder is checked first: with nothing listening at the base URL, the error is
+    still about the folder, so no fetch was attempted."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the output folder should be")
+    done = dims(
+        "export",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--retries",
+        "0",
+        "--out",
+        str(blocker / "out"),
+    )
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("dims export: error: cannot write to ")
+    assert str(blocker / "out") in lines[0] and "--out" in lines[0]
+    assert "Connection refused" not in done.stderr and "ConnectError" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_full_rerun_the_same_day_replaces_that_day(tmp_path):
+    """Second export of D1 wins completely: its rows, its content, no file of the first."""
+    out = tmp_path / "data"
+    fleets = [generate_fleet(40, seed=1), generate_fleet(25, seed=2)]
+    for n, fleet in enumerate(fleets):
+        dump = tmp_path / f"run{n}.json"
+        dump.write_bytes(fleet_dump_bytes(fleet))
+        assert (
+            main(
+                [
+                    "export",
+                    "--from-json",
+                    str(dump),
+                    "--out",
+                    str(out),
+                    "--snapshot-date",
+                    "2025-01-01",
+                ]
+            )
+            == 0
+        )
+        if n == 0:
+            first = files(out)
+    second = fleets[1]
+    deployments = pq.read_table(out / "deployments" / "snapshot_date=2025-01-01")
+    readable = [
+        r for r in second.deployments if isinstance(r, dict) and isinstance(r.get("id"), str)
+    ]
+    assert set(deployments["id"].to_pylist()) <= {r["id"] for r in readable}
+    rejected = pq.read_table(out / "rejected_records" / "snapshot_date=2025-01-01").num_rows
+    assert deployments.num_rows + rejected == len(second.deployments)
+    assert visible_partitions(out) == {f"{t}/snapshot_date=2025-01-01" for t in TABLE_NAMES}
+    for table in TABLE_NAMES:
+        folder = out / table / "snapshot_date=2025-01-01"
+        assert [p.name for p in folder.iterdir()] == ["part-0.parquet"], table
+    assert files(out) != first
+
+    # the same second run into a fresh folder gives the same rows, table by table
+    fresh = tmp_path / "fresh"
+    assert (
+        main(
+            [
+                "export",
+                "--from-json",
+                str(tmp_path / "run1.json"),
+                "--out",
+                str(fresh),
+                "--snapshot-date",
+                "2025-01-01",
+            ]
+        )
+        == 0
+    )
+    for table in TABLE_NAMES:
+        replaced = pq.read_table(out / table / "snapshot_date=2025-01-01").drop_columns(
+            ["snapshot_at"]
+        )
+        clean = pq.read_table(fresh / table / "snapshot_date=2025-01-01").drop_columns(
+            ["snapshot_at"]
+        )
+        assert replaced.to_pylist() == clean.to_pylist(), table

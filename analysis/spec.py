@@ -106,7 +106,10 @@ def schema(name: str) -> ObjectSchema:
         kind, ref = kind_of(node)
         items_kind = None
         if kind == "array":
-            items_kind, ref = kind_of(_strip_null(node)["items"])
+            items = _strip_null(_strip_null(node)["items"])
+            items_kind, ref = kind_of(items)
+            if items_kind == "freeform" and items.get("type") == "object":
+                items_kind = "object"  # free-form, but an object (envFrom items)
         props[prop_name] = Prop(
             name=prop_name,
             kind=kind,

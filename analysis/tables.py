@@ -267,15 +267,33 @@ def _check_shape(value: Any, prop: spec.Prop, must_object: bool, path: str, show
         if type(value) is not list:
             raise _Reject(path, f"expected array, got {_describe(value, show)}")
         if prop.items_kind in _ARROW_TYPES:
-            for i, item in enumerate(value):
-                if item is not None:
-                    _convert(item, prop.items_kind, f"{path}[{i}]", show)
+            for i, item in enumerate(value):  # the spec's items are not nullable
+                _convert(item, prop.items_kind, f"{path}[{i}]", show)
         elif prop.items_kind == "object":
             for i, item in enumerate(value):
                 if type(item) is not dict:
                     raise _Reject(f"{path}[{i}]", f"expected object, got {_describe(item, show)}")
+                if prop.ref is not None:
+                    _check_object(item, prop.ref, f"{path}[{i}]", show)
     elif must_object and type(value) is not dict:
         raise _Reject(path, f"expected object, got {_describe(value, show)}")
+
+
+def _check_object(obj: dict, schema_name: str, path: str, show: bool) -> None:
+    """Validate an object stored as JSON text against its schema (it has no columns)."""
+    for prop in spec.schema(schema_name).properties.values():
+        value = obj.get(prop.name)
+        if value is None:
+            continue  # every property of these schemas is optional and nullable
+        item_path = f"{path}.{prop.name}"
+        if prop.kind in _ARROW_TYPES:
+            _convert(value, prop.kind, item_path, show)
+        elif prop.kind == "object" and prop.ref is not None:
+            if type(value) is not dict:
+                raise _Reject(item_path, f"expected object, got {_describe(value, show)}")
+            _check_object(value, prop.ref, item_path, show)
+        else:
+            _check_shape(value, prop, prop.kind == "freeform", item_path, show)
 
 
 def _read_one(key: str, value: Any, plan: _Plan, path: str, row: list, unknown: dict) -> None:
@@ -347,7 +365,7 @@ def _shape_test(shape: tuple[spec.Prop, bool, bool]) -> str | None:
     prop, must_object, _hide = shape
     if prop.kind == "array":
         item = _ITEM_TYPES.get(prop.items_kind or "")
-        if item is None:
+        if item is None or prop.ref is not None:  # items with a schema: the careful path
             return None
         return f"type(v) is list and all(type(x) is {item} for x in v)"
     if must_object:

@@ -364,24 +364,6 @@ def _dotted(path: tuple) -> str:
     return text or "record"
 
 
-#: A container's parts that analysis.tables stores whole as JSON text (deployment_containers).
-JSON_TEXT_PARTS = {"command", "args", "envFrom", "volumeMounts"}
-
-
-def known_gap(path: tuple, wrong: Any) -> bool:
-    """Inside those parts tables checks only the array shape, not its items: a null in
-    `command`, a non-object in `envFrom` or a wrongly typed volumeMounts field is kept
-    (see test_known_gap_items_of_json_text_parts_are_not_checked, an xfail)."""
-    for i, step in enumerate(path[:-1]):
-        if step in ("init_containers", "sidecars") and len(path) > i + 3:
-            part = path[i + 2]
-            if part in ("envFrom", "volumeMounts"):
-                return True
-            if part in ("command", "args") and wrong is None:
-                return True
-    return False
-
-
 @st.composite
 def invalid_record(draw: st.DrawFn) -> tuple[Any, str]:
     """A valid record with one wrong type at a random place of the schema (created if the
@@ -389,7 +371,7 @@ def invalid_record(draw: st.DrawFn) -> tuple[Any, str]:
     if draw(st.integers(0, 9)) == 0:
         return draw(ANY_JSON.filter(lambda v: not isinstance(v, dict))), "record"
     path, node = draw(st.sampled_from(schema_locations()))
-    wrong = draw(_wrong_value(node).filter(lambda value: not known_gap(path, value)))
+    wrong = draw(_wrong_value(node))
     broken = copy.deepcopy(draw(valid_records()))
     _put(broken, path, wrong)
     return broken, _dotted(path)
@@ -438,7 +420,9 @@ def test_any_invalid_json_is_rejected_with_a_reason_and_counted(good, bad, data)
         assert json.loads(row["record_json"]) == redact(records[index])
 
 
-GAPS = [
+#: Items inside the parts of a container stored whole as JSON text (command, args, envFrom,
+#: volumeMounts) are checked against the spec like every other field.
+JSON_TEXT_ITEMS = [
     ("sidecars", "command", [None]),
     ("init_containers", "args", ["--ok", None]),
     ("sidecars", "envFrom", [42]),
@@ -447,15 +431,9 @@ GAPS = [
 ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="analysis.tables stores a container's command/args/envFrom/volumeMounts as JSON "
-    "text after checking only that they are arrays (of objects): items that break the spec "
-    "(a null command, a number in envFrom, readOnly: 'yes') are exported, not rejected",
-)
-@pytest.mark.parametrize(("container", "part", "value"), GAPS)
-def test_known_gap_items_of_json_text_parts_are_not_checked(container, part, value):
-    """The spec types these items; a record breaking it should be rejected like any other."""
+@pytest.mark.parametrize(("container", "part", "value"), JSON_TEXT_ITEMS)
+def test_items_of_json_text_parts_are_checked(container, part, value):
+    """The spec types these items; a record breaking it is rejected like any other."""
     record = {
         "id": "6f1c2b8e-0000-4000-8000-000000000001",
         "source_config": {"resource_spec": {container: [{"name": "c", part: value}]}},

@@ -17,7 +17,7 @@ one-line error after a bounded number of attempts (a persistent one), never a ha
 | 11  | offset does not advance        | PaginationError naming the offset, a few requests     |
 | 12  | listing shifts while paging    | one ListingShiftedWarning, duplicates dropped         |
 | 13  | 401 wrong key                  | AuthenticationError, not retried                      |
-| 14  | 403                            | skipped: the sandbox cannot produce it (see the test) |
+| 14  | 403 (tenant the key can't see) | AuthenticationError, one line, not retried           |
 | 15  | 404 for an integration         | NotFoundError; fetch_repositories lists it missing    |
 | 16  | 422 bad limit / filter value   | ValidationError naming the parameter, not retried     |
 
@@ -287,10 +287,16 @@ def test_row13_401_wrong_key_is_an_authentication_error_without_retry():
 
 
 def test_row14_403_forbidden():
-    pytest.skip(
-        "the sandbox cannot answer 403: it checks only the API key (401); analysis.errors "
-        "maps 403 to AuthenticationError, but no fault here produces one to assert it"
-    )
+    with run_sandbox(deployments=N, seed=10, api_key="right-key") as sb:
+        client = connect(sb.base_url, api_key="right-key", tenant_id=str(uuid.UUID(int=7)))
+        with pytest.raises(AuthenticationError, match="HTTP 403") as info:
+            list(fetch.fetch_deployments(client))
+        assert sb.stats.faults["forbidden"] == 1
+        assert retry_transport(client).stats.retries == 0
+    assert info.value.status_code == 403
+    assert "right-key" not in str(info.value)
+    assert "DIMS_TENANT_ID" in str(info.value)
+    assert_one_line(info.value)
 
 
 def test_row15_404_for_an_integration():

@@ -255,7 +255,8 @@ def test_wrong_key_is_an_authentication_error_without_the_key(caplog):
         assert "401" in str(info.value)
         for text in (str(info.value), repr(info.value), repr(client), caplog.text):
             assert secret not in text
-        ok = connect(sb.base_url, api_key="the-right-key", tenant_id="tenant-1")
+        tenant = sb.fleet.deployments[0]["tenant_id"]
+        ok = connect(sb.base_url, api_key="the-right-key", tenant_id=tenant)
         assert len(list(fetch.iter_deployments(ok))) == 10
 
 

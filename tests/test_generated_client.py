@@ -59,7 +59,8 @@ def sandbox():
 
 @pytest.fixture
 def client(sandbox):
-    return connect(sandbox.base_url, api_key="smoke-key", tenant_id=str(uuid.uuid4()))
+    tenant = sandbox.fleet.deployments[0]["tenant_id"]
+    return connect(sandbox.base_url, api_key="smoke-key", tenant_id=tenant)
 
 
 def test_every_operation_sync(sandbox, client):

@@ -419,9 +419,14 @@ def test_api_key_is_required_when_configured() -> None:
                 assert r.headers["content-type"] == "application/json"
                 assert isinstance(r.json()["detail"], str)
                 assert key not in r.text and key.upper() not in r.text
-        ok = c.get(DEPLOYMENTS, headers={"X-Api-Key": key, "X-Tenant-Id": "any-tenant"})
+        tenant = sb.fleet.deployments[0]["tenant_id"]
+        ok = c.get(DEPLOYMENTS, headers={"X-Api-Key": key, "X-Tenant-Id": tenant})
         assert ok.status_code == 200
         assert len(ok.json()["resources"]) == 20
+        assert c.get(DEPLOYMENTS, headers={"X-Api-Key": key}).status_code == 200  # optional
+        other = c.get(DEPLOYMENTS, headers={"X-Api-Key": key, "X-Tenant-Id": "other-tenant"})
+        assert other.status_code == 403 and key not in other.text
+        assert sb.stats.faults["forbidden"] == 1
         assert sb.headers == {"X-Api-Key": key}
         assert key not in repr(sb)
         assert sb.stats.faults["unauthorized"] == 9

@@ -190,6 +190,7 @@ def create_app(
     stats = stats or SandboxStats()
     service = _Service(fleet, faults, stats)
     sequencer = _Sequencer()
+    tenants = frozenset(r["tenant_id"] for r in fleet.deployments if r.get("tenant_id"))
     app = Starlette(exception_handlers={HTTPException: _http_error})
 
     def api(handler: Callable[[Request], Any]) -> FaultInjector:
@@ -201,6 +202,7 @@ def create_app(
             api_key=api_key,
             latency_ms=latency_ms,
             aborter=lambda: getattr(app.state, "connection_aborter", None),
+            tenants=tenants,
         )
 
     routes = [

@@ -91,7 +91,8 @@ class SandboxStats:
 
     @property
     def faults(self) -> Counter[str]:
-        """A copy: fault kind (reset, rate_limit, error, truncate, insert, unauthorized) -> n."""
+        """A copy: fault kind (reset, rate_limit, error, truncate, insert, unauthorized,
+        forbidden) -> n."""
         with self._lock:
             return Counter(self._faults)
 
@@ -180,12 +181,14 @@ class FaultInjector:
         api_key: str | None,
         latency_ms: float,
         aborter: Callable[[], Callable[[Scope], bool] | None],
+        tenants: frozenset[str] = frozenset(),
     ) -> None:
         self.app = app
         self.faults = faults
         self.stats = stats
         self.sequencer = sequencer
         self.api_key = api_key.encode() if api_key is not None else None
+        self.tenants = frozenset(t.encode() for t in tenants)
         self.latency_s = max(latency_ms, faults.latency_ms) / 1000
         self.aborter = aborter
 
@@ -213,6 +216,12 @@ class FaultInjector:
                 scope, receive, send
             )
             return
+        if self.api_key is not None and not self._tenant_allowed(scope):
+            self.stats.count_fault("forbidden")
+            await _detail(403, "The API key has no access to that tenant (header X-Tenant-Id)")(
+                scope, receive, send
+            )
+            return
         if f.truncate_every:
             await self.app(scope, receive, self._truncating(send))
         else:
@@ -224,6 +233,13 @@ class FaultInjector:
             if name == b"x-api-key":
                 return hmac.compare_digest(value, self.api_key)
         return False
+
+    def _tenant_allowed(self, scope: Scope) -> bool:
+        """A tenant header, when sent, must name one of the fleet's tenants."""
+        for name, value in scope["headers"]:
+            if name == b"x-tenant-id":
+                return value in self.tenants
+        return True
 
     async def _error(self, scope: Scope, receive: Any, send: Any) -> None:
         status = self.faults.error_status

@@ -31,7 +31,7 @@ bench: $(STAMP)
 
 notebooks lab: $(STAMP)
 	$(BIN)/pip install -q -c requirements.lock -e '.[dev,lab]'
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 venv: $(STAMP)
 

@@ -15,7 +15,8 @@ import generated_client.models as models
 
 from . import spec
 
-MASK = "***"
+#: What stands in for a secret value wherever one would otherwise be shown or stored.
+REDACTED = "***REDACTED***"
 
 
 def _masked_repr(secret_names: tuple[str, ...]):
@@ -24,7 +25,7 @@ def _masked_repr(secret_names: tuple[str, ...]):
         for attribute in type(self).__attrs_attrs__:
             value = getattr(self, attribute.name)
             masked = attribute.name in secret_names and isinstance(value, str)
-            parts.append(f"{attribute.name}={MASK if masked else repr(value)}")
+            parts.append(f"{attribute.name}={REDACTED if masked else repr(value)}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     return __repr__

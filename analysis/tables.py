@@ -51,13 +51,13 @@ from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 from analysis.quantities import cpu_cores, memory_mib
+from analysis.secrets import REDACTED
 
 #: Bumped whenever a table or column changes meaning; written into every Parquet file.
 SCHEMA_VERSION = 1
 SCHEMA_VERSION_KEY = b"dims.schema_version"
 
 TIMESTAMP = pa.timestamp("us", tz="UTC")
-REDACTED = "***REDACTED***"
 
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),

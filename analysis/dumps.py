@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,27 +76,42 @@ def read_dump(path: str | os.PathLike[str], *, page_size: int = 1000) -> Iterato
 # --- shapes -----------------------------------------------------------------------------
 
 
-def _pages_of_elements(
-    path: Path, elements: Iterator[tuple[int, Any]], page_size: int
+#: A blank NDJSON line: the next record starts a new page (record_index is a line number).
+_GAP = object()
+
+
+def _group(
+    path: Path,
+    elements: Iterable[tuple[int, Any]],
+    page_size: int,
+    label: Callable[[int], str],
+    page: Callable[[Path, list[Any], int], Page],
 ) -> Iterator[Page]:
-    """Group array elements into Pages: runs of records, and each page element on its own."""
+    """Group (index, value) pairs into Pages: runs of records, and each page element on its own."""
     batch: list[Any] = []
     start = 0
-    for index, element in elements:
-        if isinstance(element, dict) and "resources" in element:
+    for index, value in elements:
+        if value is _GAP or (isinstance(value, dict) and "resources" in value):
             if batch:
-                yield _record_page(path, batch, start)
+                yield page(path, batch, start)
                 batch = []
-            yield from _split_page(path, element, f"{path.name}[{index}]", page_size)
+            if value is not _GAP:
+                yield from _split_page(path, value, label(index), page_size)
             continue
         if not batch:
             start = index
-        batch.append(element)
+        batch.append(value)
         if len(batch) >= page_size:
-            yield _record_page(path, batch, start)
+            yield page(path, batch, start)
             batch = []
     if batch:
-        yield _record_page(path, batch, start)
+        yield page(path, batch, start)
+
+
+def _pages_of_elements(
+    path: Path, elements: Iterable[tuple[int, Any]], page_size: int
+) -> Iterator[Page]:
+    return _group(path, elements, page_size, lambda i: f"{path.name}[{i}]", _record_page)
 
 
 def _record_page(path: Path, records: list[Any], start: int) -> Page:
@@ -193,8 +208,13 @@ def _is_ndjson(path: Path) -> bool:
 
 
 def _read_ndjson(path: Path, page_size: int) -> Iterator[Page]:
-    batch: list[Any] = []
-    first_line = 0
+    def label(number: int) -> str:
+        return f"{path.name}:line {number}"
+
+    return _group(path, _ndjson_values(path), page_size, label, _line_page)
+
+
+def _ndjson_values(path: Path) -> Iterator[tuple[int, Any]]:
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -202,28 +222,12 @@ def _read_ndjson(path: Path, page_size: int) -> Iterator[Page]:
     with fh:
         for number, line in enumerate(fh, start=1):
             if not line.strip():
-                if batch:  # keep a page's lines contiguous: record_index is the line number
-                    yield _line_page(path, batch, first_line)
-                    batch = []
+                yield number, _GAP
                 continue
             try:
-                value = orjson.loads(line)
+                yield number, orjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise _not_json(path, number, exc.colno, exc.msg) from None
-            if isinstance(value, dict) and "resources" in value:
-                if batch:
-                    yield _line_page(path, batch, first_line)
-                    batch = []
-                yield from _split_page(path, value, f"{path.name}:line {number}", page_size)
-                continue
-            if not batch:
-                first_line = number
-            batch.append(value)
-            if len(batch) >= page_size:
-                yield _line_page(path, batch, first_line)
-                batch = []
-    if batch:
-        yield _line_page(path, batch, first_line)
 
 
 def _line_page(path: Path, records: list[Any], first_line: int) -> Page:

@@ -189,6 +189,23 @@ def test_image_versions(fleet, snap) -> None:
         assert shares.loc[kind, "share_on_newest"] == pytest.approx(on / len(mine))
 
 
+def test_deployments_behind(fleet, snap) -> None:
+    parseable = [v for v in VERSION_ORDER if v != "latest"]
+    present = [v for v in parseable if any(r.get("image_version") == v for r in fleet.deployments)]
+    expected = {
+        r["id"]: len(present) - 1 - present.index(r["image_version"])
+        for r in fleet.deployments
+        if r.get("image_version") in present
+    }
+    behind = reports.deployments_behind(snap)
+    assert len(behind) == len(fleet.deployments)
+    got = behind.dropna(subset=["versions_behind"])
+    assert dict(zip(got["deployment_id"], got["versions_behind"], strict=True)) == expected
+    assert list(got["versions_behind"]) == sorted(got["versions_behind"], reverse=True)
+    assert behind["versions_behind"].isna().sum() == len(fleet.deployments) - len(expected)
+    assert behind["versions_behind"].tail(1).isna().all()  # unparseable and missing come last
+
+
 def test_pending_rollouts(fleet, snap) -> None:
     pending = reports.pending_rollouts(snap).set_index("deployment_id")
     expected = {

@@ -28,6 +28,7 @@ from analysis.reports.capacity import (
 from analysis.reports.dataset import DatasetError, Snapshot, load_snapshot, snapshot_dates
 from analysis.reports.history import DiffResult, diff, version_changes, versions_over_time
 from analysis.reports.images import (
+    deployments_behind,
     image_version_summary,
     newest_share_by_type,
     newest_version,
@@ -50,6 +51,7 @@ __all__ = [
     "component_capacity",
     "db_capacity",
     "deployment_totals",
+    "deployments_behind",
     "diff",
     "fleet_totals",
     "image_version_summary",

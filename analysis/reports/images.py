@@ -46,6 +46,22 @@ def image_version_summary(source: Snapshot | str) -> pd.DataFrame:
     return out[[*columns, "is_newest", "parseable"]].reset_index(drop=True)
 
 
+def deployments_behind(source: Snapshot | str) -> pd.DataFrame:
+    """Each deployment with how many versions it is behind the newest, furthest behind first.
+
+    Deployments whose image_version does not parse have a null `versions_behind` and come
+    last: they need a look, not an upgrade count.
+    """
+    snap = as_snapshot(source)
+    summary = image_version_summary(snap)[["image_version", "versions_behind"]]
+    frame = snap.deployments[["id", "name", "deployment_type", "image_version"]].rename(
+        columns={"id": "deployment_id"}
+    )
+    out = frame.merge(summary, on="image_version", how="left")
+    out = out.sort_values(["versions_behind", "name"], ascending=[False, True], na_position="last")
+    return out.reset_index(drop=True)
+
+
 def newest_version(source: Snapshot | str) -> str | None:
     """The newest parseable image version in the snapshot."""
     return versions.newest(_image_versions(as_snapshot(source)).dropna().unique())

@@ -52,9 +52,7 @@ DEFAULT_PAGE_SIZE = 100
 DEFAULT_CONCURRENCY = 8
 
 
-def deployment_types() -> tuple[str, ...]:
-    """The deployment_type values the spec enumerates (dev_free, dev, prod)."""
-    return tuple(spec.document()["components"]["schemas"]["DeploymentType"]["enum"])
+deployment_types = spec.deployment_types
 
 
 def filter_names() -> tuple[str, ...]:

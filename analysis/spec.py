@@ -161,6 +161,12 @@ def deployment_scalar_fields() -> tuple[ScalarField, ...]:
     return fields
 
 
+@functools.cache
+def deployment_types() -> tuple[str, ...]:
+    """The deployment_type values the spec enumerates (dev_free, dev, prod)."""
+    return tuple(document()["components"]["schemas"]["DeploymentType"]["enum"])
+
+
 def component_of(resource_field: str) -> tuple[str, str]:
     """Split a resource_spec field into (component, measure): `queue_cpu` -> (queue, cpu)."""
     for prefix in COMPONENT_PREFIXES:

@@ -25,7 +25,6 @@ from typing import Any
 
 import orjson
 
-DEPLOYMENT_TYPES = ("dev_free", "dev", "prod")
 STATUSES = (
     "AWAITING_DATABASE",
     "READY",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .fleet import DEPLOYMENT_TYPES
+from analysis import spec
 
 _INT = re.compile(r"\s*[+-]?[0-9]+\s*", re.ASCII)
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -114,8 +114,9 @@ def parse_deployment_query(params: Mapping[str, str]) -> DeploymentQuery:
             errors.append(_error("bool_parsing", "query", "remote_reconciled", msg, raw))
 
     deployment_type = params.get("deployment_type")
-    if deployment_type is not None and deployment_type not in DEPLOYMENT_TYPES:
-        expected = "'dev_free', 'dev' or 'prod'"
+    if deployment_type is not None and deployment_type not in spec.deployment_types():
+        *rest, last = (repr(t) for t in spec.deployment_types())
+        expected = f"{', '.join(rest)} or {last}"  # FastAPI's wording: 'a', 'b' or 'c'
         errors.append(
             _error(
                 "enum",

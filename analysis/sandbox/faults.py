@@ -130,10 +130,13 @@ class _Sequencer:
             return self._successes
 
 
-def json_bytes_response(
-    status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+def bytes_response(
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    content_type: bytes = b"application/json",
 ) -> Any:
-    """An ASGI callable sending `body` as application/json."""
+    """An ASGI callable sending `body` (JSON unless told otherwise) with its length."""
 
     async def respond(scope: Scope, receive: Any, send: Any) -> None:
         await send(
@@ -141,7 +144,7 @@ def json_bytes_response(
                 "type": "http.response.start",
                 "status": status,
                 "headers": [
-                    (b"content-type", b"application/json"),
+                    (b"content-type", content_type),
                     (b"content-length", str(len(body)).encode()),
                     *(headers or ()),
                 ],
@@ -153,7 +156,7 @@ def json_bytes_response(
 
 
 def _detail(status: int, detail: str, headers: list[tuple[bytes, bytes]] | None = None) -> Any:
-    return json_bytes_response(status, orjson.dumps({"detail": detail}), headers)
+    return bytes_response(status, orjson.dumps({"detail": detail}), headers)
 
 
 _HTML_ERROR = (
@@ -249,17 +252,8 @@ class FaultInjector:
             )
             return
         body = _HTML_ERROR % (status, status)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        html = b"text/html; charset=utf-8"
+        await bytes_response(status, body, content_type=html)(scope, receive, send)
 
     async def _reset(self, scope: Scope, receive: Any, send: Any) -> None:
         abort = self.aborter()

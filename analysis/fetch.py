@@ -355,6 +355,16 @@ class FetchStats:
     integration_ids: set[str] = field(default_factory=set)
 
 
+def integration_of(record: Any) -> str | None:
+    """The code-host integration a deployment record references, if it names one."""
+    source_config = record.get("source_config") if isinstance(record, dict) else None
+    if isinstance(source_config, dict):
+        integration_id = source_config.get("integration_id")
+        if isinstance(integration_id, str):
+            return integration_id
+    return None
+
+
 class _Dedupe:
     """Drops records whose id was already seen (the listing shifted while paging)."""
 
@@ -380,11 +390,9 @@ class _Dedupe:
         return Page(kept, page.source, page.deployment_type, page.first_index)
 
     def _note_integration(self, record: Any) -> None:
-        source_config = record.get("source_config") if isinstance(record, dict) else None
-        if isinstance(source_config, dict):
-            integration_id = source_config.get("integration_id")
-            if isinstance(integration_id, str):
-                self.stats.integration_ids.add(integration_id)
+        integration_id = integration_of(record)
+        if integration_id is not None:
+            self.stats.integration_ids.add(integration_id)
 
     def finish(self) -> None:
         if self.stats.duplicates:
@@ -553,11 +561,9 @@ class RepositoryFetcher:
         """Pass pages through, starting a listing for each new integration they name."""
         for page in pages:
             for record in page.records:
-                source_config = record.get("source_config") if isinstance(record, dict) else None
-                if isinstance(source_config, dict):
-                    integration_id = source_config.get("integration_id")
-                    if isinstance(integration_id, str):
-                        self.add(integration_id)
+                integration_id = integration_of(record)
+                if integration_id is not None:
+                    self.add(integration_id)
             yield page
 
     def result(self) -> Repositories:

@@ -38,6 +38,12 @@ def take_snapshot(
     stats = fetch.FetchStats()
     providers = fetch.list_providers(client)
     repositories = fetch.RepositoryFetcher(client, concurrency)
+    fetched: list[fetch.Repositories] = []
+
+    def repositories_by_integration() -> dict[str, list[dict[str, Any]]]:
+        fetched.append(repositories.result())
+        return fetched[-1].by_integration
+
     try:
         pages = fetch.fetch_deployments(
             client,
@@ -51,21 +57,26 @@ def take_snapshot(
             repositories.add_from(pages),
             out_dir,
             providers=providers,
-            repositories=lambda: repositories.result().by_integration,
+            repositories=repositories_by_integration,
             snapshot_date=snapshot_date,
             include_env_values=include_env_values,
             strict=strict,
         )
     finally:
         repositories.close()
-    result.notes.extend(_notes(stats))
+    result.notes.extend(_notes(stats, fetched[-1].missing if fetched else []))
     return result
 
 
-def _notes(stats: fetch.FetchStats) -> list[str]:
+def _notes(stats: fetch.FetchStats, missing_integrations: list[str]) -> list[str]:
     notes = [f"listings: {', '.join(str(t or 'all') for t in stats.listings)}"]
     if stats.duplicates:
         notes.append(f"listing shifted while paging: {stats.duplicates} duplicate(s) dropped")
+    if missing_integrations:
+        notes.append(
+            f"{len(missing_integrations)} integration(s) referenced by deployments are unknown "
+            f"to the service (404), so they have no repositories: {', '.join(missing_integrations)}"
+        )
     return notes
 
 

@@ -35,3 +35,19 @@ def test_snapshot_holds_every_deployment_provider_and_referenced_repository(tmp_
     assert sorted(providers["provider_id"]) == sorted(p["provider_id"] for p in fleet.providers)
     assert result.rows["deployments"] == 180 and result.rejected == 0
     assert "listings: dev_free, dev, prod" in result.summary()
+
+
+def test_an_integration_unknown_to_the_service_is_reported_not_lost(tmp_path):
+    unknown = "00000000-0000-4000-8000-00000000abcd"
+    with run_sandbox(deployments=60, seed=4) as sandbox:
+        record = next(
+            r for r in sandbox.fleet.deployments if isinstance(r.get("source_config"), dict)
+        )
+        record["source_config"]["integration_id"] = unknown  # served live by the sandbox
+        result = take_snapshot(connect(sandbox.base_url), tmp_path, snapshot_date=DAY)
+    assert f"unknown to the service (404), so they have no repositories: {unknown}" in (
+        result.summary()
+    )
+    deployments = read_table(tmp_path, "deployments", DAY)
+    assert unknown in set(deployments["integration_id"])  # the deployment itself is kept
+    assert unknown not in set(read_table(tmp_path, "repositories", DAY)["host_integration_id"])

@@ -47,10 +47,14 @@ class RetryPolicy:
 class _Retry(Exception):
     """Raised inside an attempt to ask tenacity for another one."""
 
-    def __init__(self, reason: str, response: httpx.Response | None = None) -> None:
+    def __init__(
+        self, reason: str, response: httpx.Response | None = None, *, bad_body: bool = False
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.response = response
+        #: The status was fine but the body was not JSON: never hand that response back.
+        self.bad_body = bad_body
         self.retry_after = _retry_after(response) if response is not None else None
 
 
@@ -147,13 +151,13 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             try:
                 response.extensions[JSON_EXTENSION] = orjson.loads(response.content)
             except orjson.JSONDecodeError as exc:
-                raise _Retry("invalid JSON body", response) from exc
+                raise _Retry("invalid JSON body", response, bad_body=True) from exc
         return response
 
     @staticmethod
     def _final(request: httpx.Request, exc: _Retry) -> httpx.Response:
         """Out of attempts: hand back the last error response, or say the body was bad."""
-        if exc.response is not None and exc.reason != "invalid JSON body":
+        if exc.response is not None and not exc.bad_body:
             return exc.response
         raise ResponseFormatError(
             f"{describe(request)} returned a truncated or non-JSON body on every attempt "

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import orjson
 
@@ -49,11 +50,19 @@ _NDJSON_SUFFIXES = {".ndjson", ".jsonl"}
 _WHITESPACE = " \t\r\n"
 
 
-def read_dump(path: str | os.PathLike[str], *, page_size: int = 1000) -> Iterator[Page]:
+def read_dump(
+    path: str | os.PathLike[str], *, page_size: int = 1000, raw: bool = False
+) -> Iterator[Page]:
     """Yield the dump's records as Pages of at most `page_size` records.
 
     The file's shape is checked before the first page is yielded; a JSON syntax error in a
     streamed array or in an NDJSON line surfaces when the reading gets there.
+
+    With `raw=True` the records of a top-level array come as `msgspec.Raw` (each one's JSON
+    text, unparsed) for the Flattener's typed reader; pages inside the array, a single page
+    and NDJSON still come parsed. The array's syntax is checked as it is split; what only
+    a full parse finds (a number out of range, bad UTF-8 in a string) is reported by the
+    Flattener with the record's position.
     """
     path = Path(path)
     if page_size < 1:
@@ -63,8 +72,9 @@ def read_dump(path: str | os.PathLike[str], *, page_size: int = 1000) -> Iterato
         return _read_ndjson(path, page_size)
     if first == "[":
         if _size(path) <= WHOLE_FILE_LIMIT:
-            return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
-        return _pages_of_elements(path, _chunked_array(path), page_size)
+            elements = _split_whole(path) if raw else _load_whole(path)
+            return _pages_of_elements(path, enumerate(elements), page_size)
+        return _pages_of_elements(path, _chunked_array(path, raw), page_size)
     if first == "{" and _is_ndjson(path):
         return _read_ndjson(path, page_size)
     document = _load_whole(path)
@@ -91,6 +101,8 @@ def _group(
     batch: list[Any] = []
     start = 0
     for index, value in elements:
+        if type(value) is msgspec.Raw:
+            value = _page_or_raw(value)
         if value is _GAP or (isinstance(value, dict) and "resources" in value):
             if batch:
                 yield page(path, batch, start)
@@ -176,6 +188,40 @@ def _first_char(path: Path) -> str:
         raise DumpError(f"{path}: not UTF-8 text (byte {exc.start}); {_EXPECTED}") from None
     except OSError as exc:
         raise _unreadable(path, exc) from None
+
+
+_RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+class _PageProbe(msgspec.Struct):
+    resources: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+_PROBE = msgspec.json.Decoder(_PageProbe)
+
+
+def _page_or_raw(value: msgspec.Raw) -> Any:
+    """An element that is a page (an object with "resources"), parsed; a record stays raw."""
+    if b'"resources"' not in memoryview(value).tobytes():
+        return value
+    try:
+        if _PROBE.decode(value).resources is msgspec.UNSET:
+            return value
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return value  # not an object: the flattener rejects it
+    return orjson.loads(memoryview(value))
+
+
+def _split_whole(path: Path) -> list[Any]:
+    """The elements of a whole-file array as raw JSON text; `_load_whole` reports errors."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        return _RAW_ELEMENTS.decode(data.removeprefix(b"\xef\xbb\xbf"))
+    except msgspec.DecodeError:
+        return _load_whole(path)  # raises with line and column
 
 
 def _load_whole(path: Path) -> Any:
@@ -341,7 +387,7 @@ _AFTER_STRING = frozenset(b":,}] \t\r\n")
 _NEXT_TOKEN = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)
 
 
-def _chunked_array(path: Path) -> Iterator[tuple[int, Any]]:
+def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
     """Yield (index, element) of a large top-level array, a few megabytes at a time.
 
     The file is read in blocks; in the last `_TAIL` bytes of the buffer a vectorised scan
@@ -381,8 +427,7 @@ def _chunked_array(path: Path) -> Iterator[tuple[int, Any]]:
                     continue
                 chunk = b"[" + buf[start:end] + b"]"
             try:
-                with paused_gc():
-                    elements = orjson.loads(chunk)
+                elements = _parse_chunk(chunk, raw)
             except orjson.JSONDecodeError as exc:
                 inside = exc.pos >= len(chunk) - 1 or exc.msg == "unexpected end of data"
                 if end == len(buf) or not inside or wanted >= _MAX_CHUNK:
@@ -407,6 +452,17 @@ def _chunked_array(path: Path) -> Iterator[tuple[int, Any]]:
     for i, element in _stream_array(path):
         if i >= index:
             yield i, element
+
+
+def _parse_chunk(chunk: bytes, raw: bool) -> list[Any]:
+    """The chunk's elements, parsed or as raw JSON text; orjson's error when it is not JSON."""
+    with paused_gc():
+        if raw:
+            try:
+                return _RAW_ELEMENTS.decode(chunk)
+            except msgspec.DecodeError:
+                pass  # orjson says where and why
+        return orjson.loads(chunk)
 
 
 def _after_comma(buf: bytes, end: int) -> int | None:

@@ -90,7 +90,7 @@ def snapshot_from_dump(
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service."""
     return export_snapshot(
-        read_dump(path),
+        read_dump(path, raw=True),
         out_dir,
         snapshot_date=snapshot_date,
         include_env_values=include_env_values,

@@ -39,19 +39,23 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import orjson
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis import spec
-from analysis.errors import ExportError
+from analysis.errors import DumpError, ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 from analysis.quantities import cpu_cores, memory_mib
 from analysis.secrets import REDACTED
+
+if TYPE_CHECKING:
+    from analysis.typed_reader import TypedReader
 
 #: Bumped whenever a table or column changes meaning; written into every Parquet file.
 SCHEMA_VERSION = 1
@@ -373,7 +377,9 @@ def _shape_test(shape: tuple[spec.Prop, bool, bool]) -> str | None:
     return "v is not None"  # any JSON value
 
 
-def _compile_reader(plan: _Plan) -> Callable[[dict, str, list, dict], None]:
+def _compile_reader(
+    plan: _Plan, json_text: Callable[[Any], str] = to_json_text
+) -> Callable[[dict, str, list, dict], None]:
     """The plan as straight-line Python: the hot loop of every export.
 
     One generated function per object schema reads each property the spec names with
@@ -390,7 +396,7 @@ def _compile_reader(plan: _Plan) -> Callable[[dict, str, list, dict], None]:
         "_one": _read_one,
         "_Reject": _Reject,
         "_E": _EXACT_INT,
-        "_json": to_json_text,
+        "_json": json_text,
         "REDACTED": REDACTED,
     }
     lines = [
@@ -864,16 +870,27 @@ class Flattener:
         self._unknown: dict[str, Any] = {}
         self._id: str | None = None
         self._secret_count: int | None = None
+        self._typed: TypedReader | None = None
         self._provider_defaults = _defaults("OAuthProvider")
         self._repository_defaults = _defaults("Repository")
         #: deployments read, deployments rejected, and all rejected (providers, repositories too)
         self.counts = {"records": 0, "rejected": 0}
+        #: deployments the fast typed reader took (the careful reader read the rest)
+        self.typed_records = 0
         self.pending = 0
 
     # ----- deployments
 
     def add_page(self, page: Page) -> None:
-        """Flatten every record of a page; unreadable ones become rejected_records rows."""
+        """Flatten every record of a page; unreadable ones become rejected_records rows.
+
+        Records given as raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) are read
+        by the fast typed reader when it can; otherwise, and for parsed records, by the
+        careful reader, which validates every field and gives rejects their reasons.
+        """
+        # Imported here: the typed reader is derived from this module's plans.
+        from analysis.typed_reader import FALLBACK_ERRORS
+
         layout = self._layout
         wide_rows = self._rows["deployments"]
         row_lists = list(self._rows.values())
@@ -884,9 +901,25 @@ class Flattener:
             layout.secret_count_index,
             layout.unknown_index,
         )
+        typed = self._typed_reader()
+        typed_count = 0
         with paused_gc():
             for i, record in enumerate(page.records):
-                marks = [len(rows) for rows in row_lists]
+                marks = list(map(len, row_lists))
+                if type(record) is msgspec.Raw:
+                    try:
+                        row = typed.read(record)
+                    except (_Reject, *FALLBACK_ERRORS):
+                        for rows, mark in zip(row_lists, marks, strict=True):
+                            del rows[mark:]
+                        record = _parse_raw(record, page.source, page.first_index + i)
+                    else:
+                        if row[type_i] is None:
+                            row[type_i] = page.deployment_type
+                        row[count_i] = self._secret_count
+                        wide_rows.append(row)
+                        typed_count += 1
+                        continue
                 try:
                     if type(record) is not dict:
                         raise _Reject("record", f"expected object, got {_json_type(record)}")
@@ -913,8 +946,16 @@ class Flattener:
                     row[unknown_i] = to_json_text(unknown)
                 wide_rows.append(row)
         n = len(page.records)
+        self.typed_records += typed_count
         self.counts["records"] += n
         self.pending += n
+
+    def _typed_reader(self) -> TypedReader:
+        from analysis.typed_reader import TypedReader
+
+        if self._typed is None:
+            self._typed = TypedReader(self, self._layout)
+        return self._typed
 
     def _reject(
         self, source: str, index: int, reason: str, record: Any, schema: str = "Deployment"
@@ -1083,6 +1124,14 @@ class Flattener:
         out["deployment_components"] = _components_from(out["deployments"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
+
+
+def _parse_raw(record: msgspec.Raw, source: str, index: int) -> Any:
+    """A raw record parsed for the careful reader; text that is not JSON stops the export."""
+    try:
+        return orjson.loads(memoryview(record))
+    except orjson.JSONDecodeError as exc:
+        raise DumpError(f"{source}: record {index} is not valid JSON: {exc}") from None
 
 
 def _to_table(rows: list, schema: pa.Schema, at: pa.Scalar) -> pa.Table:

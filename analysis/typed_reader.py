@@ -1,0 +1,388 @@
+"""The fast reader: deployment records as raw JSON text, decoded into msgspec Structs.
+
+Why it exists: the careful reader (`tables._compile_reader`) parses every record into
+dicts with orjson and then checks every field's type in Python; per-record Python work was
+most of an export's time (benchmarks/export.py). msgspec decodes JSON straight into typed
+Structs, checking types in C as it goes, so what is left in Python is copying values into
+rows.
+
+Why it can be trusted: it is derived from the careful reader's own plans (`tables._Plan`),
+so it has the same columns in the same places, and it accepts a record only when it is sure
+to write exactly the rows the careful reader would. Anything else gives the record back
+(`Fallback`, or msgspec's own errors) and the careful reader reads it from the same text,
+with every check and reason it has. What gives a record back:
+- a field the spec does not name (the Structs forbid unknown fields: the careful reader
+  keeps them in `unknown_fields_json`); null where the spec does not allow it; a wrong type;
+- a date-time the careful conversion refuses; an integer outside int64;
+- free-form JSON the careful reader would store differently: an integer beyond 64 bits,
+  which orjson reads as a float;
+- an array whose items only the careful checks can judge (they run here too and fail).
+`tests/test_typed_reader.py` checks, record by record, that both readers write the same rows.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
+import orjson
+
+from analysis import tables as t
+
+if TYPE_CHECKING:
+    from analysis.tables import Flattener, _Layout, _Plan
+
+UNSET = msgspec.UNSET
+_INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+_SCALAR_TYPES: dict[str, Any] = {
+    "string": str,
+    "uuid": str,
+    "datetime": str,  # converted by the careful conversion, so both readers agree
+    "number": float,
+    "integer": _INT64,
+    "boolean": bool,
+}
+
+
+class Fallback(Exception):
+    """The record needs the careful reader."""
+
+
+#: What a record the fast reader does not accept raises: the careful reader takes it.
+#: (orjson's encode error: an integer beyond 64 bits in free-form JSON, see `json_text`.)
+FALLBACK_ERRORS = (
+    Fallback,
+    msgspec.ValidationError,
+    msgspec.DecodeError,
+    UnicodeDecodeError,
+    orjson.JSONEncodeError,
+)
+
+
+def json_text(value: Any) -> str:
+    """`tables.to_json_text`, for values decoded by msgspec.
+
+    msgspec keeps integers beyond 64 bits exact where orjson reads them as floats; such a
+    record goes to the careful reader so that both paths store the same text.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        raise Fallback from None
+
+
+#: Fields the real service sends beyond the interface spec (design.md, Service assumptions),
+#: by schema. The careful reader keeps them as unknown fields; declaring them here lets
+#: the fast reader do the same instead of giving every such record back.
+EXPECTED_EXTRAS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("status", "source"),
+    "SourceConfig": ("deployment_type",),
+}
+#: Where `source_config.deployment_type` sits: when a string, it is the deployment_type.
+_OWN_TYPE = ("SourceConfig", "deployment_type")
+
+
+def _extra_attribute(name: str) -> str:
+    return f"extra_{name}"
+
+
+def _attribute(name: str, position: int) -> str:
+    return name if name.isidentifier() and not keyword.iskeyword(name) else f"f{position}_"
+
+
+def _attributes(plan: _Plan) -> dict[str, str]:
+    return {key: _attribute(key, n) for n, key in enumerate(plan.steps)}
+
+
+def struct_for(plan: _Plan, types: Mapping[str, Any], _cache: dict | None = None) -> type:
+    """The Struct type of the objects a plan reads: one field per step, unknown ones refused.
+
+    `types` gives the type of a property the plan routes elsewhere (child-table arrays,
+    labels, a container's env entries). Scalars default to None (missing reads as null);
+    null is accepted only where the spec allows it. Free-form and JSON-text parts are `Any`
+    with an UNSET default, so that the reader can tell null from missing and run the
+    careful shape checks on them.
+    """
+    cache = {} if _cache is None else _cache
+    if id(plan) in cache:
+        return cache[id(plan)]
+    fields: list[tuple[str, Any, Any]] = []
+    names = _attributes(plan)
+    for key, (op, kind, _index, nullable, extra) in plan.steps.items():
+        if key not in types and op in (t._JSON, t._CHECK):
+            kind_type: Any = Any
+            default: Any = UNSET
+        else:
+            if key in types:
+                kind_type = types[key]
+            elif op == t._NESTED:
+                kind_type = struct_for(extra, types, cache)
+            elif op == t._PASSWORD:
+                kind_type = str
+            else:
+                kind_type = _SCALAR_TYPES[kind]
+            if nullable:
+                kind_type = kind_type | None
+            default = None
+        attribute = names[key]
+        if attribute != key:
+            default = msgspec.field(default=default, name=key)
+        fields.append((attribute, kind_type, default))
+    for name in EXPECTED_EXTRAS.get(plan.schema, ()):
+        fields.append((_extra_attribute(name), Any, msgspec.field(default=UNSET, name=name)))
+    struct = msgspec.defstruct(
+        f"Typed{plan.schema}", fields, forbid_unknown_fields=True, gc=False, kw_only=True
+    )
+    cache[id(plan)] = struct
+    return struct
+
+
+class _Code:
+    """Python source for reading a plan's Struct into a row, with the names it uses."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {
+            "UNSET": UNSET,
+            "Fallback": Fallback,
+            "_dumps": orjson.dumps,
+            "_SORTED": orjson.OPT_SORT_KEYS,
+            "_shape": t._check_shape,
+            "_convert": t._convert,
+        }
+
+    def name(self, prefix: str, value: Any) -> str:
+        name = f"_{prefix}{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def plan(
+        self,
+        plan: _Plan,
+        obj: str,
+        calls: Mapping[str, str],
+        typed: frozenset[str] = frozenset(),
+        indent: str = "    ",
+        row: str = "row",
+        path: str = "",
+    ) -> tuple[dict[int, str], list[str]]:
+        """(column index -> expression, statements) reading `obj`, a Struct of `plan`.
+
+        Plain values are expressions, so that a caller can build the row in one display;
+        the rest are statements storing into `row`. `calls` maps routed properties to the
+        name of their handler; `typed` are checked parts whose type makes the check moot.
+        Expected extras found go to the dict `unknown` by dotted path (Deployment only), and
+        a string `source_config.deployment_type` to `own_type`.
+        """
+        exprs: dict[int, str] = {}
+        lines: list[str] = []
+        attributes = _attributes(plan)
+        for n, (key, (op, kind, index, nullable, extra)) in enumerate(plan.steps.items()):
+            value = f"{obj}.{attributes[key]}"
+            if op in (t._NUMBER, t._TEXT, t._BOOLEAN) or (
+                op == t._OTHER_SCALAR and kind != "datetime"
+            ):
+                exprs[index] = value
+            elif op == t._PASSWORD:
+                if index is not None:
+                    exprs[index] = value
+            elif op == t._OTHER_SCALAR:
+                lines += [
+                    f"{indent}v = {value}",
+                    f"{indent}if v is not None:",
+                    f"{indent}    {row}[{index}] = _convert(v, {kind!r}, '', False)",
+                ]
+            elif op == t._NESTED:
+                sub = f"{obj}_{n}"
+                sub_exprs, sub_lines = self.plan(
+                    extra, sub, calls, typed, indent + "    ", row, f"{path}{key}."
+                )
+                lines += [f"{indent}{sub} = {value}", f"{indent}if {sub} is not None:"]
+                lines += [f"{indent}    {row}[{i}] = {e}" for i, e in sub_exprs.items()]
+                lines += sub_lines
+            elif op == t._CALL:
+                lines += [
+                    f"{indent}v = {value}",
+                    f"{indent}if v is not None:",
+                    f"{indent}    {calls[key]}(v)",
+                ]
+            elif key not in typed:  # free-form or JSON text: the careful shape test and checks
+                prop = self.name("prop", extra[0])
+                store = f"{row}[{index}] = _dumps(v, option=_SORTED).decode()"
+                store = store if op == t._JSON else "pass"
+                lines += [
+                    f"{indent}v = {value}",
+                    f"{indent}if v is not UNSET:",
+                    f"{indent}    if v is None:",
+                    f"{indent}        {'pass' if nullable else 'raise Fallback'}",
+                    f"{indent}    elif {t._shape_test(extra) or 'False'}:",
+                    f"{indent}        {store}",
+                    f"{indent}    else:",
+                    f"{indent}        _shape(v, {prop}, {extra[1]!r}, '', False)",
+                    f"{indent}        {store}",
+                ]
+        for name in EXPECTED_EXTRAS.get(plan.schema, ()):
+            lines += [
+                f"{indent}v = {obj}.{_extra_attribute(name)}",
+                f"{indent}if v is not UNSET:",
+                f"{indent}    unknown[{path + name!r}] = v",
+            ]
+            if (plan.schema, name) == _OWN_TYPE:
+                lines += [f"{indent}    if type(v) is str:", f"{indent}        own_type = v"]
+        return exprs, lines
+
+    def function(self, source: list[str], label: str) -> Callable:
+        exec(compile("\n".join(source), f"<typed reader {label}>", "exec"), self.names)
+        return self.names.pop("read")
+
+
+def _row_display(width: int, exprs: Mapping[int, str]) -> str:
+    return "[" + ", ".join(exprs.get(i, "None") for i in range(width)) + "]"
+
+
+class TypedReader:
+    """Reads raw deployment records into a Flattener's rows; raises when it cannot.
+
+    On any of `FALLBACK_ERRORS` (or the careful checks' own rejection) the caller drops the
+    rows added since the record began and gives the record to the careful reader.
+    """
+
+    def __init__(self, flattener: Flattener, layout: _Layout) -> None:
+        self._f = flattener
+        code = _Code()
+        code.names.update(_f=flattener, _quantity=t._quantity, _cpu=t.cpu_cores)
+        code.names.update(_memory=t.memory_mib)
+        types: dict[str, Any] = {}
+        calls: dict[str, str] = {}
+        cache: dict = {}
+        for prop, table_name in t._ITEM_TABLES.items():
+            table = layout.items[table_name]
+            types[prop] = list[struct_for(table.plan, {}, cache)]
+            calls[prop] = code.name("items", self._items(code, table))
+        env_types = {t._ENV_PROP: list[struct_for(layout.env.plan, {}, cache)]}
+        container = struct_for(layout.containers.plan, env_types, cache)
+        for prop, kind in t._CONTAINER_KINDS.items():
+            types[prop] = list[container]
+            calls[prop] = code.name("containers", self._containers(code, layout, kind))
+        for prop, kind in t._LABEL_KINDS.items():
+            types[prop] = dict[str, Any]
+            calls[prop] = code.name("labels", self._labels(kind))
+        plan = layout.deployment_plan
+        self._decode = msgspec.json.Decoder(struct_for(plan, types, cache)).decode
+        exprs, lines = code.plan(plan, "o", calls)
+        width = len(layout.wide.names)
+        self._read = code.function(
+            [
+                "def read(o):",
+                "    unknown = {}",
+                "    own_type = None",
+                f"    row = {_row_display(width, exprs)}",
+                *lines,
+                "    if unknown:",
+                f"        row[{layout.unknown_index}] = _dumps(unknown, option=_SORTED).decode()",
+                f"    row[{layout.deployment_type_index}] = own_type",
+                "    return row",
+            ],
+            plan.schema,
+        )
+
+    def read(self, raw: msgspec.Raw) -> list:
+        """The record's wide row; child rows go straight to the flattener's lists.
+
+        deployment_type is the record's own when it carries one, else None (the caller
+        puts in the listing's); secret_count is left to the caller too.
+        """
+        record = self._decode(raw)
+        if record.id is None:
+            raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
+        f = self._f
+        f._id = record.id
+        f._secret_count = None
+        return self._read(record)
+
+    def _items(self, code: _Code, table: Any) -> Callable[[list], None]:
+        """A child table's handler: one row per item, built in one list display."""
+        plan, width = table.plan, len(table.columns.names)
+        rows = code.name("rows", self._f._rows[table.name])
+        exprs, lines = code.plan(plan, "o", {}, indent="        ")
+        exprs.update({0: "did", 1: "position"})
+        source = [
+            "def read(value):",
+            "    did = _f._id",
+            f"    append = {rows}.append",
+            "    for position, o in enumerate(value):",
+            f"        row = {_row_display(width, exprs)}",
+            *lines,
+        ]
+        if table.name == "deployment_volumes":  # the one source a volume names, as JSON
+            attributes = _attributes(plan)
+            source.append("        present = {}")
+            for name in t._volume_sources(plan.schema):
+                source += [
+                    f"        v = o.{attributes[name]}",
+                    "        if v is not None and v is not UNSET:",
+                    f"            present[{name!r}] = v",
+                ]
+            source += [
+                "        if len(present) == 1:",
+                "            ((kind, obj),) = present.items()",
+                "            row[-2], row[-1] = kind, _dumps(obj, option=_SORTED).decode()",
+                "        elif present:",
+                "            row[-2] = ','.join(present)",
+                "            row[-1] = _dumps(present, option=_SORTED).decode()",
+            ]
+        source.append("        append(row)")
+        if table.name == "deployment_secrets":
+            source.append("    _f._secret_count = len(value)")
+        return code.function(source, table.name)
+
+    def _containers(self, code: _Code, layout: _Layout, kind: str) -> Callable[[list], None]:
+        """Init containers or sidecars: their rows, resource quantities and env entries."""
+        table, env = layout.containers, layout.env
+        rows = code.name("rows", self._f._rows[table.name])
+        env_rows = code.name("rows", self._f._rows[env.name])
+        typed = frozenset({t._ENV_PROP})
+        exprs, lines = code.plan(table.plan, "o", {}, typed, indent="        ")
+        exprs.update({0: "did", 1: repr(kind), 2: "position"})
+        env_exprs, env_lines = code.plan(
+            env.plan, "e", {}, indent="                ", row="env_row"
+        )
+        env_exprs.update({0: "did", 1: repr(kind), 2: "position", 3: "name", 4: "env_position"})
+        attributes = _attributes(table.plan)
+        name = exprs[table.columns.names.index("name")]
+        source = [
+            "def read(value):",
+            "    did = _f._id",
+            f"    append, env_append = {rows}.append, {env_rows}.append",
+            "    for position, o in enumerate(value):",
+            f"        row = {_row_display(len(table.columns.names), exprs)}",
+            *lines,
+            f"        r = o.{attributes[t._RESOURCES_PROP]}",
+            "        if r is not None:",
+            "            q, l = r.requests or {}, r.limits or {}",
+            "            row[-4] = _quantity(_cpu, q.get('cpu'))",
+            "            row[-3] = _quantity(_cpu, l.get('cpu'))",
+            "            row[-2] = _quantity(_memory, q.get('memory'))",
+            "            row[-1] = _quantity(_memory, l.get('memory'))",
+            "        append(row)",
+            f"        entries = o.{attributes[t._ENV_PROP]}",
+            "        if entries:",
+            f"            name = {name}",
+            "            for env_position, e in enumerate(entries):",
+            f"                env_row = {_row_display(len(env.columns.names), env_exprs)}",
+            *env_lines,
+            "                env_append(env_row)",
+        ]
+        return code.function(source, f"{table.name} {kind}")
+
+    def _labels(self, kind: str) -> Callable[[dict], None]:
+        f, rows = self._f, self._f._rows["deployment_labels"]
+
+        def read(value: dict) -> None:
+            deployment_id = f._id
+            for key, item in value.items():
+                text = item if type(item) is str or item is None else json_text(item)
+                rows.append((deployment_id, kind, key, text))
+
+        return read

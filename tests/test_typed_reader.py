@@ -1,0 +1,184 @@
+"""The fast typed reader writes exactly the rows the careful reader writes, or gives way.
+
+Every test flattens the same JSON twice: once as raw record text (`msgspec.Raw`, what
+`read_dump(raw=True)` yields and `dims export --from-json` uses), which goes through the
+typed reader with the careful reader as fallback, and once parsed by orjson, which only
+the careful reader sees. Every table must be equal, rejected_records included, and the
+typed reader must actually take the ordinary records (or the speed-up is gone unnoticed).
+"""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import orjson
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from test_properties import ANY_JSON, invalid_record, valid_records
+
+from analysis.dumps import read_dump
+from analysis.errors import DumpError
+from analysis.export import export_snapshot
+from analysis.pages import Page
+from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.tables import Flattener
+from analysis.typed_reader import EXPECTED_EXTRAS
+
+AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
+RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def flatten_both(
+    data: bytes, *, include_env_values: bool = False, deployment_type: str | None = "prod"
+) -> tuple[dict[str, pa.Table], dict[str, pa.Table], Flattener]:
+    """(tables from raw text, tables from parsed records, the raw flattener)."""
+    out = []
+    for records in (RAW_ARRAY.decode(data), orjson.loads(data)):
+        flattener = Flattener(snapshot_at=AT, include_env_values=include_env_values)
+        flattener.add_page(Page(records, source="test", deployment_type=deployment_type))
+        out.append((flattener.take(), flattener))
+    (typed, typed_flattener), (careful, _) = out
+    return typed, careful, typed_flattener
+
+
+def assert_same_tables(typed: dict[str, pa.Table], careful: dict[str, pa.Table]) -> None:
+    assert typed.keys() == careful.keys()
+    for name, table in careful.items():
+        assert typed[name].schema == table.schema, name
+        assert typed[name].to_pylist() == table.to_pylist(), name
+
+
+# --- the sandbox fleet: every awkward value it has ------------------------------------------
+
+
+@pytest.mark.parametrize("include_env_values", [False, True])
+def test_fleet_reads_the_same_and_mostly_typed(include_env_values):
+    fleet = generate_fleet(1500, seed=3, canary_env_value="env-canary-value")
+    typed, careful, flattener = flatten_both(
+        fleet_dump_bytes(fleet), include_env_values=include_env_values
+    )
+    assert_same_tables(typed, careful)
+    assert typed["deployments"].num_rows == 1500
+    assert typed["deployment_container_env"].num_rows > 0
+    # Only records with a field neither the spec nor EXPECTED_EXTRAS names give way.
+    assert flattener.typed_records >= 0.9 * 1500
+
+
+def test_expected_extras_stay_typed_and_land_in_unknown_fields():
+    record = generate_fleet(1, seed=1).deployments[0]
+    record["status"] = "READY"
+    record["source"] = {"kind": "github", "n": 3}
+    record["source_config"]["deployment_type"] = "dev_zero"
+    data = orjson.dumps([record])
+    typed, careful, flattener = flatten_both(data)
+    assert_same_tables(typed, careful)
+    assert flattener.typed_records == 1
+    row = typed["deployments"].to_pylist()[0]
+    assert row["deployment_type"] == "dev_zero"  # the record's own type wins over the listing
+    assert orjson.loads(row["unknown_fields_json"]) == {
+        "status": "READY",
+        "source": {"kind": "github", "n": 3},
+        "source_config.deployment_type": "dev_zero",
+    }
+    assert set(EXPECTED_EXTRAS) == {"Deployment", "SourceConfig"}
+
+
+# --- generated records: valid, invalid, and with unknown fields anywhere -----------------------
+
+
+def _with_extras(record: Any, extras: list[tuple[str, Any]]) -> Any:
+    """The record with unknown or expected-extra keys added to its top level and source_config."""
+    if not isinstance(record, dict):
+        return record
+    out = copy.deepcopy(record)
+    for key, value in extras:
+        target = out
+        if key.startswith("source_config.") and isinstance(out.get("source_config"), dict):
+            target, key = out["source_config"], key.split(".", 1)[1]
+        target[key] = value
+    return out
+
+
+EXTRA_KEYS = st.sampled_from(
+    ["status", "source", "source_config.deployment_type", "source_config.future_flag", "zz"]
+)
+
+
+@given(
+    good=st.lists(valid_records(), max_size=3),
+    bad=st.lists(invalid_record(), max_size=2),
+    extras=st.lists(st.tuples(EXTRA_KEYS, ANY_JSON), max_size=2),
+    order=st.randoms(use_true_random=False),
+    include_env_values=st.booleans(),
+)
+def test_generated_records_read_the_same_both_ways(good, bad, extras, order, include_env_values):
+    records = [*good, *(record for record, _ in bad)]
+    if records and extras:
+        records[0] = _with_extras(records[0], extras)
+    order.shuffle(records)
+    try:
+        data = orjson.dumps(records)
+    except TypeError:  # an integer orjson cannot write: no such dump exists
+        return
+    typed, careful, _ = flatten_both(data, include_env_values=include_env_values)
+    assert_same_tables(typed, careful)
+
+
+# --- values where the two parsers differ --------------------------------------------------------
+
+
+def test_integers_beyond_64_bits_in_free_form_json_take_the_careful_path():
+    """msgspec keeps 2**70 exact, orjson reads it as a float: the careful text is kept."""
+    record = generate_fleet(1, seed=1).deployments[0]
+    data = orjson.dumps([record]).replace(
+        b'"labels":{', b'"labels":{"huge":1180591620717411303424,', 1
+    )
+    typed, careful, flattener = flatten_both(data)
+    assert_same_tables(typed, careful)
+    assert flattener.typed_records == 0
+    labels = {row["key"]: row["value"] for row in typed["deployment_labels"].to_pylist()}
+    assert labels["huge"] == "1.1805916207174113e+21"
+
+
+@pytest.mark.parametrize(
+    ("field", "text"),
+    [
+        ("created_at", b'"2025-06-01"'),  # a date only: the careful conversion decides
+        ("created_at", b'"not a date"'),  # rejected with its reason
+        ("name", b"null"),
+        ("name", b"3"),
+        ("latest_revision_id", b"true"),
+    ],
+)
+def test_odd_values_read_the_same(field, text):
+    record = generate_fleet(1, seed=2).deployments[0]
+    record[field] = "@@"
+    data = orjson.dumps([record]).replace(b'"@@"', text)
+    typed, careful, _ = flatten_both(data)
+    assert_same_tables(typed, careful)
+
+
+def test_a_number_out_of_range_in_a_raw_dump_is_a_one_line_dump_error(tmp_path):
+    records = [generate_fleet(1, seed=i).deployments[0] for i in range(3)]
+    records[1]["source_config"]["resource_spec"]["cpu"] = "@@"
+    path = tmp_path / "dump.json"
+    path.write_bytes(orjson.dumps(records).replace(b'"@@"', b"1e400"))
+    with pytest.raises(DumpError, match=r"dump\.json\[0\.\.2\]: record 1 is not valid JSON"):
+        export_snapshot(read_dump(path, raw=True), tmp_path / "out")
+    assert not (tmp_path / "out" / "deployments").exists()  # nothing published
+
+
+def test_raw_dump_pages_and_records_mix(tmp_path):
+    """An array may hold records and list-deployments pages: pages are found in raw mode."""
+    fleet = generate_fleet(6, seed=4).deployments
+    page = {"resources": fleet[3:6], "offset": 3, "limit": 3}
+    path = tmp_path / "mixed.json"
+    path.write_bytes(orjson.dumps([*fleet[:3], page]))
+    pages = list(read_dump(path, raw=True))
+    assert [type(r) for r in pages[0].records] == [msgspec.Raw] * 3
+    assert pages[1].records == fleet[3:6] and pages[1].source == "mixed.json[3].resources"

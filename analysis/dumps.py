@@ -198,11 +198,13 @@ class _PageProbe(msgspec.Struct):
 
 
 _PROBE = msgspec.json.Decoder(_PageProbe)
+#: A "resources" key somewhere in an element: a page, or a record with containers.
+_PAGE_KEY = re.compile(rb'"resources"[ \t\r\n]*:')
 
 
 def _page_or_raw(value: msgspec.Raw) -> Any:
     """An element that is a page (an object with "resources"), parsed; a record stays raw."""
-    if b'"resources"' not in memoryview(value).tobytes():
+    if _PAGE_KEY.search(memoryview(value)) is None:
         return value
     try:
         if _PROBE.decode(value).resources is msgspec.UNSET:

@@ -1135,12 +1135,14 @@ def _parse_raw(record: msgspec.Raw, source: str, index: int) -> Any:
 
 
 def _to_table(rows: list, schema: pa.Schema, at: pa.Scalar) -> pa.Table:
-    n = len(rows)
-    width = len(schema) - 1  # every row lacks snapshot_at
-    columns = list(zip(*rows, strict=True)) if rows else [()] * width
-    arrays = [pa.array(column, type=schema.field(j).type) for j, column in enumerate(columns)]
-    arrays.append(pa.repeat(at, n))
-    return pa.Table.from_arrays(arrays, schema=schema)
+    """Rows (every column but snapshot_at) as a table of `schema`.
+
+    The rows are converted as one struct array (pyarrow reads each tuple in C++) and split
+    into its columns: about twice as fast as transposing them in Python first.
+    """
+    row_type = pa.struct(list(schema)[:-1])  # every row lacks snapshot_at
+    rows_array = pa.array(map(tuple, rows), type=row_type, size=len(rows))
+    return pa.Table.from_arrays([*rows_array.flatten(), pa.repeat(at, len(rows))], schema=schema)
 
 
 @functools.lru_cache(maxsize=4096)

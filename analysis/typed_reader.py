@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
@@ -149,7 +150,8 @@ class _Code:
             "_dumps": orjson.dumps,
             "_SORTED": orjson.OPT_SORT_KEYS,
             "_shape": t._check_shape,
-            "_convert": t._convert,
+            "_fromisoformat": datetime.fromisoformat,
+            "_UTC": UTC,
         }
 
     def name(self, prefix: str, value: Any) -> str:
@@ -187,11 +189,17 @@ class _Code:
             elif op == t._PASSWORD:
                 if index is not None:
                     exprs[index] = value
-            elif op == t._OTHER_SCALAR:
+            elif op == t._OTHER_SCALAR:  # a date-time: as tables._convert reads it
                 lines += [
                     f"{indent}v = {value}",
                     f"{indent}if v is not None:",
-                    f"{indent}    {row}[{index}] = _convert(v, {kind!r}, '', False)",
+                    f"{indent}    try:",
+                    f"{indent}        v = _fromisoformat(v)",
+                    f"{indent}    except ValueError:",
+                    f"{indent}        raise Fallback from None",
+                    f"{indent}    if v.tzinfo is None:",
+                    f"{indent}        v = v.replace(tzinfo=_UTC)",
+                    f"{indent}    {row}[{index}] = v",
                 ]
             elif op == t._NESTED:
                 sub = f"{obj}_{n}"

@@ -72,8 +72,9 @@ def read_dump(
         return _read_ndjson(path, page_size)
     if first == "[":
         if _size(path) <= WHOLE_FILE_LIMIT:
-            elements = _split_whole(path) if raw else _load_whole(path)
-            return _pages_of_elements(path, enumerate(elements), page_size)
+            if raw:
+                return _pages_of_elements(path, _indexed(_split_whole(path)), page_size)
+            return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
         return _pages_of_elements(path, _chunked_array(path, raw), page_size)
     if first == "{" and _is_ndjson(path):
         return _read_ndjson(path, page_size)
@@ -97,12 +98,25 @@ def _group(
     label: Callable[[int], str],
     page: Callable[[Path, list[Any], int], Page],
 ) -> Iterator[Page]:
-    """Group (index, value) pairs into Pages: runs of records, and each page element on its own."""
+    """Group (index, value) pairs into Pages: runs of records, and each page element on its own.
+
+    A `_Run` value stands for consecutive records from `index` on, taken in bulk.
+    """
     batch: list[Any] = []
     start = 0
     for index, value in elements:
-        if type(value) is msgspec.Raw:
-            value = _page_or_raw(value)
+        if type(value) is _Run:
+            taken = 0
+            while taken < len(value):
+                if not batch:
+                    start = index + taken
+                more = min(page_size - len(batch), len(value) - taken)
+                batch.extend(value[taken : taken + more])
+                taken += more
+                if len(batch) >= page_size:
+                    yield page(path, batch, start)
+                    batch = []
+            continue
         if value is _GAP or (isinstance(value, dict) and "resources" in value):
             if batch:
                 yield page(path, batch, start)
@@ -190,28 +204,50 @@ def _first_char(path: Path) -> str:
         raise _unreadable(path, exc) from None
 
 
-_RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
+class _Run(list):
+    """Consecutive elements of an array that are all records (no page among them)."""
 
 
 class _PageProbe(msgspec.Struct):
     resources: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
+_RAW_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
 _PROBE = msgspec.json.Decoder(_PageProbe)
-#: A "resources" key somewhere in an element: a page, or a record with containers.
-_PAGE_KEY = re.compile(rb'"resources"[ \t\r\n]*:')
+_PROBES = msgspec.json.Decoder(list[_PageProbe])
+
+
+def _raw_elements(data: bytes) -> list[Any]:
+    """The elements of a JSON array as raw JSON text, pages among them parsed.
+
+    Two passes in C: one splits the elements, one looks only for a top-level "resources"
+    key in each (skipping the rest); a msgspec.DecodeError means the text is not JSON.
+    """
+    elements = _RAW_ELEMENTS.decode(data)
+    try:
+        probes = _PROBES.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):  # an element is not an object
+        return [_page_or_raw(element) for element in elements]
+    if all(probe.resources is msgspec.UNSET for probe in probes):
+        return _Run(elements)
+    return [
+        element if probe.resources is msgspec.UNSET else orjson.loads(memoryview(element))
+        for element, probe in zip(elements, probes, strict=True)
+    ]
 
 
 def _page_or_raw(value: msgspec.Raw) -> Any:
     """An element that is a page (an object with "resources"), parsed; a record stays raw."""
-    if _PAGE_KEY.search(memoryview(value)) is None:
-        return value
     try:
         if _PROBE.decode(value).resources is msgspec.UNSET:
             return value
     except (msgspec.ValidationError, msgspec.DecodeError):
         return value  # not an object: the flattener rejects it
     return orjson.loads(memoryview(value))
+
+
+def _indexed(elements: list[Any]) -> Iterable[tuple[int, Any]]:
+    return [(0, elements)] if type(elements) is _Run else enumerate(elements)
 
 
 def _split_whole(path: Path) -> list[Any]:
@@ -221,7 +257,7 @@ def _split_whole(path: Path) -> list[Any]:
     except OSError as exc:
         raise _unreadable(path, exc) from None
     try:
-        return _RAW_ELEMENTS.decode(data.removeprefix(b"\xef\xbb\xbf"))
+        return _raw_elements(data.removeprefix(b"\xef\xbb\xbf"))
     except msgspec.DecodeError:
         return _load_whole(path)  # raises with line and column
 
@@ -444,9 +480,9 @@ def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
                 if start is None:
                     break
             wanted = 2 * block
-            for element in elements:
-                yield index, element
-                index += 1
+            for element in _indexed(elements):
+                yield index + element[0], element[1]
+            index += len(elements)
             del elements
             if start == len(buf) and end == len(buf):
                 return
@@ -461,7 +497,7 @@ def _parse_chunk(chunk: bytes, raw: bool) -> list[Any]:
     with paused_gc():
         if raw:
             try:
-                return _RAW_ELEMENTS.decode(chunk)
+                return _raw_elements(chunk)
             except msgspec.DecodeError:
                 pass  # orjson says where and why
         return orjson.loads(chunk)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 
@@ -26,39 +27,51 @@ def write(tmp_path: Path, name: str, content: bytes | str) -> Path:
     return path
 
 
+def parsed(record):
+    """A record as parsed JSON: `read_dump(raw=True)` yields array records as raw text."""
+    return orjson.loads(memoryview(record)) if type(record) is msgspec.Raw else record
+
+
 def records_of(pages) -> list:
-    return [record for page in pages for record in page.records]
+    return [parsed(record) for page in pages for record in page.records]
 
 
 def located(pages) -> list[tuple[str, int, str]]:
     """(source, record_index, id) for every record: where a rejected record would point."""
     return [
-        (page.source, page.first_index + i, record["id"])
+        (page.source, page.first_index + i, parsed(record)["id"])
         for page in pages
         for i, record in enumerate(page.records)
     ]
 
 
+#: Both ways of reading an array: parsed records, and raw record text (the export's way).
+RAW = pytest.mark.parametrize("raw", [False, True], ids=["parsed", "raw"])
+
+
 # --- accepted shapes ---------------------------------------------------------------------
 
 
-def test_array_of_records(tmp_path):
+@RAW
+def test_array_of_records(tmp_path, raw):
     path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
-    pages = list(read_dump(path, page_size=3))
+    pages = list(read_dump(path, page_size=3, raw=raw))
     assert records_of(pages) == RECORDS
     assert [p.source for p in pages] == ["dump.json[0..2]", "dump.json[3..5]", "dump.json[6..6]"]
     assert located(pages)[4] == ("dump.json[3..5]", 4, "id-4")
     assert all(p.deployment_type is None for p in pages)
 
 
-def test_one_page(tmp_path):
+@RAW
+def test_one_page(tmp_path, raw):
     path = write(tmp_path, "page.json", json.dumps({"resources": RECORDS, "offset": 7}, indent=2))
-    pages = list(read_dump(path, page_size=5))
+    pages = list(read_dump(path, page_size=5, raw=raw))
     assert records_of(pages) == RECORDS
     assert located(pages)[6] == ("page.json.resources", 6, "id-6")
 
 
-def test_array_of_pages_and_mixed_elements(tmp_path):
+@RAW
+def test_array_of_pages_and_mixed_elements(tmp_path, raw):
     content = [
         {"resources": RECORDS[:3], "offset": 3},
         {"resources": RECORDS[3:5], "offset": 5},
@@ -67,7 +80,7 @@ def test_array_of_pages_and_mixed_elements(tmp_path):
         {"resources": [], "offset": 5},
     ]
     path = write(tmp_path, "pages.json", json.dumps(content, indent=1))
-    pages = list(read_dump(path))
+    pages = list(read_dump(path, raw=raw))
     assert records_of(pages) == RECORDS
     assert located(pages) == [
         ("pages.json[0].resources", 0, "id-0"),
@@ -77,6 +90,27 @@ def test_array_of_pages_and_mixed_elements(tmp_path):
         ("pages.json[1].resources", 1, "id-4"),
         ("pages.json[2..3]", 2, "id-5"),
         ("pages.json[2..3]", 3, "id-6"),
+    ]
+
+
+@RAW
+def test_pages_among_records_are_found_when_streamed(tmp_path, monkeypatch, raw):
+    fleet = generate_fleet(40, seed=6).deployments
+    content = [*fleet[:15], {"resources": fleet[15:30], "offset": 30}, 7, *fleet[30:]]
+    path = write(tmp_path, "mixed.json", json.dumps(content, indent=1))
+    whole = list(read_dump(path, page_size=10, raw=raw))
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+    monkeypatch.setattr(dumps, "_CHUNK", 4096)
+    streamed = list(read_dump(path, page_size=10, raw=raw))
+    assert records_of(streamed) == records_of(whole) == [*fleet[:30], 7, *fleet[30:]]
+    assert [(p.source, p.first_index) for p in streamed] == [
+        (p.source, p.first_index) for p in whole
+    ]
+    assert [p.source for p in whole][:4] == [
+        "mixed.json[0..9]",
+        "mixed.json[10..14]",
+        "mixed.json[15].resources",
+        "mixed.json[15].resources",
     ]
 
 
@@ -108,28 +142,33 @@ def test_single_line_ndjson_file(tmp_path):
     assert records_of(read_dump(path)) == [RECORDS[0]]
 
 
-def test_byte_order_mark_and_empty_array(tmp_path):
+@RAW
+def test_byte_order_mark_and_empty_array(tmp_path, raw):
     path = write(tmp_path, "bom.json", b"\xef\xbb\xbf" + orjson.dumps(RECORDS))
-    assert records_of(read_dump(path)) == RECORDS
-    assert list(read_dump(write(tmp_path, "empty.json", " [ ] "))) == []
+    assert records_of(read_dump(path, raw=raw)) == RECORDS
+    assert list(read_dump(write(tmp_path, "empty.json", " [ ] "), raw=raw)) == []
 
 
-def test_records_that_are_not_objects_pass_through_to_be_rejected(tmp_path):
+@RAW
+def test_records_that_are_not_objects_pass_through_to_be_rejected(tmp_path, raw):
     path = write(tmp_path, "odd.json", '[1, "x", null, [2]]')
-    assert records_of(read_dump(path)) == [1, "x", None, [2]]
+    assert records_of(read_dump(path, raw=raw)) == [1, "x", None, [2]]
 
 
+@RAW
 @pytest.mark.parametrize("pretty", [False, True])
-def test_streamed_arrays_equal_whole_file_parsing(tmp_path, monkeypatch, pretty):
+def test_streamed_arrays_equal_whole_file_parsing(tmp_path, monkeypatch, pretty, raw):
     fleet = generate_fleet(60, seed=5)
     content = json.dumps(fleet.deployments, indent=2 if pretty else None, ensure_ascii=False)
     path = write(tmp_path, "big.json", content)
-    whole = list(read_dump(path, page_size=25))
+    whole = list(read_dump(path, page_size=25, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 997)  # records straddle every chunk boundary
-    streamed = list(read_dump(path, page_size=25))
-    assert streamed == whole
-    assert records_of(streamed) == fleet.deployments
+    streamed = list(read_dump(path, page_size=25, raw=raw))
+    assert [(p.source, p.first_index) for p in streamed] == [
+        (p.source, p.first_index) for p in whole
+    ]
+    assert records_of(streamed) == records_of(whole) == fleet.deployments
 
 
 def test_a_sandbox_dump_exports(tmp_path):
@@ -162,11 +201,12 @@ BAD_DUMPS = [
 ]
 
 
+@RAW
 @pytest.mark.parametrize(("name", "content", "message"), BAD_DUMPS, ids=[b[0] for b in BAD_DUMPS])
-def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, message):
+def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, message, raw):
     path = write(tmp_path, name, content)
     with pytest.raises(DumpError) as info:
-        list(read_dump(path))
+        list(read_dump(path, raw=raw))
     text = str(info.value)
     assert message in text
     assert str(path) in text
@@ -184,12 +224,13 @@ def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, 
         (b'[{"id": "a"},\n{"id": tru}]', "not JSON at line 2"),
     ],
 )
-def test_bad_streamed_arrays(tmp_path, monkeypatch, content, message):
+@RAW
+def test_bad_streamed_arrays(tmp_path, monkeypatch, content, message, raw):
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 5)
     path = write(tmp_path, "s.json", content)
     with pytest.raises(DumpError, match=message):
-        list(read_dump(path))
+        list(read_dump(path, raw=raw))
 
 
 def test_missing_file(tmp_path):

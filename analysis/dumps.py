@@ -14,6 +14,10 @@ Why it reads the way it does:
   syntax error, hands over to the careful reader (the standard library's `raw_decode` over
   a sliding text buffer, `_stream_array`), which reports line and column. Files under
   `WHOLE_FILE_LIMIT` are parsed at once with orjson. NDJSON is parsed line by line.
+- `raw=True` (what `dims export --from-json` uses) skips the parse for arrays: msgspec
+  splits each chunk into the records' raw JSON text in C and a second C pass finds the
+  pages among them, so the typed reader in `analysis.tables` can decode each record
+  straight into typed Structs. The same cuts, the same errors and the same Page sources.
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
   which lists it in rejected_records. A file that is not JSON, is empty or has the wrong
   shape is a `DumpError`: one line naming the file and the problem.

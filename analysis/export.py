@@ -122,7 +122,7 @@ def export_snapshot(
     tmp = _prepare(out, day)
     writers: dict[str, pq.ParquetWriter] = {}
     rows = dict.fromkeys(TABLE_NAMES, 0)
-    background = ThreadPoolExecutor(1, thread_name_prefix="dims-parquet")
+    background = ThreadPoolExecutor(2, thread_name_prefix="dims-parquet")
     writing: list[Future[None]] = []
     try:
         flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
@@ -137,20 +137,24 @@ def export_snapshot(
                 folder / PART_FILE, schema.with_metadata(metadata), compression="zstd"
             )
 
-        def write(tables: dict[str, pa.Table]) -> None:
-            for name, table in tables.items():
-                if table.num_rows:
-                    writers[name].write_table(table)
-                    rows[name] += table.num_rows
+        def write(name: str, table: pa.Table) -> None:
+            writers[name].write_table(table)
+            rows[name] += table.num_rows
 
         def flush() -> None:
             # Compression and encoding release the GIL: the previous batch is written in
             # the background while this one was flattened. One batch in flight at most,
-            # so memory stays bounded by two batches.
-            tables = flattener.take()
-            if writing:
+            # so memory stays bounded by two batches. Tables are written by two threads,
+            # which matters for the last batch, when nothing else is left to do.
+            spent: list[list] = []
+            tables = flattener.take(spent=spent)
+            while writing:
                 writing.pop().result()
-            writing.append(background.submit(write, tables))
+            by_size = sorted(tables.items(), key=lambda item: -item[1].nbytes)
+            writing.extend(
+                background.submit(write, name, table) for name, table in by_size if table.num_rows
+            )
+            spent.clear()  # the rows are freed while the tables are written
 
         with paused_gc():  # one pause for the whole loop: see analysis.gcpause
             for page in pages:
@@ -164,7 +168,8 @@ def export_snapshot(
             if repos:
                 flattener.add_repositories(repos)
             flush()
-            writing.pop().result()
+            while writing:
+                writing.pop().result()
         for writer in writers.values():
             writer.close()
         writers.clear()

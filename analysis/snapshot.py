@@ -88,7 +88,10 @@ def snapshot_from_dump(
     strict: bool = False,
     snapshot_date: dt.date | None = None,
 ) -> ExportResult:
-    """Write one snapshot from a saved dump instead of the service."""
+    """Write one snapshot from a saved dump instead of the service.
+
+    Records are read as raw JSON text (`read_dump(raw=True)`), the fast typed reader's input.
+    """
     return export_snapshot(
         read_dump(path, raw=True),
         out_dir,

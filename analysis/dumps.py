@@ -45,6 +45,9 @@ from analysis.pages import Page
 
 #: Files up to this size are parsed whole with orjson; larger arrays are read in chunks.
 WHOLE_FILE_LIMIT = 16 * 1024 * 1024
+#: Raw reading holds a file's bytes, not a Python object per value, so it reads files this
+#: many times larger whole (cheaper than the chunk cutting; about 5% of a 20k export).
+_RAW_WHOLE_FACTOR = 4
 _CHUNK = 4 * 1024 * 1024
 _EXPECTED = (
     "expected a JSON array of deployments, a list-deployments page "
@@ -75,9 +78,9 @@ def read_dump(
     if path.suffix.lower() in _NDJSON_SUFFIXES:
         return _read_ndjson(path, page_size)
     if first == "[":
+        if raw and _size(path) <= WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR:
+            return _pages_of_elements(path, _indexed(_split_whole(path)), page_size)
         if _size(path) <= WHOLE_FILE_LIMIT:
-            if raw:
-                return _pages_of_elements(path, _indexed(_split_whole(path)), page_size)
             return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
         return _pages_of_elements(path, _chunked_array(path, raw), page_size)
     if first == "{" and _is_ndjson(path):

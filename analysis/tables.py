@@ -20,7 +20,7 @@ Why this shape:
   checked in Python, every reject with its reason) is the reference. Records that arrive as
   raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to the fast typed
   reader (`analysis.typed_reader`), derived from the same plans, which writes the same rows
-  or gives the record back to the careful reader. It roughly halves an export's time.
+  or gives the record back to the careful reader (about 40% off an export's time).
 
 Documented choices (the spec is silent on them):
 - A deployment without an `id` is rejected ("id: missing"): child tables need it.

@@ -40,7 +40,7 @@ _INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _SCALAR_TYPES: dict[str, Any] = {
     "string": str,
     "uuid": str,
-    "datetime": str,  # converted by the careful conversion, so both readers agree
+    "datetime": str,  # converted in the reader exactly as tables._convert does
     "number": float,
     "integer": _INT64,
     "boolean": bool,
@@ -83,6 +83,11 @@ EXPECTED_EXTRAS: dict[str, tuple[str, ...]] = {
 }
 #: Where `source_config.deployment_type` sits: when a string, it is the deployment_type.
 _OWN_TYPE = ("SourceConfig", "deployment_type")
+
+
+def _extras(plan: _Plan) -> tuple[str, ...]:
+    """The plan's expected extras that the spec does not name (yet)."""
+    return tuple(n for n in EXPECTED_EXTRAS.get(plan.schema, ()) if n not in plan.steps)
 
 
 def _extra_attribute(name: str) -> str:
@@ -131,7 +136,7 @@ def struct_for(plan: _Plan, types: Mapping[str, Any], _cache: dict | None = None
         if attribute != key:
             default = msgspec.field(default=default, name=key)
         fields.append((attribute, kind_type, default))
-    for name in EXPECTED_EXTRAS.get(plan.schema, ()):
+    for name in _extras(plan):
         fields.append((_extra_attribute(name), Any, msgspec.field(default=UNSET, name=name)))
     struct = msgspec.defstruct(
         f"Typed{plan.schema}", fields, forbid_unknown_fields=True, gc=False, kw_only=True
@@ -230,7 +235,7 @@ class _Code:
                     f"{indent}        _shape(v, {prop}, {extra[1]!r}, '', False)",
                     f"{indent}        {store}",
                 ]
-        for name in EXPECTED_EXTRAS.get(plan.schema, ()):
+        for name in _extras(plan):
             lines += [
                 f"{indent}v = {obj}.{_extra_attribute(name)}",
                 f"{indent}if v is not UNSET:",

@@ -382,9 +382,7 @@ def _shape_test(shape: tuple[spec.Prop, bool, bool]) -> str | None:
     return "v is not None"  # any JSON value
 
 
-def _compile_reader(
-    plan: _Plan, json_text: Callable[[Any], str] = to_json_text
-) -> Callable[[dict, str, list, dict], None]:
+def _compile_reader(plan: _Plan) -> Callable[[dict, str, list, dict], None]:
     """The plan as straight-line Python: the hot loop of every export.
 
     One generated function per object schema reads each property the spec names with
@@ -401,7 +399,7 @@ def _compile_reader(
         "_one": _read_one,
         "_Reject": _Reject,
         "_E": _EXACT_INT,
-        "_json": json_text,
+        "_json": to_json_text,
         "REDACTED": REDACTED,
     }
     lines = [

@@ -98,10 +98,7 @@ def pod_requests(source: Snapshot | str) -> pd.DataFrame:
     (`largest_init_*`) and the effective pod figure (`pod_*` = max(main + sidecars, largest
     init)), which is what a node must have free to place one replica.
     """
-    snap = as_snapshot(source)
-    if "pod_requests" not in snap.cache:
-        snap.cache["pod_requests"] = _pod_requests(snap)
-    return snap.cache["pod_requests"].copy()
+    return as_snapshot(source).derived("pod_requests", _pod_requests)
 
 
 def _pod_requests(snap: Snapshot) -> pd.DataFrame:
@@ -155,10 +152,7 @@ def component_capacity(source: Snapshot | str) -> pd.DataFrame:
     components only where the deployment sets one of their fields. `sidecars_init` rows carry
     what sidecars and init containers add to the main pod (see `pod_requests`).
     """
-    snap = as_snapshot(source)
-    if "component_capacity" not in snap.cache:
-        snap.cache["component_capacity"] = _component_capacity(snap)
-    return snap.cache["component_capacity"].copy()
+    return as_snapshot(source).derived("component_capacity", _component_capacity)
 
 
 def _component_capacity(snap: Snapshot) -> pd.DataFrame:

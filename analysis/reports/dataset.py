@@ -6,6 +6,7 @@ several snapshots concatenate and sort without conversions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -58,6 +59,12 @@ class Snapshot:
     containers: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: derived frames computed once per snapshot (several reports share them)
     cache: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    def derived(self, name: str, build: Callable[[Snapshot], pd.DataFrame]) -> pd.DataFrame:
+        """`build(self)`, computed once per snapshot; each caller gets its own copy."""
+        if name not in self.cache:
+            self.cache[name] = build(self)
+        return self.cache[name].copy()
 
     @property
     def snapshot_at(self) -> pd.Timestamp | None:

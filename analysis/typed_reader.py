@@ -52,7 +52,8 @@ class Fallback(Exception):
 
 
 #: What a record the fast reader does not accept raises: the careful reader takes it.
-#: (orjson's encode error: an integer beyond 64 bits in free-form JSON, see `json_text`.)
+#: orjson's encode error comes from an integer beyond 64 bits in free-form JSON: msgspec
+#: keeps it exact where orjson reads it as a float, so the careful reader must store it.
 FALLBACK_ERRORS = (
     Fallback,
     msgspec.ValidationError,
@@ -60,18 +61,6 @@ FALLBACK_ERRORS = (
     UnicodeDecodeError,
     orjson.JSONEncodeError,
 )
-
-
-def json_text(value: Any) -> str:
-    """`tables.to_json_text`, for values decoded by msgspec.
-
-    msgspec keeps integers beyond 64 bits exact where orjson reads them as floats; such a
-    record goes to the careful reader so that both paths store the same text.
-    """
-    try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    except TypeError:
-        raise Fallback from None
 
 
 #: Fields the real service sends beyond the interface spec (design.md, Service assumptions),
@@ -392,10 +381,13 @@ class TypedReader:
     def _labels(self, kind: str) -> Callable[[dict], None]:
         f, rows = self._f, self._f._rows["deployment_labels"]
 
+        def _json(value: Any) -> str:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
         def read(value: dict) -> None:
             deployment_id = f._id
             for key, item in value.items():
-                text = item if type(item) is str or item is None else json_text(item)
+                text = item if type(item) is str or item is None else _json(item)
                 rows.append((deployment_id, kind, key, text))
 
         return read

@@ -166,6 +166,38 @@ def build_parser() -> argparse.ArgumentParser:
     faults.add_argument("--reset-every", type=_bounded(0), default=0, metavar="N")
     faults.add_argument("--stuck-offset", action="store_true")
     faults.add_argument("--insert-while-paging", type=_bounded(0), default=0, metavar="N")
+    shapes = sandbox.add_argument_group("real-service shapes (listing and records)")
+    shapes.add_argument(
+        "--page-cap",
+        type=_bounded(0),
+        default=0,
+        metavar="N",
+        help="serve at most N records a page, whatever `limit` asks (0: no cap)",
+    )
+    shapes.add_argument(
+        "--final-offset",
+        metavar="HOW",
+        help="the last page answers an offset that does not advance: echo (the request's), "
+        "zero, or back (one less)",
+    )
+    shapes.add_argument(
+        "--ignore-offset",
+        action="store_true",
+        help="serve the first page for every offset (the response offset still advances)",
+    )
+    shapes.add_argument(
+        "--untyped-every",
+        type=_bounded(0),
+        default=0,
+        metavar="N",
+        help="every Nth deployment is in no typed listing and does not name its type",
+    )
+    shapes.add_argument(
+        "--real-shaped",
+        action="store_true",
+        help="records carry status, source and (some) source_config.deployment_type, "
+        "some of a type newer than the spec",
+    )
     return parser
 
 

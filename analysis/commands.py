@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from .connect import connect
 from .errors import ConfigurationError
@@ -78,9 +79,29 @@ def diff(args: argparse.Namespace, filters: dict) -> int:
 
 
 def sandbox(args: argparse.Namespace, filters: dict) -> int:
-    from .sandbox import Faults, serve
+    from .sandbox import serve
 
-    faults = Faults(
+    try:
+        faults = _faults(args)
+    except ValueError as exc:  # Faults checks its own values; the CLI names the option
+        raise ConfigurationError(str(exc).replace("Faults.", "--").replace("_", "-")) from None
+    serve(
+        port=args.port,
+        deployments=args.deployments,
+        seed=args.seed,
+        latency_ms=args.latency_ms,
+        faults=faults,
+        api_key=args.api_key,
+        untyped_every=args.untyped_every,
+        real_shaped=args.real_shaped,
+    )
+    return 0
+
+
+def _faults(args: argparse.Namespace) -> Any:
+    from .sandbox import Faults
+
+    return Faults(
         rate_limit_every=args.rate_limit_every,
         retry_after_s=args.retry_after,
         error_every=args.error_every,
@@ -89,16 +110,10 @@ def sandbox(args: argparse.Namespace, filters: dict) -> int:
         reset_every=args.reset_every,
         stuck_offset=args.stuck_offset,
         insert_while_paging=args.insert_while_paging,
+        page_cap=args.page_cap,
+        final_offset=args.final_offset,
+        ignore_offset=args.ignore_offset,
     )
-    serve(
-        port=args.port,
-        deployments=args.deployments,
-        seed=args.seed,
-        latency_ms=args.latency_ms,
-        faults=faults,
-        api_key=args.api_key,
-    )
-    return 0
 
 
 def demo(args: argparse.Namespace, filters: dict) -> int:

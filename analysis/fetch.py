@@ -6,10 +6,16 @@ orjson instead of through the generated models, because a single malformed recor
 kept aside by the tables layer rather than fail its whole page, and because `from_dict`
 costs 2-3x the parse (see benchmarks/).
 
-Paging is speculative: with a window of N requests in flight, offsets o, o+L, o+2L… are
-asked for ahead of time, and every response is checked against the rule of the spec (the
-response `offset` is the next request's offset). A response that disagrees re-aligns the
-window on the offset the service gave; one that does not advance is a PaginationError.
+Paging follows rules that real services need, not only the spec's one rule (the response
+`offset` is the next request's offset):
+- a listing ends on an empty page, never on a short one: services cap pages below `limit`;
+- the next offset is the response's when it advances; otherwise request offset + records
+  received, with one PagingWarning;
+- pages that bring no id not already seen, while the listing has not ended, mean the
+  service ignores `offset`: a PaginationError, as is passing `FetchLimits`;
+- the unfiltered listing is the fleet; the per-type listings only tag (see `_Scheduler`).
+It is speculative: offsets o, o+step, o+2·step… are asked for ahead of time, `step`
+learnt from the service's answers, and an answer that disagrees re-aligns the window.
 """
 
 from __future__ import annotations
@@ -20,8 +26,7 @@ import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
-from enum import Enum
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import httpx
@@ -42,7 +47,7 @@ from .errors import (
     describe,
     raise_for_status,
 )
-from .pages import Page
+from .pages import Page, own_type
 from .progress import Progress
 from .transport import JSON_EXTENSION
 
@@ -63,6 +68,10 @@ def filter_names() -> tuple[str, ...]:
 
 class ListingShiftedWarning(UserWarning):
     """The listing changed while it was paged: some records came twice and were dropped."""
+
+
+class PagingWarning(UserWarning):
+    """The service answered an offset that does not advance; dims carried on by counting."""
 
 
 # -- requests and responses ---------------------------------------------------------------
@@ -96,29 +105,6 @@ def _json(response: httpx.Response) -> Any:
         ) from None
 
 
-def _as_page(
-    response: httpx.Response, offset: int, deployment_type: str | None
-) -> tuple[Page, int]:
-    body = _json(response)
-    if (
-        not isinstance(body, dict)
-        or not isinstance(body.get("resources"), list)
-        or not isinstance(body.get("offset"), int)
-    ):
-        raise ResponseFormatError(
-            f"{describe(response.request)} returned JSON that is not a deployments page "
-            "({resources: [...], offset: n}); check the base URL"
-        )
-    suffix = f" type={deployment_type}" if deployment_type else ""
-    page = Page(
-        records=body["resources"],
-        source=f"page offset={offset}{suffix}",
-        deployment_type=deployment_type,
-        first_index=offset,
-    )
-    return page, body["offset"]
-
-
 def _send(http: httpx.Client, kwargs: dict[str, Any]) -> httpx.Response:
     try:
         return http.request(**kwargs)
@@ -141,108 +127,373 @@ def _transport_error(kwargs: dict[str, Any], exc: httpx.TransportError) -> Trans
     )
 
 
-# -- the paging window ----------------------------------------------------------------------
+# -- paging ---------------------------------------------------------------------------------
 
 
-class _Verdict(Enum):
-    MORE = "more"
-    DONE = "done"
-    REALIGN = "realign"
+@dataclass(frozen=True)
+class FetchLimits:
+    """Ceilings per listing, far above any real fleet.
+
+    A service that keeps answering with new records (a paging bug, an endless listing)
+    ends in a PaginationError at one of these instead of an endless fetch; they also bound
+    the memory the ids seen take.
+    """
+
+    max_pages: int = 100_000
+    max_records: int = 2_000_000
 
 
 @dataclass
-class _Window:
-    """Which offsets to ask for next, and what each answer means."""
+class ListingStats:
+    """What one listing asked for and got: the evidence that it was read whole."""
 
-    limit: int
-    next_offset: int = 0
+    #: "all" for the listing that defines the fleet, else the deployment_type it lists.
+    listing: str
+    #: "fleet" (its records are the export) or "tags" (it only tells records' types).
+    role: str
+    filters: dict[str, Any]
+    page_size: int
+    #: Pages answered, the final empty one included.
+    pages: int = 0
+    records: int = 0
+    #: Records whose id came earlier in this listing (it shifted while paged).
+    duplicates: int = 0
+    largest_page: int = 0
+    #: Pages whose response offset did not advance, so dims counted on by itself.
+    offset_fallbacks: int = 0
+    ended_on_empty_page: bool = False
 
-    def issue(self) -> int:
-        offset = self.next_offset
-        self.next_offset += self.limit
-        return offset
 
-    def judge(self, offset: int, page: Page, response_offset: int) -> _Verdict:
-        count = len(page.records)
-        if count == 0:
-            return _Verdict.DONE
-        if response_offset <= offset:
-            raise PaginationError(
-                f"the deployments listing did not advance: the page at offset {offset} "
-                f"({page.source}) answered next offset {response_offset}; stopping instead "
-                "of looping (a service bug: report it, or narrow the listing with filters)"
-            )
-        if count < self.limit:
-            return _Verdict.DONE
-        if response_offset != offset + self.limit:
-            self.next_offset = response_offset
-            return _Verdict.REALIGN
-        return _Verdict.MORE
+@dataclass
+class FetchStats:
+    """What a full fetch saw: the export's evidence of completeness."""
+
+    listings: list[ListingStats] = field(default_factory=list)
+    #: Deployments yielded: each id once, from the listing that defines the fleet.
+    records: int = 0
+    #: Deployments whose type came from the record, from a typed listing, or from neither.
+    typed_by_record: int = 0
+    typed_by_listing: int = 0
+    untyped: int = 0
+    #: Ids a typed listing returned that the fleet listing did not (the fleet changed).
+    in_typed_listing_only: int = 0
+    integration_ids: set[str] = field(default_factory=set)
+
+    @property
+    def pages(self) -> int:
+        return sum(listing.pages for listing in self.listings)
+
+    @property
+    def duplicates(self) -> int:
+        return sum(listing.duplicates for listing in self.listings if listing.role == "fleet")
+
+    def evidence(self) -> dict[str, Any]:
+        """The fetch's part of a snapshot's manifest (JSON-serialisable)."""
+        return {
+            "deployments": self.records,
+            "duplicates_dropped": self.duplicates,
+            "deployment_type_from": {
+                "record": self.typed_by_record,
+                "typed_listing": self.typed_by_listing,
+                "none": self.untyped,
+            },
+            "in_typed_listing_only": self.in_typed_listing_only,
+            "complete": all(listing.ended_on_empty_page for listing in self.listings),
+            "listings": [asdict(listing) for listing in self.listings],
+        }
 
 
 @dataclass
 class _Listing:
-    """One listing being paged: its filters, its window and its requests in flight."""
+    """One listing being paged: its filters, where to ask next, its requests in flight.
+
+    Offsets are asked for ahead of time (o, o+step, o+2·step…). `step` starts at the page
+    size asked for and becomes what the service really advances by, so a service that caps
+    pages below `limit` is paged just as concurrently after its first answer.
+    """
 
     filters: dict[str, Any]
-    window: _Window
-    label: str | None
+    stats: ListingStats
+    step: int
+    next_offset: int
+    tags_only: bool = False
     pending: deque[tuple[int, Any]] = field(default_factory=deque)
     done: bool = False
+    #: Pages in a row that brought no record not already seen.
+    stale_pages: int = 0
+
+    @property
+    def label(self) -> str | None:
+        return _type_label(self.filters)
+
+    def issue(self) -> int:
+        offset = self.next_offset
+        self.next_offset += self.step
+        return offset
+
+    def realign(self, offset: int, next_offset: int) -> list[Any]:
+        """Ask from `next_offset` on; the requests already in flight are stale."""
+        self.step = max(1, next_offset - offset)
+        self.next_offset = next_offset
+        stale = [request for _, request in self.pending]
+        self.pending.clear()
+        return stale
+
+
+def _page_body(response: httpx.Response) -> tuple[list[Any], int]:
+    body = _json(response)
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("resources"), list)
+        or not isinstance(body.get("offset"), int)
+        or isinstance(body.get("offset"), bool)
+    ):
+        raise ResponseFormatError(
+            f"{describe(response.request)} returned JSON that is not a deployments page "
+            "({resources: [...], offset: n}); check the base URL"
+        )
+    return body["resources"], body["offset"]
+
+
+def _record_id(record: Any) -> str | None:
+    record_id = record.get("id") if type(record) is dict else None
+    return record_id if type(record_id) is str else None
 
 
 class _Scheduler:
-    """Pages several listings at once under one budget of requests in flight.
+    """Pages the fleet listing, and the per-type listings that tag it, under one budget.
 
     Shared by the sync and async drivers, which only differ in how a request is started
-    and awaited. Pages of one listing come out in order; listings interleave.
+    and awaited. The unfiltered listing (with the caller's filters) is the fleet: only its
+    records are yielded, each id once, in its order. When `tag` is set and a record that
+    does not name its own type arrives, one listing per deployment_type starts; they take
+    the budget first, and the fleet's pages wait (`held`) until every typed listing has
+    ended, so each record leaves tagged with the type whose listing returned it, or none.
     """
 
     def __init__(
         self,
-        listings: list[dict[str, Any]],
+        filters: dict[str, Any],
+        *,
         page_size: int,
         concurrency: int,
+        stats: FetchStats,
+        limits: FetchLimits,
+        tag: bool = False,
         start_offset: int = 0,
         progress: Progress | None = None,
     ) -> None:
+        self.filters = _check_filters(filters)
+        _listing_request(start_offset, page_size, self.filters)  # validate before sending
         self.page_size = page_size
         self.concurrency = max(1, concurrency)
+        self.stats = stats
+        self.limits = limits
         self.progress = progress
-        self.listings = []
-        for filters in listings:
-            filters = _check_filters(filters)
-            _listing_request(start_offset, page_size, filters)  # validate before sending
-            window = _Window(page_size, start_offset)
-            self.listings.append(_Listing(filters, window, _type_label(filters)))
+        self.fleet = self._add(self.filters, start_offset, tags_only=False)
+        self.seen: set[str] = set()
+        #: id -> type from the typed listings; None when this fetch does not tag.
+        self.tags: dict[str, str] | None = {} if tag else None
+        self.tag_listings: list[_Listing] = []
+        self.held: deque[Page] = deque()
+
+    def _add(self, filters: dict[str, Any], offset: int, *, tags_only: bool) -> _Listing:
+        label = _type_label(filters)
+        listing_stats = ListingStats(
+            listing=label or "all",
+            role="tags" if tags_only else "fleet",
+            filters={k: getattr(v, "value", v) for k, v in filters.items()},
+            page_size=self.page_size,
+        )
+        self.stats.listings.append(listing_stats)
+        return _Listing(filters, listing_stats, self.page_size, offset, tags_only)
+
+    @property
+    def listings(self) -> list[_Listing]:
+        return [self.fleet, *self.tag_listings]
+
+    def _tagging_done(self) -> bool:
+        return bool(self.tag_listings) and all(item.done for item in self.tag_listings)
 
     def to_start(self) -> Iterator[tuple[_Listing, int, dict[str, Any]]]:
-        """Requests to start now: the least-served open listing first, up to the budget."""
+        """Requests to start now, up to the budget: typed listings first (the fleet's held
+        pages wait for them), then the least-served listing; one at first for each."""
         while sum(len(item.pending) for item in self.listings) < self.concurrency:
-            open_listings = [item for item in self.listings if not item.done]
+            # A listing not answered yet gets one request: its answer tells the real page
+            # size before speculating, and a persistent fault is met once, not N times.
+            open_listings = [
+                item
+                for item in self.listings
+                if not item.done and (item.stats.pages or not item.pending)
+            ]
             if not open_listings:
                 return
-            listing = min(open_listings, key=lambda item: len(item.pending))
-            offset = listing.window.issue()
+            listing = min(open_listings, key=lambda item: (not item.tags_only, len(item.pending)))
+            offset = listing.issue()
             yield listing, offset, _listing_request(offset, self.page_size, listing.filters)
 
     def heads(self) -> dict[Any, _Listing]:
         """The oldest request in flight of each listing (the only ones that may yield)."""
         return {item.pending[0][1]: item for item in self.listings if item.pending}
 
-    def accept(self, listing: _Listing, response: httpx.Response) -> tuple[Page, list[Any]]:
-        """Judge the answer to `listing`'s oldest request; return its page and requests to drop."""
+    def accept(self, listing: _Listing, response: httpx.Response) -> tuple[list[Page], list[Any]]:
+        """Judge the answer to `listing`'s oldest request.
+
+        Returns the fleet pages now ready to yield and the requests made stale.
+        """
         offset, _ = listing.pending.popleft()
-        page, response_offset = _as_page(response, offset, listing.label)
-        verdict = listing.window.judge(offset, page, response_offset)
-        stale: list[Any] = []
-        if verdict is not _Verdict.MORE:
-            stale = [request for _, request in listing.pending]
-            listing.pending.clear()
-            listing.done = verdict is _Verdict.DONE
-        if page.records and self.progress:
-            self.progress.page(len(page.records))
-        return page, stale
+        records, response_offset = _page_body(response)
+        stats = listing.stats
+        stats.pages += 1
+        stats.records += len(records)
+        stats.largest_page = max(stats.largest_page, len(records))
+        self._check_ceilings(listing)
+        if not records:  # the one way a listing ends
+            listing.done = stats.ended_on_empty_page = True
+            stale = listing.realign(offset, offset + 1)
+            if listing.tags_only and self._tagging_done():
+                return self._release(), stale
+            return [], stale
+        kept = self._new_records(listing, offset, records)
+        next_offset = response_offset
+        if response_offset <= offset:
+            next_offset = offset + len(records)
+            self._fall_back(listing, offset, response_offset, next_offset)
+        stale = []
+        if next_offset != offset + listing.step:
+            stale = listing.realign(offset, next_offset)
+        if listing.tags_only:
+            return [], stale
+        if self.progress:
+            self.progress.page(len(kept))
+        if not kept:
+            return [], stale
+        page = Page(
+            records=kept,
+            source=f"page offset={offset}",
+            deployment_type=listing.label,
+            first_index=offset,
+            tags=self.tags,
+        )
+        return self._route(page), stale
+
+    def _check_ceilings(self, listing: _Listing) -> None:
+        stats, limits = listing.stats, self.limits
+        if stats.pages > limits.max_pages or stats.records > limits.max_records:
+            raise PaginationError(
+                f"the deployments listing ({stats.listing}) went past {limits.max_pages:,} "
+                f"pages or {limits.max_records:,} records ({stats.pages:,} pages, "
+                f"{stats.records:,} records) without an empty page; stopping: the service "
+                "does not end the listing (raise FetchLimits if the fleet is really larger)"
+            )
+
+    def _new_records(self, listing: _Listing, offset: int, records: list[Any]) -> list[Any]:
+        """The records not seen before in this listing; a page with none is an error."""
+        kept: list[Any] = []
+        judged = fresh = 0
+        tags, label = self.tags, listing.label or ""
+        for record in records:
+            record_id = _record_id(record)
+            if record_id is None:  # cannot be judged; the tables reject it
+                if not listing.tags_only:
+                    kept.append(record)
+                continue
+            judged += 1
+            if listing.tags_only and tags is not None:
+                if tags.get(record_id) == label:
+                    listing.stats.duplicates += 1
+                    continue
+                tags[record_id] = label
+            elif record_id in self.seen:
+                listing.stats.duplicates += 1
+                continue
+            else:
+                self.seen.add(record_id)
+            fresh += 1
+            kept.append(record)
+        # One page of records already seen is what an insertion while paging leaves at the
+        # tail (the next page is empty); two in a row mean the service ignores `offset`.
+        listing.stale_pages = listing.stale_pages + 1 if judged and not fresh else 0
+        if listing.stale_pages >= 2:
+            raise PaginationError(
+                f"the deployments listing ({listing.stats.listing}) at offset {offset} "
+                f"brought only records already seen, {listing.stale_pages} pages in a row: "
+                "the service seems to ignore `offset`; stopping instead of looping (nothing "
+                "was written; report it to the service, or narrow the listing with filters)"
+            )
+        return kept
+
+    def _fall_back(self, listing: _Listing, offset: int, answered: int, next_offset: int) -> None:
+        listing.stats.offset_fallbacks += 1
+        if listing.stats.offset_fallbacks == 1:
+            warnings.warn(
+                PagingWarning(
+                    f"the deployments listing ({listing.stats.listing}) answered offset "
+                    f"{answered} for the page at offset {offset}, which does not advance; "
+                    f"carrying on from offset {next_offset} (request offset + records received)"
+                ),
+                stacklevel=2,
+            )
+
+    def _route(self, page: Page) -> list[Page]:
+        """Yield the page now, or hold it until the typed listings have tagged its records."""
+        if self.tags is None or self._tagging_done():
+            return self._count(page)
+        if not self.held and all(self._typed(record) for record in page.records):
+            return self._count(page)
+        if not self.tag_listings:
+            self.tag_listings = [
+                self._add({**self.filters, "deployment_type": t}, 0, tags_only=True)
+                for t in deployment_types()
+            ]
+        self.held.append(page)
+        return []
+
+    def _typed(self, record: Any) -> bool:
+        """Whether the record's type is settled now (its own, already tagged, or no id)."""
+        record_id = _record_id(record)
+        return (
+            record_id is None
+            or own_type(record) is not None
+            or (self.tags is not None and record_id in self.tags)
+        )
+
+    def _release(self) -> list[Page]:
+        out = [page for held in self.held for page in self._count(held)]
+        self.held.clear()
+        return out
+
+    def _count(self, page: Page) -> list[Page]:
+        stats = self.stats
+        for record in page.records:
+            record_id = _record_id(record)
+            if record_id is None:
+                continue
+            stats.records += 1
+            if own_type(record) is not None:
+                stats.typed_by_record += 1
+            elif page.listed_type(record_id) is not None:
+                stats.typed_by_listing += 1
+            else:
+                stats.untyped += 1
+            integration_id = integration_of(record)
+            if integration_id is not None:
+                stats.integration_ids.add(integration_id)
+        return [page]
+
+    def finish(self) -> None:
+        """After the last page: the counts only the whole fetch can give, and its warnings."""
+        if self.tags is not None:
+            self.stats.in_typed_listing_only = sum(1 for i in self.tags if i not in self.seen)
+        duplicates = self.fleet.stats.duplicates
+        if duplicates:
+            warnings.warn(
+                ListingShiftedWarning(
+                    f"the deployments listing shifted while paging: {duplicates} "
+                    "record(s) came twice and were kept once"
+                ),
+                stacklevel=3,
+            )
 
     def unfinished(self) -> list[Any]:
         return [request for item in self.listings for _, request in item.pending]
@@ -253,40 +504,40 @@ def _run_sync(client: Client, scheduler: _Scheduler) -> Iterator[Page]:
     pool = ThreadPoolExecutor(scheduler.concurrency, thread_name_prefix="dims-fetch")
     try:
         while True:
-            for listing, _offset, kwargs in scheduler.to_start():
-                listing.pending.append((_offset, pool.submit(_send, http, kwargs)))
+            for listing, offset, kwargs in scheduler.to_start():
+                listing.pending.append((offset, pool.submit(_send, http, kwargs)))
             heads = scheduler.heads()
             if not heads:
-                return
+                break
             finished, _ = wait(heads, return_when=FIRST_COMPLETED)
             for future in sorted(finished, key=list(heads).index):
-                page, stale = scheduler.accept(heads[future], future.result())
+                pages, stale = scheduler.accept(heads[future], future.result())
                 for request in stale:
                     request.cancel()
-                if page.records:
-                    yield page
+                yield from pages
     finally:
         for request in scheduler.unfinished():
             request.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
+    scheduler.finish()
 
 
 async def _run_async(client: Client, scheduler: _Scheduler) -> AsyncIterator[Page]:
     http = client.get_async_httpx_client()
     try:
         while True:
-            for listing, _offset, kwargs in scheduler.to_start():
+            for listing, offset, kwargs in scheduler.to_start():
                 task = asyncio.ensure_future(_asend(http, kwargs))
-                listing.pending.append((_offset, task))
+                listing.pending.append((offset, task))
             heads = scheduler.heads()
             if not heads:
-                return
+                break
             finished, _ = await asyncio.wait(heads, return_when=asyncio.FIRST_COMPLETED)
             for task in sorted(finished, key=list(heads).index):
-                page, stale = scheduler.accept(heads[task], task.result())
+                pages, stale = scheduler.accept(heads[task], task.result())
                 for request in stale:
                     request.cancel()
-                if page.records:
+                for page in pages:
                     yield page
     finally:
         leftover = scheduler.unfinished()
@@ -294,6 +545,12 @@ async def _run_async(client: Client, scheduler: _Scheduler) -> AsyncIterator[Pag
             task.cancel()
         if leftover:
             await asyncio.gather(*leftover, return_exceptions=True)
+    scheduler.finish()
+
+
+def _type_label(filters: dict[str, Any]) -> str | None:
+    value = filters.get("deployment_type")
+    return getattr(value, "value", value)
 
 
 def iter_pages(
@@ -303,10 +560,21 @@ def iter_pages(
     concurrency: int = DEFAULT_CONCURRENCY,
     start_offset: int = 0,
     progress: Progress | None = None,
+    limits: FetchLimits | None = None,
+    stats: FetchStats | None = None,
     **filters: Any,
 ) -> Iterator[Page]:
-    """Every page of one listing, in order, with up to `concurrency` requests in flight."""
-    scheduler = _Scheduler([filters], page_size, concurrency, start_offset, progress)
+    """Every page of one listing, in order, each id once, up to `concurrency` requests in
+    flight. The listing ends on an empty page (never on a short one)."""
+    scheduler = _Scheduler(
+        filters,
+        page_size=page_size,
+        concurrency=concurrency,
+        stats=stats if stats is not None else FetchStats(),
+        limits=limits or FetchLimits(),
+        start_offset=start_offset,
+        progress=progress,
+    )
     return _run_sync(client, scheduler)
 
 
@@ -317,16 +585,21 @@ def aiter_pages(
     concurrency: int = DEFAULT_CONCURRENCY,
     start_offset: int = 0,
     progress: Progress | None = None,
+    limits: FetchLimits | None = None,
+    stats: FetchStats | None = None,
     **filters: Any,
 ) -> AsyncIterator[Page]:
     """The async twin of `iter_pages`: same pages, same order, same errors."""
-    scheduler = _Scheduler([filters], page_size, concurrency, start_offset, progress)
+    scheduler = _Scheduler(
+        filters,
+        page_size=page_size,
+        concurrency=concurrency,
+        stats=stats if stats is not None else FetchStats(),
+        limits=limits or FetchLimits(),
+        start_offset=start_offset,
+        progress=progress,
+    )
     return _run_async(client, scheduler)
-
-
-def _type_label(filters: dict[str, Any]) -> str | None:
-    value = filters.get("deployment_type")
-    return getattr(value, "value", value)
 
 
 def iter_deployments(client: Client, **options: Any) -> Iterator[dict[str, Any]]:
@@ -341,18 +614,7 @@ async def aiter_deployments(client: Client, **options: Any) -> AsyncIterator[dic
             yield record
 
 
-# -- a full fetch: every type, deduplicated -------------------------------------------------
-
-
-@dataclass
-class FetchStats:
-    """What a full fetch saw, for the export summary and the tests."""
-
-    listings: list[str | None] = field(default_factory=list)
-    pages: int = 0
-    records: int = 0
-    duplicates: int = 0
-    integration_ids: set[str] = field(default_factory=set)
+# -- a full fetch: the fleet, each record with its type -------------------------------------
 
 
 def integration_of(record: Any) -> str | None:
@@ -365,64 +627,23 @@ def integration_of(record: Any) -> str | None:
     return None
 
 
-class _Dedupe:
-    """Drops records whose id was already seen (the listing shifted while paging)."""
-
-    def __init__(self, stats: FetchStats) -> None:
-        self.seen: set[str] = set()
-        self.stats = stats
-
-    def __call__(self, page: Page) -> Page:
-        kept: list[Any] = []
-        for record in page.records:
-            record_id = record.get("id") if isinstance(record, dict) else None
-            if isinstance(record_id, str):
-                if record_id in self.seen:
-                    self.stats.duplicates += 1
-                    continue
-                self.seen.add(record_id)
-            kept.append(record)
-            self._note_integration(record)
-        self.stats.pages += 1
-        self.stats.records += len(kept)
-        if len(kept) == len(page.records):
-            return page
-        return Page(kept, page.source, page.deployment_type, page.first_index)
-
-    def _note_integration(self, record: Any) -> None:
-        integration_id = integration_of(record)
-        if integration_id is not None:
-            self.stats.integration_ids.add(integration_id)
-
-    def finish(self) -> None:
-        if self.stats.duplicates:
-            warnings.warn(
-                ListingShiftedWarning(
-                    f"the deployments listing shifted while paging: {self.stats.duplicates} "
-                    "record(s) came twice and were kept once"
-                ),
-                stacklevel=3,
-            )
-
-
-def _carries_type(records: Iterable[Any]) -> bool:
-    """True when every record names its own type (source_config.deployment_type)."""
-    records = list(records)
-    return bool(records) and all(
-        isinstance(r, dict)
-        and isinstance(r.get("source_config"), dict)
-        and isinstance(r["source_config"].get("deployment_type"), str)
-        for r in records
+def _fleet_scheduler(
+    stats: FetchStats | None,
+    page_size: int,
+    concurrency: int,
+    progress: Progress | None,
+    limits: FetchLimits | None,
+    filters: dict[str, Any],
+) -> _Scheduler:
+    return _Scheduler(
+        filters,
+        page_size=page_size,
+        concurrency=concurrency,
+        stats=stats if stats is not None else FetchStats(),
+        limits=limits or FetchLimits(),
+        tag=filters.get("deployment_type") is None,
+        progress=progress,
     )
-
-
-def _listings(probe: list[Any], filters: dict[str, Any], stats: FetchStats) -> list[dict[str, Any]]:
-    """The listings a full fetch needs: one, or one per deployment type."""
-    if filters.get("deployment_type") is not None or _carries_type(probe):
-        stats.listings.append(_type_label(filters))
-        return [filters]
-    stats.listings.extend(deployment_types())
-    return [{**filters, "deployment_type": t} for t in deployment_types()]
 
 
 def fetch_deployments(
@@ -432,52 +653,34 @@ def fetch_deployments(
     page_size: int = DEFAULT_PAGE_SIZE,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
+    limits: FetchLimits | None = None,
     **filters: Any,
 ) -> Iterator[Page]:
-    """Every deployment, once, each page tagged with its deployment_type.
+    """Every deployment of the fleet, once, each page able to tell each record's type.
 
-    The record does not carry its type, so unless the caller filters by type (or the
-    service's records name it in `source_config.deployment_type`), each type is listed,
-    the listings paged together under one budget of requests in flight, and each
-    record is tagged with the type whose listing returned it.
+    The unfiltered listing (with the caller's filters) is the fleet. A record that names
+    its type (`source_config.deployment_type`) keeps it; for the others the per-type
+    listings run too, concurrently, and only tag (`Page.listed_type`): a deployment no
+    typed listing returns keeps no type. With a `deployment_type` filter, that listing is
+    the fleet and its type the tag. `stats` gets the evidence of completeness.
     """
-    stats = stats if stats is not None else FetchStats()
-    filters = _check_filters(filters)
-    probe = _as_page(
-        _send(client.get_httpx_client(), _listing_request(0, page_size, filters)), 0, None
-    )[0]
-    scheduler = _Scheduler(
-        _listings(probe.records, filters, stats), page_size, concurrency, 0, progress
-    )
-    dedupe = _Dedupe(stats)
-    for page in _run_sync(client, scheduler):
-        yield dedupe(page)
-    dedupe.finish()
+    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, filters)
+    return _run_sync(client, scheduler)
 
 
-async def afetch_deployments(
+def afetch_deployments(
     client: Client,
     *,
     stats: FetchStats | None = None,
     page_size: int = DEFAULT_PAGE_SIZE,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
+    limits: FetchLimits | None = None,
     **filters: Any,
 ) -> AsyncIterator[Page]:
     """The async twin of `fetch_deployments`."""
-    stats = stats if stats is not None else FetchStats()
-    filters = _check_filters(filters)
-    response = await _asend(
-        client.get_async_httpx_client(), _listing_request(0, page_size, filters)
-    )
-    probe = _as_page(response, 0, None)[0]
-    scheduler = _Scheduler(
-        _listings(probe.records, filters, stats), page_size, concurrency, 0, progress
-    )
-    dedupe = _Dedupe(stats)
-    async for page in _run_async(client, scheduler):
-        yield dedupe(page)
-    dedupe.finish()
+    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, filters)
+    return _run_async(client, scheduler)
 
 
 # -- OAuth providers and repositories -------------------------------------------------------

@@ -28,6 +28,7 @@ def take_snapshot(
     strict: bool = False,
     snapshot_date: dt.date | None = None,
     progress: Progress | None = None,
+    limits: fetch.FetchLimits | None = None,
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
@@ -51,6 +52,7 @@ def take_snapshot(
             page_size=page_size,
             concurrency=concurrency,
             progress=progress,
+            limits=limits,
             **filters,
         )
         result = export_snapshot(
@@ -69,9 +71,24 @@ def take_snapshot(
 
 
 def _notes(stats: fetch.FetchStats, missing_integrations: list[str]) -> list[str]:
-    notes = [f"listings: {', '.join(str(t or 'all') for t in stats.listings)}"]
+    """What the summary says of the fetch: enough to see that the snapshot is whole."""
+    listings = ", ".join(
+        f"{item.listing} ({item.role}: {item.records:,} records in {item.pages:,} pages)"
+        for item in stats.listings
+    )
+    types = stats.typed_by_record, stats.typed_by_listing, stats.untyped
+    notes = [
+        f"listings: {listings}",
+        "deployment_type from the record: {:,}, from a typed listing: {:,}, "
+        "none (no typed listing returned them): {:,}".format(*types),
+    ]
     if stats.duplicates:
         notes.append(f"listing shifted while paging: {stats.duplicates} duplicate(s) dropped")
+    if stats.in_typed_listing_only:
+        notes.append(
+            f"{stats.in_typed_listing_only} deployment(s) came in a typed listing but not in "
+            "the fleet listing (created or deleted while paging): not exported"
+        )
     if missing_integrations:
         notes.append(
             f"{len(missing_integrations)} integration(s) referenced by deployments are unknown "

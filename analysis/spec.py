@@ -167,6 +167,25 @@ def deployment_types() -> tuple[str, ...]:
     return tuple(document()["components"]["schemas"]["DeploymentType"]["enum"])
 
 
+@functools.cache
+def service_fields() -> dict[str, str]:
+    """Fields the real service sends beyond the interface spec: dotted path -> column.
+
+    From `x-dims-service-fields` of the Deployment schema. The column `deployment_type`
+    marks the record's own type; the others are deployments columns of their own.
+    """
+    fields = document()["components"]["schemas"]["Deployment"].get("x-dims-service-fields", {})
+    return {str(path): str(column) for path, column in fields.items()}
+
+
+def own_type_path() -> tuple[str, ...]:
+    """Where a record carries its own deployment_type (`source_config.deployment_type`)."""
+    paths = [p for p, column in service_fields().items() if column == "deployment_type"]
+    if len(paths) != 1:
+        raise ValueError("openapi.yaml: x-dims-service-fields must map one path to deployment_type")
+    return tuple(paths[0].split("."))
+
+
 def component_of(resource_field: str) -> tuple[str, str]:
     """Split a resource_spec field into (component, measure): `queue_cpu` -> (queue, cpu)."""
     for prefix in COMPONENT_PREFIXES:

@@ -684,6 +684,12 @@ class _Layout:
         if self.wide.reserved:
             raise ValueError(f"openapi.yaml: scalar fields not reached: {self.wide.reserved}")
         self.deployment_type_index = self.wide.add("deployment_type", pa.string())
+        #: dotted path of a field the real service sends beyond the spec -> its column
+        self.service_columns = {
+            path: self.wide.add(column, pa.string())
+            for path, column in spec.service_fields().items()
+            if column != "deployment_type"
+        }
         self.secret_count_index = self.wide.add("secret_count", pa.int64())
         self.unknown_index = self.wide.add("unknown_fields_json", pa.string())
 
@@ -904,6 +910,7 @@ class Flattener:
             layout.secret_count_index,
             layout.unknown_index,
         )
+        service_columns = layout.service_columns.items()
         typed = self._typed_reader()
         typed_count = 0
         with paused_gc():
@@ -918,7 +925,7 @@ class Flattener:
                         record = _parse_raw(record, page.source, page.first_index + i)
                     else:
                         if row[type_i] is None:
-                            row[type_i] = page.deployment_type
+                            row[type_i] = page.listed_type(self._id)
                         row[count_i] = self._secret_count
                         wide_rows.append(row)
                         typed_count += 1
@@ -943,10 +950,14 @@ class Flattener:
                         del rows[mark:]
                     self._reject(page.source, page.first_index + i, reject.reason, record)
                     continue
-                row[type_i] = _deployment_type(record, page.deployment_type)
+                row[type_i] = page.type_of(record)
                 row[count_i] = self._secret_count
                 if unknown:
                     row[unknown_i] = to_json_text(unknown)
+                    for path, index in service_columns:
+                        value = unknown.get(path)
+                        if type(value) is str:
+                            row[index] = value
                 wide_rows.append(row)
         n = len(page.records)
         self.typed_records += typed_count
@@ -1162,16 +1173,6 @@ def _cached_quantity(parse: Callable[[Any], float | None], text: str) -> float |
 def _quantity(parse: Callable[[Any], float | None], value: Any) -> float | None:
     """parse(value), remembered for text: a fleet repeats a handful of quantities."""
     return _cached_quantity(parse, value) if type(value) is str else parse(value)
-
-
-def _deployment_type(record: dict, listed_as: str | None) -> str | None:
-    """The record's own `source_config.deployment_type` when it carries one, else the listing's."""
-    source_config = record.get("source_config")
-    if type(source_config) is dict:
-        own = source_config.get("deployment_type")
-        if type(own) is str:
-            return own
-    return listed_as
 
 
 # --- conveniences for notebooks -----------------------------------------------------------

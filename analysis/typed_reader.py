@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 import orjson
 
+from analysis import spec
 from analysis import tables as t
 
 if TYPE_CHECKING:
@@ -63,15 +64,24 @@ FALLBACK_ERRORS = (
 )
 
 
-#: Fields the real service sends beyond the interface spec (design.md, Service assumptions),
-#: by schema. The careful reader keeps them as unknown fields; declaring them here lets
-#: the fast reader do the same instead of giving every such record back.
-EXPECTED_EXTRAS: dict[str, tuple[str, ...]] = {
-    "Deployment": ("status", "source"),
-    "SourceConfig": ("deployment_type",),
-}
-#: Where `source_config.deployment_type` sits: when a string, it is the deployment_type.
-_OWN_TYPE = ("SourceConfig", "deployment_type")
+def _expected_extras() -> dict[str, tuple[str, ...]]:
+    """Fields the real service sends beyond the interface spec, by schema (openapi.yaml's
+    `x-dims-service-fields`). The careful reader keeps them as unknown fields; declaring
+    them lets the fast reader do the same instead of giving every such record back."""
+    out: dict[str, tuple[str, ...]] = {}
+    for path in spec.service_fields():
+        *parents, name = path.split(".")
+        schema = spec.ref_of("Deployment", *parents)
+        out[schema] = (*out.get(schema, ()), name)
+    return out
+
+
+EXPECTED_EXTRAS = _expected_extras()
+#: Where the record's own type sits (`source_config.deployment_type`): (schema, field).
+_OWN_TYPE = (
+    spec.ref_of("Deployment", *spec.own_type_path()[:-1]),
+    spec.own_type_path()[-1],
+)
 
 
 def _extras(plan: _Plan) -> tuple[str, ...]:
@@ -137,7 +147,9 @@ def struct_for(plan: _Plan, types: Mapping[str, Any], _cache: dict | None = None
 class _Code:
     """Python source for reading a plan's Struct into a row, with the names it uses."""
 
-    def __init__(self) -> None:
+    def __init__(self, service_columns: Mapping[str, int]) -> None:
+        #: dotted path of a service field -> the row index of its column
+        self.service_columns = service_columns
         self.names: dict[str, Any] = {
             "UNSET": UNSET,
             "Fallback": Fallback,
@@ -232,6 +244,9 @@ class _Code:
             ]
             if (plan.schema, name) == _OWN_TYPE:
                 lines += [f"{indent}    if type(v) is str:", f"{indent}        own_type = v"]
+            column = self.service_columns.get(path + name)
+            if column is not None:
+                lines += [f"{indent}    if type(v) is str:", f"{indent}        {row}[{column}] = v"]
         return exprs, lines
 
     def function(self, source: list[str], label: str) -> Callable:
@@ -252,7 +267,7 @@ class TypedReader:
 
     def __init__(self, flattener: Flattener, layout: _Layout) -> None:
         self._f = flattener
-        code = _Code()
+        code = _Code(layout.service_columns)
         code.names.update(_f=flattener, _quantity=t._quantity, _cpu=t.cpu_cores)
         code.names.update(_memory=t.memory_mib)
         types: dict[str, Any] = {}

@@ -224,7 +224,8 @@ def test_export_report_export_diff(capsys, tmp_path):
         assert partition_rows(out, table, "2025-02-01") == count, table
     assert int(head["rejected"]) == rows["rejected_records"]
     assert rows["deployments"] + rows["rejected_records"] == len(fleet.deployments)
-    assert "listings: dev_free, dev, prod" in printed
+    assert "listings: all (fleet: 60 records" in printed
+    assert "from a typed listing: 60" in printed
 
     code, printed, err = run(capsys, "report", "--out", str(out))
     assert code == 0, err

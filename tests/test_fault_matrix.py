@@ -14,7 +14,8 @@ one-line error after a bounded number of attempts (a persistent one), never a ha
 |  8  | read timeout                   | TransportError (ReadTimeout) after `attempts` tries   |
 |  9  | truncated 200 body             | transient: retried; persistent: ResponseFormatError   |
 | 10  | non-JSON body (HTML 500 page)  | transient: retried; persistent: ServerError, one line |
-| 11  | offset does not advance        | PaginationError naming the offset, a few requests     |
+| 11  | offset ignored (first page     | PaginationError naming the offset, a few requests     |
+|     | again, response offset grows)  |                                                       |
 | 12  | listing shifts while paging    | one ListingShiftedWarning, duplicates dropped         |
 | 13  | 401 wrong key                  | AuthenticationError, not retried                      |
 | 14  | 403 (tenant the key can't see) | AuthenticationError, one line, not retried           |
@@ -27,6 +28,7 @@ page a proxy sends, and row 9 covers a 200 whose JSON is cut (also not JSON).
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 import warnings
@@ -236,14 +238,15 @@ def test_row10_non_json_html_error_page_persistent_is_one_line():
 # --- rows 11-12: paging -------------------------------------------------------------------------
 
 
-def test_row11_non_advancing_offset_is_a_pagination_error_not_a_loop():
-    with run_sandbox(deployments=N, seed=7, faults=Faults(stuck_offset=True)) as sb:
+def test_row11_ignored_offset_is_a_pagination_error_not_a_loop():
+    with run_sandbox(deployments=N, seed=7, faults=Faults(ignore_offset=True)) as sb:
         client = connect(sb.base_url, retry=RECOVER)
-        with pytest.raises(PaginationError, match=r"did not advance.*offset 0") as info:
+        with pytest.raises(PaginationError, match=r"ignore `offset`") as info:
             list(fetch.fetch_deployments(client, page_size=5, concurrency=2))
-        # the probe, then at most one window of requests per listing: no endless loop
-        assert sb.stats.requests["/v2/deployments"] <= 1 + 2 * 3
+        # the first page, then at most a few windows of requests: no endless loop
+        assert sb.stats.requests["/v2/deployments"] <= 1 + 3 * 2
     assert_one_line(info.value)
+    assert re.search(r"at offset \d+ brought only records already seen", str(info.value))
 
 
 def test_row12_listing_shift_while_paging_drops_duplicates_with_one_warning():

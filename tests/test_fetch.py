@@ -63,16 +63,22 @@ def test_async_and_sync_agree(sandbox, client):
     assert async_ids == ids(sandbox.fleet.deployments)
 
 
+def typed(pages):
+    """deployment id -> the type its page tells (the record's own, else the listings')."""
+    return {r["id"]: p.type_of(r) for p in pages for r in p.records}
+
+
 def test_full_fetch_tags_each_record_with_the_type_that_listed_it(sandbox, client):
     stats = fetch.FetchStats()
     pages = list(fetch.fetch_deployments(client, stats=stats, page_size=25))
-    assert stats.listings == list(fetch.deployment_types())
-    tagged: dict[str, set[str]] = {}
-    for page in pages:
-        for record in page.records:
-            tagged.setdefault(page.deployment_type, set()).add(record["id"])
-    assert tagged == by_type(sandbox.fleet)
+    assert [(s.listing, s.role) for s in stats.listings] == [("all", "fleet")] + [
+        (t, "tags") for t in fetch.deployment_types()
+    ]
+    assert all(s.ended_on_empty_page for s in stats.listings)
+    assert ids(r for p in pages for r in p.records) == ids(sandbox.fleet.deployments)
+    assert typed(pages) == sandbox.fleet.deployment_types
     assert stats.records == N and stats.duplicates == 0
+    assert (stats.typed_by_record, stats.typed_by_listing, stats.untyped) == (0, N, 0)
     expected_integrations = {
         r["source_config"]["integration_id"]
         for r in sandbox.fleet.deployments
@@ -83,21 +89,18 @@ def test_full_fetch_tags_each_record_with_the_type_that_listed_it(sandbox, clien
 
 def test_async_full_fetch_matches_sync(client):
     async def collect():
-        pages = [p async for p in fetch.afetch_deployments(client, page_size=30)]
-        return {(p.deployment_type, r["id"]) for p in pages for r in p.records}
+        return typed([p async for p in fetch.afetch_deployments(client, page_size=30)])
 
-    sync = {
-        (p.deployment_type, r["id"]) for p in fetch.fetch_deployments(client) for r in p.records
-    }
-    assert asyncio.run(collect()) == sync
+    assert asyncio.run(collect()) == typed(fetch.fetch_deployments(client))
 
 
 def test_records_naming_their_type_need_one_listing():
     with run_sandbox(deployments=40, seed=3, embed_deployment_type=True) as sb:
         stats = fetch.FetchStats()
         pages = list(fetch.fetch_deployments(connect(sb.base_url), stats=stats, page_size=10))
-    assert stats.listings == [None]
+    assert [s.role for s in stats.listings] == ["fleet"]
     assert sum(len(p.records) for p in pages) == 40
+    assert stats.typed_by_record == 40
 
 
 def test_filters_reach_the_service_as_the_spec_names_them(sandbox, client):
@@ -207,16 +210,27 @@ def test_persistent_truncation_is_a_format_error():
             fetch.list_providers(client)
 
 
-def test_non_advancing_offset_is_a_pagination_error_not_a_loop():
+def test_an_offset_that_never_advances_is_counted_on_with_one_warning():
     with run_sandbox(deployments=100, seed=1, faults=Faults(stuck_offset=True)) as sb:
         client = connect(sb.base_url)
-        with pytest.raises(PaginationError, match="offset 0"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = ids(fetch.iter_deployments(client, page_size=10))
+        assert got == ids(sb.fleet.deployments)
+        paging = [w for w in caught if issubclass(w.category, fetch.PagingWarning)]
+        assert len(paging) == 1 and "offset 0" in str(paging[0].message)
+
+
+def test_ignored_offset_is_a_pagination_error_not_a_loop_sync_and_async():
+    with run_sandbox(deployments=100, seed=1, faults=Faults(ignore_offset=True)) as sb:
+        client = connect(sb.base_url)
+        with pytest.raises(PaginationError, match="ignore `offset`"):
             list(fetch.iter_deployments(client, page_size=10))
 
         async def collect():
             return [r async for r in fetch.aiter_deployments(client, page_size=10)]
 
-        with pytest.raises(PaginationError):
+        with pytest.raises(PaginationError, match="ignore `offset`"):
             asyncio.run(collect())
 
 

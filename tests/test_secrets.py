@@ -152,7 +152,7 @@ def test_errors_never_show_the_key_or_a_canary(sandbox):
         (Faults(error_every=1), ServerError),
         (Faults(truncate_every=1), ResponseFormatError),
         (Faults(reset_every=1), TransportError),
-        (Faults(stuck_offset=True), PaginationError),
+        (Faults(ignore_offset=True), PaginationError),
     ]
     for faults, expected in cases:
         with run_sandbox(deployments=30, seed=1, api_key=API_KEY, faults=faults) as sb:

@@ -34,7 +34,9 @@ def test_snapshot_holds_every_deployment_provider_and_referenced_repository(tmp_
     providers = read_table(tmp_path, "oauth_providers", DAY)
     assert sorted(providers["provider_id"]) == sorted(p["provider_id"] for p in fleet.providers)
     assert result.rows["deployments"] == 180 and result.rejected == 0
-    assert "listings: dev_free, dev, prod" in result.summary()
+    assert "listings: all (fleet: 180 records" in result.summary()
+    for kind in ("dev_free", "dev", "prod"):
+        assert f"{kind} (tags: " in result.summary()
 
 
 def test_an_integration_unknown_to_the_service_is_reported_not_lost(tmp_path):

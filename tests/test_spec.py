@@ -116,15 +116,28 @@ def test_nested_objects_of_resource_spec():
     assert props("SecretReference") == {"name", "secret_name", "secret_key"}
 
 
-def test_deployment_fields_are_optional_and_nullable():
+def test_deployment_fields_are_optional_and_nullable_except_the_id_dims_requires():
     for name in ("Deployment", "SourceConfig", "SourceRevisionConfig", "ResourceSpec"):
         raw = spec.document()["components"]["schemas"][name]
-        assert not raw.get("required"), name
+        required = {"id"} if name == "Deployment" else set()
+        assert set(raw.get("required", ())) == required, name
         for prop, node in raw["properties"].items():
             nullable = "null" in node.get("type", []) or any(
                 o.get("type") == "null" for o in node.get("anyOf", [])
             )
-            assert nullable, f"{name}.{prop}"
+            assert nullable == (prop not in required), f"{name}.{prop}"
+
+
+def test_service_fields_beyond_the_spec_are_declared_once():
+    assert spec.service_fields() == {
+        "status": "status",
+        "source": "source",
+        "source_config.deployment_type": "deployment_type",
+    }
+    assert spec.own_type_path() == ("source_config", "deployment_type")
+    # none of them is a spec property: they stay unknown fields (kept in unknown_fields_json)
+    assert "status" not in spec.schema("Deployment").properties
+    assert "deployment_type" not in spec.schema("SourceConfig").properties
 
 
 def test_operations_paths_and_parameters():

@@ -23,6 +23,12 @@ from .fleet import Fleet
 from .query import DeploymentQuery, ValidationFailed, parse_deployment_query, parse_uuid
 
 _MAX_CACHED_SELECTIONS = 64
+#: What a listing's last page answers as `offset` under each of faults.FINAL_OFFSETS.
+_FINAL_OFFSETS: dict[str, Callable[[int], int]] = {
+    "echo": lambda offset: offset,
+    "zero": lambda offset: 0,
+    "back": lambda offset: max(0, offset - 1),
+}
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -48,7 +54,7 @@ class _Listing:
         self._cache: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
-    def insert_front(self, record: dict[str, Any], kind: str) -> None:
+    def insert_front(self, record: dict[str, Any], kind: str | None) -> None:
         with self._lock:
             self.records.insert(0, record)
             self.types[record["id"]] = kind
@@ -134,8 +140,15 @@ class _Service:
             return _validation_error(exc)
         self._maybe_insert()
         selected = self.listing.select(q)
-        page = selected[q.offset : q.offset + q.limit]
-        next_offset = q.offset if self.faults.stuck_offset else q.offset + len(page)
+        faults = self.faults
+        start = 0 if faults.ignore_offset else q.offset
+        size = min(q.limit, faults.page_cap) if faults.page_cap else q.limit
+        page = selected[start : start + size]
+        next_offset = q.offset + len(page)
+        if faults.stuck_offset:
+            next_offset = q.offset
+        elif faults.final_offset and next_offset >= len(selected):
+            next_offset = _FINAL_OFFSETS[faults.final_offset](q.offset)
         # `offset` has no upper bound in the spec, and orjson refuses integers beyond
         # 64 bits, so the envelope is written by hand around the serialized page.
         body = b'{"resources":%b,"offset":%d}' % (orjson.dumps(page), next_offset)

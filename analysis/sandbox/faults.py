@@ -19,6 +19,8 @@ from typing import Any
 import orjson
 
 Scope = dict[str, Any]
+#: The ways a listing's last page can answer an `offset` that does not advance.
+FINAL_OFFSETS = ("echo", "zero", "back")
 ASGIApp = Callable[..., Any]
 
 
@@ -42,6 +44,12 @@ class Faults:
     insert_while_paging: int = 0
     reset_every: int = 0
     latency_ms: float = 0
+    #: Listing behaviours of real services: pages capped below `limit`; `offset` ignored
+    #: (the first page again and again, while the response offset advances); the last
+    #: page's response offset not advancing ("echo" the request's, "zero", or "back" one).
+    page_cap: int = 0
+    ignore_offset: bool = False
+    final_offset: str | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -51,6 +59,7 @@ class Faults:
             "truncate_every",
             "insert_while_paging",
             "reset_every",
+            "page_cap",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 0:
@@ -59,6 +68,10 @@ class Faults:
             raise ValueError(f"Faults.error_status must be a 5xx status, got {self.error_status}")
         if self.latency_ms < 0:
             raise ValueError("Faults.latency_ms must be >= 0")
+        if self.final_offset not in (None, *FINAL_OFFSETS):
+            raise ValueError(
+                f"Faults.final_offset must be one of {FINAL_OFFSETS}, got {self.final_offset!r}"
+            )
 
 
 class SandboxStats:

@@ -72,6 +72,8 @@ _RIGHTSIZING_AT = {36, 71}
 _STATUS_EVERY, _STATUS_AT = 17, 3  # top-level `status` (unknown field), ~6 %
 _SOURCE_EVERY, _SOURCE_AT = 29, 11  # top-level `source` (unknown field)
 _FUTURE_EVERY, _FUTURE_AT = 31, 13  # `source_config.future_flag` (unknown field)
+#: Real-shaped fleets: one deployment in twenty is of a type newer than the spec's enum.
+_NEWER_TYPE, _NEWER_TYPE_AT = "dev_plus", 7
 
 _ADJECTIVES = (
     "support", "billing", "triage", "research", "sales", "onboarding", "docs", "search",
@@ -142,7 +144,8 @@ class Fleet:
     """
 
     deployments: list[dict[str, Any]] = field(repr=False)
-    deployment_types: dict[str, str] = field(repr=False)
+    #: The type each listing filter sees; None: no typed listing returns the deployment.
+    deployment_types: dict[str, str | None] = field(repr=False)
     providers: list[dict[str, Any]] = field(repr=False)
     repositories: dict[str, list[dict[str, Any]]] = field(repr=False)
     remote_reconciled: dict[str, bool] = field(repr=False, default_factory=dict)
@@ -156,7 +159,7 @@ class Fleet:
             f"providers={len(self.providers)}, integrations={len(self.repositories)})"
         )
 
-    def new_deployment(self) -> tuple[dict[str, Any], str]:
+    def new_deployment(self) -> tuple[dict[str, Any], str | None]:
         """A further deployment, newer than every listed one, for the insert-while-paging fault.
 
         It is not added to the fleet; the caller decides where it appears.
@@ -178,6 +181,8 @@ def generate_fleet(
     canary_secret: str | None = None,
     canary_env_value: str | None = None,
     embed_deployment_type: bool = False,
+    untyped_every: int = 0,
+    real_shaped: bool = False,
 ) -> Fleet:
     """Build a deterministic fleet of `deployments` records.
 
@@ -185,10 +190,20 @@ def generate_fleet(
     as an env value of the first sidecar of every deployment that has sidecars, so tests can
     prove that no export, log or report leaks them. Neither consumes randomness: the rest of
     the fleet is the same with or without them. `embed_deployment_type` adds the
-    `source_config.deployment_type` field that newer services send.
+    `source_config.deployment_type` field that newer services send, to every record.
+
+    Two shapes of real services, off by default (the default fleet never changes):
+    - `untyped_every=N`: every Nth deployment is in no typed listing and does not name its
+      type, as records the per-type filters never return;
+    - `real_shaped`: every record carries `status` and `source`; repository-built ones name
+      their type in `source_config.deployment_type` and image-built ones carry null there
+      (the real service sets it for one source kind only); one in twenty is of a type the
+      spec does not list (`dev_plus`), which no typed listing returns.
     """
     if deployments < 0:
         raise ValueError("deployments must be >= 0")
+    if untyped_every < 0:
+        raise ValueError("untyped_every must be >= 0")
     was_enabled = gc.isenabled()
     gc.disable()  # building many small dicts is dominated by GC passes otherwise
     try:
@@ -198,6 +213,8 @@ def generate_fleet(
             canary_secret=canary_secret,
             canary_env_value=canary_env_value,
             embed_deployment_type=embed_deployment_type,
+            untyped_every=untyped_every,
+            real_shaped=real_shaped,
         )
         fleet = Fleet(
             deployments=[],
@@ -234,8 +251,12 @@ class _Builder:
         canary_secret: str | None,
         canary_env_value: str | None,
         embed_deployment_type: bool,
+        untyped_every: int = 0,
+        real_shaped: bool = False,
     ) -> None:
         self.rng = random.Random(seed)
+        self.untyped_every = untyped_every
+        self.real_shaped = real_shaped
         self.canary_secret = canary_secret
         self.canary_env_value = canary_env_value
         self.embed_deployment_type = embed_deployment_type
@@ -301,7 +322,7 @@ class _Builder:
 
     # -- deployments -------------------------------------------------------------------
 
-    def extra(self) -> tuple[dict[str, Any], str]:
+    def extra(self) -> tuple[dict[str, Any], str | None]:
         self.extras += 1
         # A position far beyond any listing keeps its name unique among the generated ones.
         record, kind, _, _ = self.deployment(
@@ -309,7 +330,9 @@ class _Builder:
         )
         return record, kind
 
-    def deployment(self, i: int, ts: float) -> tuple[dict[str, Any], str, bool, tuple[str, ...]]:
+    def deployment(
+        self, i: int, ts: float
+    ) -> tuple[dict[str, Any], str | None, bool, tuple[str, ...]]:
         rng = self.rng
         r = rng.random
         bits = rng.getrandbits
@@ -369,7 +392,14 @@ class _Builder:
             del source_config["resource_spec"]
         if i % _FUTURE_EVERY == _FUTURE_AT:
             source_config["future_flag"] = True
-        if self.embed_deployment_type:
+        listed_kind: str | None = kind
+        if self.untyped_every and i % self.untyped_every == self.untyped_every - 1:
+            listed_kind = None
+        if self.real_shaped:
+            if i % 20 == _NEWER_TYPE_AT:
+                listed_kind = _NEWER_TYPE  # no typed listing can return it
+            source_config["deployment_type"] = listed_kind if from_repo else None
+        elif self.embed_deployment_type and listed_kind is not None:
             source_config["deployment_type"] = kind
         if anomaly == "source_config_null":
             source_config = None
@@ -410,13 +440,13 @@ class _Builder:
             else [],
             "image_version": version if slot != _NULL_IMAGE_VERSION_AT else None,
         }
-        if i % _STATUS_EVERY == _STATUS_AT:
+        if self.real_shaped or i % _STATUS_EVERY == _STATUS_AT:
             record["status"] = STATUSES[int(r() * len(STATUSES))]
-        if i % _SOURCE_EVERY == _SOURCE_AT:
+        if self.real_shaped or i % _SOURCE_EVERY == _SOURCE_AT:
             record["source"] = "github" if from_repo else "external_docker"
         reconciled = r() < 0.3
         tags = tuple(dict.fromkeys(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3))))
-        return record, kind, reconciled, tags
+        return record, listed_kind, reconciled, tags
 
     def _resource_spec(
         self, kind: str, anomaly: str | None, r: Any, i: int

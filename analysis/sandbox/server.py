@@ -173,10 +173,11 @@ def serve(
     *,
     host: str = "127.0.0.1",
     out: TextIO | None = None,
+    **fleet_kwargs: Any,
 ) -> None:
     """Run the sandbox in the foreground until Ctrl-C (the `dims sandbox` command).
 
-    Prints the base URL, never the API key.
+    Prints the base URL, never the API key. `fleet_kwargs` go to generate_fleet.
     """
     out = out or sys.stdout
     with run_sandbox(
@@ -187,6 +188,7 @@ def serve(
         faults=faults,
         api_key=api_key,
         latency_ms=latency_ms,
+        **fleet_kwargs,
     ) as handle:
         print(
             f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out

@@ -22,14 +22,14 @@ T = TypeVar("T", bound="Deployment")
 
 @_attrs_define
 class Deployment:
-    """A deployment (spec 2.3). Presence is not shown, so every field is optional and nullable.
+    """A deployment (spec 2.3). Fields are optional and nullable, except `id` (a record without one is rejected).
 
     Attributes:
+        id (UUID):
         name (None | str | Unset):
         source_config (None | SourceConfig | Unset):
         source_revision_config (None | SourceRevisionConfig | Unset):
         secrets (list[DeploymentSecret] | None | Unset):
-        id (None | Unset | UUID):
         tenant_id (None | Unset | UUID):
         created_at (datetime.datetime | None | Unset):
         updated_at (datetime.datetime | None | Unset):
@@ -39,11 +39,11 @@ class Deployment:
         image_version (None | str | Unset):
     """
 
+    id: UUID
     name: None | str | Unset = UNSET
     source_config: None | SourceConfig | Unset = UNSET
     source_revision_config: None | SourceRevisionConfig | Unset = UNSET
     secrets: list[DeploymentSecret] | None | Unset = UNSET
-    id: None | Unset | UUID = UNSET
     tenant_id: None | Unset | UUID = UNSET
     created_at: datetime.datetime | None | Unset = UNSET
     updated_at: datetime.datetime | None | Unset = UNSET
@@ -56,6 +56,8 @@ class Deployment:
     def to_dict(self) -> dict[str, Any]:
         from ..models.source_config import SourceConfig  # noqa: PLC0415
         from ..models.source_revision_config import SourceRevisionConfig  # noqa: PLC0415
+
+        id = str(self.id)
 
         name: None | str | Unset
         if isinstance(self.name, Unset):
@@ -90,14 +92,6 @@ class Deployment:
 
         else:
             secrets = self.secrets
-
-        id: None | str | Unset
-        if isinstance(self.id, Unset):
-            id = UNSET
-        elif isinstance(self.id, UUID):
-            id = str(self.id)
-        else:
-            id = self.id
 
         tenant_id: None | str | Unset
         if isinstance(self.tenant_id, Unset):
@@ -161,7 +155,11 @@ class Deployment:
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
-        field_dict.update({})
+        field_dict.update(
+            {
+                "id": id,
+            }
+        )
         if name is not UNSET:
             field_dict["name"] = name
         if source_config is not UNSET:
@@ -170,8 +168,6 @@ class Deployment:
             field_dict["source_revision_config"] = source_revision_config
         if secrets is not UNSET:
             field_dict["secrets"] = secrets
-        if id is not UNSET:
-            field_dict["id"] = id
         if tenant_id is not UNSET:
             field_dict["tenant_id"] = tenant_id
         if created_at is not UNSET:
@@ -197,6 +193,7 @@ class Deployment:
         from ..models.source_revision_config import SourceRevisionConfig  # noqa: PLC0415
 
         d = dict(src_dict)
+        id = UUID(d.pop("id"))
 
         def _parse_name(data: object) -> None | str | Unset:
             if data is None:
@@ -268,23 +265,6 @@ class Deployment:
             return cast(list[DeploymentSecret] | None | Unset, data)
 
         secrets = _parse_secrets(d.pop("secrets", UNSET))
-
-        def _parse_id(data: object) -> None | Unset | UUID:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, str):
-                    raise TypeError()
-                id_type_0 = UUID(data)
-
-                return id_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(None | Unset | UUID, data)
-
-        id = _parse_id(d.pop("id", UNSET))
 
         def _parse_tenant_id(data: object) -> None | Unset | UUID:
             if data is None:
@@ -411,11 +391,11 @@ class Deployment:
         image_version = _parse_image_version(d.pop("image_version", UNSET))
 
         deployment = cls(
+            id=id,
             name=name,
             source_config=source_config,
             source_revision_config=source_revision_config,
             secrets=secrets,
-            id=id,
             tenant_id=tenant_id,
             created_at=created_at,
             updated_at=updated_at,

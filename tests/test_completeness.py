@@ -1,0 +1,216 @@
+"""Every deployment, or a loud error: listings as real services serve them, over loopback.
+
+Each test runs a whole export (`take_snapshot`) against the sandbox behaving like a real
+service in one way, and asserts the exact set of ids exported and the type of each, or the
+error and that nothing was published.
+
+| the service…                                        | outcome                                  |
+|-----------------------------------------------------|------------------------------------------|
+| caps pages below `limit`                            | every id once, one extra (empty) page    |
+| has deployments no typed listing returns            | every id once, those with a null type    |
+| answers the last page with an offset that does not  | every id once, one PagingWarning         |
+| advance (echo, 0, one back)                         |                                          |
+| ignores `offset` (first page again, offset grows)   | PaginationError, nothing published       |
+| keeps answering past a ceiling                      | PaginationError, nothing published       |
+| sends status, source, source_config.deployment_type | every id once, own type wins, columns    |
+| (types newer than the spec included)                |                                          |
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import warnings
+
+import orjson
+import pandas as pd
+import pytest
+
+from analysis import fetch
+from analysis.connect import connect
+from analysis.dataset import read_table
+from analysis.errors import PaginationError
+from analysis.pages import own_type
+from analysis.sandbox import Faults, generate_fleet, run_sandbox
+from analysis.snapshot import take_snapshot
+
+N = 537  # not a multiple of any page size or cap below
+
+
+def exported(out) -> dict[str, str | None]:
+    """deployment id -> deployment_type, as read back from the Parquet snapshot."""
+    frame = read_table(out, "deployments", columns=["id", "deployment_type"])
+    assert frame["id"].is_unique
+    return {
+        row.id: None if pd.isna(row.deployment_type) else row.deployment_type
+        for row in frame.itertuples()
+    }
+
+
+def expected_types(fleet) -> dict[str, str | None]:
+    """What the export must say: the record's own type, else the listings', else none.
+
+    A type the spec does not list (dev_plus) has no listing: only the record can name it.
+    """
+    out = {}
+    for record in fleet.deployments:
+        own = own_type(record)
+        listed = fleet.deployment_types[record["id"]]
+        listed = listed if listed in fetch.deployment_types() else None
+        out[record["id"]] = own if own is not None else listed
+    return out
+
+
+def snapshot(sb, out, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = take_snapshot(connect(sb.base_url), out, **options)
+    return result, caught
+
+
+def nothing_published(out) -> bool:
+    return not list(out.glob("*/snapshot_date=*/*.parquet"))
+
+
+@pytest.mark.parametrize("cap", [25, 7])
+def test_a_page_cap_below_limit_loses_nothing(tmp_path, cap):
+    with run_sandbox(deployments=N, seed=11, faults=Faults(page_cap=cap)) as sb:
+        result, _ = snapshot(sb, tmp_path, page_size=100)
+        requests = sb.stats.requests["/v2/deployments"]
+    assert exported(tmp_path) == expected_types(sb.fleet)
+    assert result.records == N
+    # every listing read whole: its pages plus the empty one that ends it, and the
+    # speculative requests of at most one window beyond each end
+    pages = -(-N // cap) + sum(-(-n // cap) for n in _type_sizes(sb.fleet).values())
+    assert pages + 4 <= requests <= pages + 4 + 4 * 8 + 4
+
+
+def _type_sizes(fleet) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for kind in fleet.deployment_types.values():
+        if kind is not None:
+            sizes[kind] = sizes.get(kind, 0) + 1
+    return sizes
+
+
+def test_deployments_no_typed_listing_returns_are_exported_with_a_null_type(tmp_path):
+    fleet = generate_fleet(N, seed=12, untyped_every=10)
+    untyped = {i for i, kind in fleet.deployment_types.items() if kind is None}
+    assert len(untyped) == N // 10
+    with run_sandbox(fleet=fleet) as sb:
+        result, _ = snapshot(sb, tmp_path, page_size=50)
+    got = exported(tmp_path)
+    assert got == expected_types(fleet)
+    assert {i for i, kind in got.items() if kind is None} == untyped
+    assert f"none (no typed listing returned them): {len(untyped)}" in result.summary()
+
+
+@pytest.mark.parametrize("final", ["echo", "zero", "back"])
+def test_a_last_page_whose_offset_does_not_advance_loses_nothing(tmp_path, final):
+    with run_sandbox(deployments=N, seed=13, faults=Faults(final_offset=final)) as sb:
+        _, caught = snapshot(sb, tmp_path, page_size=40)
+    assert exported(tmp_path) == expected_types(sb.fleet)
+    paging = [w for w in caught if issubclass(w.category, fetch.PagingWarning)]
+    # one warning per listing at most (the fleet and the three typed ones)
+    assert 1 <= len(paging) <= 4
+    assert "does not advance" in str(paging[0].message)
+
+
+def test_a_service_that_ignores_offset_is_an_error_and_nothing_is_published(tmp_path):
+    with run_sandbox(deployments=N, seed=14, faults=Faults(ignore_offset=True)) as sb:
+        with pytest.raises(PaginationError, match="ignore `offset`"):
+            snapshot(sb, tmp_path, page_size=20)
+        # bounded: the first page, two stale pages, and the requests in flight
+        assert sb.stats.requests["/v2/deployments"] <= 1 + 4 * (2 + 8)
+    assert nothing_published(tmp_path)
+
+
+def test_a_listing_past_its_ceiling_is_an_error_and_nothing_is_published(tmp_path):
+    limits = fetch.FetchLimits(max_pages=5)
+    with (
+        run_sandbox(deployments=N, seed=15) as sb,
+        pytest.raises(PaginationError, match="went past 5 pages"),
+    ):
+        snapshot(sb, tmp_path, page_size=20, limits=limits)
+    assert nothing_published(tmp_path)
+
+
+def test_real_shaped_records_keep_their_own_type_and_give_status_and_source_columns(tmp_path):
+    fleet = generate_fleet(N, seed=16, real_shaped=True)
+    with run_sandbox(fleet=fleet) as sb:
+        result, _ = snapshot(sb, tmp_path, page_size=100)
+    expected = expected_types(fleet)
+    got = exported(tmp_path)
+    assert got == expected
+    # the shape really has all three kinds of type, and a type newer than the spec
+    assert "dev_plus" in got.values() and None in got.values()
+    own = sum(own_type(r) is not None for r in fleet.deployments)
+    assert 0 < own < N
+    assert f"from the record: {own:,}" in result.summary()
+    frame = read_table(
+        tmp_path, "deployments", columns=["id", "status", "source", "unknown_fields_json"]
+    )
+    by_id = {r["id"]: r for r in fleet.deployments}
+    for row in frame.itertuples():
+        record = by_id[row.id]
+        assert (row.status, row.source) == (record["status"], record["source"])
+        unknown = orjson.loads(row.unknown_fields_json)
+        assert unknown["status"] == record["status"]
+        source_config = record["source_config"]
+        if isinstance(source_config, dict):  # null for a few odd records
+            own = source_config["deployment_type"]
+            assert unknown["source_config.deployment_type"] == own
+        else:
+            assert "source_config.deployment_type" not in unknown
+
+
+def test_the_async_fetch_agrees_on_a_capped_partly_typed_fleet():
+    fleet = generate_fleet(200, seed=17, untyped_every=7)
+    with run_sandbox(fleet=fleet, faults=Faults(page_cap=9, final_offset="zero")) as sb:
+        client = connect(sb.base_url)
+
+        async def collect():
+            return [p async for p in fetch.afetch_deployments(client, page_size=30)]
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fetch.PagingWarning)
+            pages = asyncio.run(collect())
+            sync_pages = list(fetch.fetch_deployments(client, page_size=30))
+    for got in (pages, sync_pages):
+        types = {r["id"]: p.type_of(r) for p in got for r in p.records}
+        assert types == expected_types(fleet)
+        assert sum(len(p.records) for p in got) == 200
+
+
+def test_the_sandbox_command_serves_real_service_shapes_and_export_reads_them_whole(tmp_path):
+    """`dims sandbox` with every shape at once, `dims export` against it, as a user would."""
+    fleet = generate_fleet(60, seed=18, untyped_every=4, real_shaped=True)
+    command = [
+        sys.executable, "-m", "analysis.cli", "sandbox", "--port", "0", "--deployments", "60",
+        "--seed", "18", "--page-cap", "7", "--final-offset", "echo", "--untyped-every", "4",
+        "--real-shaped",
+    ]  # fmt: skip
+    server = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        base_url = server.stdout.readline().split(" at ", 1)[1].strip()
+        done = subprocess.run(
+            [sys.executable, "-m", "analysis.cli", "export", "--base-url", base_url,
+             "--out", str(tmp_path), "--page-size", "20"],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert done.returncode == 0, done.stderr
+    assert exported(tmp_path) == expected_types(fleet)
+    assert "does not advance" in done.stderr  # the one warning, as one line
+    untyped = sum(kind is None for kind in expected_types(fleet).values())
+    assert f"none (no typed listing returned them): {untyped}" in done.stdout

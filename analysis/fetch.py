@@ -317,14 +317,15 @@ class _Scheduler:
 
     def to_start(self) -> Iterator[tuple[_Listing, int, dict[str, Any]]]:
         """Requests to start now, up to the budget: typed listings first (the fleet's held
-        pages wait for them), then the least-served listing; one at first for each."""
+        pages wait for them), then the least-served listing."""
         while sum(len(item.pending) for item in self.listings) < self.concurrency:
-            # A listing not answered yet gets one request: its answer tells the real page
-            # size before speculating, and a persistent fault is met once, not N times.
+            # The fleet listing gets one request until its first answer, which tells the
+            # real page size before speculating (a persistent fault is met once, not N
+            # times); the typed listings start later and take the step it learnt.
             open_listings = [
                 item
                 for item in self.listings
-                if not item.done and (item.stats.pages or not item.pending)
+                if not item.done and (item.stats.pages or item.tags_only or not item.pending)
             ]
             if not open_listings:
                 return
@@ -446,6 +447,8 @@ class _Scheduler:
                 self._add({**self.filters, "deployment_type": t}, 0, tags_only=True)
                 for t in deployment_types()
             ]
+            for listing in self.tag_listings:
+                listing.step = self.fleet.step
         self.held.append(page)
         return []
 

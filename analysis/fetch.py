@@ -1,6 +1,6 @@
 """Every record from the service: auto-pagination, concurrency, dedupe, sync and async.
 
-Requests are built by the generated client's endpoint modules (`_get_kwargs`), so URLs and
+Requests are built by the generated client (`<operation>_request_kwargs`), so URLs and
 parameter encoding come from openapi.yaml; responses are read raw and parsed once with
 orjson instead of through the generated models, because a single malformed record must be
 kept aside by the tables layer rather than fail its whole page, and because `from_dict`
@@ -33,9 +33,12 @@ import httpx
 import orjson
 
 from generated_client import Client
-from generated_client.api.deployments import list_deployments
-from generated_client.api.integrations import list_integration_repositories
-from generated_client.api.oauth_providers import get_oauth_provider, list_oauth_providers
+from generated_client.api.deployments import list_deployments_request_kwargs
+from generated_client.api.integrations import list_integration_repositories_request_kwargs
+from generated_client.api.oauth_providers import (
+    get_oauth_provider_request_kwargs,
+    list_oauth_providers_request_kwargs,
+)
 
 from . import spec
 from .errors import (
@@ -89,7 +92,7 @@ def _check_filters(filters: dict[str, Any]) -> dict[str, Any]:
 def _listing_request(offset: int, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
     if not 1 <= limit <= 100:
         raise ConfigurationError(f"page size (limit) must be within 1..100, got {limit}")
-    return list_deployments._get_kwargs(limit=limit, offset=offset, **filters)
+    return list_deployments_request_kwargs(limit=limit, offset=offset, **filters)
 
 
 def _json(response: httpx.Response) -> Any:
@@ -705,25 +708,25 @@ def _expect_list(body: Any, what: str) -> list[Any]:
 
 def list_providers(client: Client) -> list[dict[str, Any]]:
     """Every OAuth provider record (raw dicts)."""
-    return _expect_list(_get(client, list_oauth_providers._get_kwargs()), "list providers")
+    return _expect_list(_get(client, list_oauth_providers_request_kwargs()), "list providers")
 
 
 async def alist_providers(client: Client) -> list[dict[str, Any]]:
-    body = await _aget(client, list_oauth_providers._get_kwargs())
+    body = await _aget(client, list_oauth_providers_request_kwargs())
     return _expect_list(body, "list providers")
 
 
 def get_provider(client: Client, provider_id: str) -> dict[str, Any]:
     """One OAuth provider by its provider_id slug (e.g. `github-local-dev`)."""
-    return _get(client, get_oauth_provider._get_kwargs(provider_id))
+    return _get(client, get_oauth_provider_request_kwargs(provider_id))
 
 
 async def aget_provider(client: Client, provider_id: str) -> dict[str, Any]:
-    return await _aget(client, get_oauth_provider._get_kwargs(provider_id))
+    return await _aget(client, get_oauth_provider_request_kwargs(provider_id))
 
 
 def _repos_request(integration_id: str) -> dict[str, Any]:
-    return list_integration_repositories._get_kwargs(integration_id)
+    return list_integration_repositories_request_kwargs(integration_id)
 
 
 def list_repositories(client: Client, integration_id: str) -> list[dict[str, Any]]:

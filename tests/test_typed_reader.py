@@ -27,7 +27,7 @@ from analysis.export import export_snapshot
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
 from analysis.tables import Flattener
-from analysis.typed_reader import EXPECTED_EXTRAS
+from analysis.tables.typed import EXPECTED_EXTRAS
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])

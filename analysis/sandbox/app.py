@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, request_response
 
-from .faults import FaultInjector, Faults, SandboxStats, Scope, _Sequencer
+from .faults import FaultInjector, Faults, SandboxStats, Scope, Sequencer
 from .fleet import Fleet
 from .query import DeploymentQuery, ValidationFailed, parse_deployment_query, parse_uuid
 
@@ -202,7 +202,7 @@ def create_app(
     faults = faults or Faults()
     stats = stats or SandboxStats()
     service = _Service(fleet, faults, stats)
-    sequencer = _Sequencer()
+    sequencer = Sequencer()
     tenants = frozenset(r["tenant_id"] for r in fleet.deployments if r.get("tenant_id"))
     app = Starlette(exception_handlers={HTTPException: _http_error})
 

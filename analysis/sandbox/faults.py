@@ -124,7 +124,7 @@ class SandboxStats:
         return f"SandboxStats(requests={dict(self.requests)}, faults={dict(self.faults)})"
 
 
-class _Sequencer:
+class Sequencer:
     """Numbers API requests and 200 responses so that `every N` is exact under concurrency."""
 
     def __init__(self) -> None:
@@ -193,7 +193,7 @@ class FaultInjector:
         *,
         faults: Faults,
         stats: SandboxStats,
-        sequencer: _Sequencer,
+        sequencer: Sequencer,
         api_key: str | None,
         latency_ms: float,
         aborter: Callable[[], Callable[[Scope], bool] | None],

@@ -1,12 +1,12 @@
 """The fast reader: deployment records as raw JSON text, decoded into msgspec Structs.
 
-Why it exists: the careful reader (`tables._compile_reader`) parses every record into
+Why it exists: the careful reader (`careful.py`) parses every record into
 dicts with orjson and then checks every field's type in Python; per-record Python work was
 most of an export's time (benchmarks/export.py). msgspec decodes JSON straight into typed
 Structs, checking types in C as it goes, so what is left in Python is copying values into
 rows.
 
-Why it can be trusted: it is derived from the careful reader's own plans (`tables._Plan`),
+Why it can be trusted: it is derived from the careful reader's own plans (`rules.Plan`),
 so it has the same columns in the same places, and it accepts a record only when it is sure
 to write exactly the rows the careful reader would. Anything else gives the record back
 (`Fallback`, or msgspec's own errors) and the careful reader reads it from the same text,
@@ -31,17 +31,22 @@ import msgspec
 import orjson
 
 from analysis import spec
-from analysis import tables as t
+from analysis.quantities import cpu_cores, memory_mib
+
+from . import rules as t
+from .layout import CONTAINER_KINDS, ENV_PROP, ITEM_TABLES, LABEL_KINDS, RESOURCES_PROP, Layout
+from .layout import volume_sources as _volume_sources
+from .rules import Plan, compile_function
 
 if TYPE_CHECKING:
-    from analysis.tables import Flattener, _Layout, _Plan
+    from .rows import RowState
 
 UNSET = msgspec.UNSET
 _INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
 _SCALAR_TYPES: dict[str, Any] = {
     "string": str,
     "uuid": str,
-    "datetime": str,  # converted in the reader exactly as tables._convert does
+    "datetime": str,  # converted in the reader exactly as rules.convert does
     "number": float,
     "integer": _INT64,
     "boolean": bool,
@@ -84,7 +89,7 @@ _OWN_TYPE = (
 )
 
 
-def _extras(plan: _Plan) -> tuple[str, ...]:
+def _extras(plan: Plan) -> tuple[str, ...]:
     """The plan's expected extras that the spec does not name (yet)."""
     return tuple(n for n in EXPECTED_EXTRAS.get(plan.schema, ()) if n not in plan.steps)
 
@@ -97,11 +102,11 @@ def _attribute(name: str, position: int) -> str:
     return name if name.isidentifier() and not keyword.iskeyword(name) else f"f{position}_"
 
 
-def _attributes(plan: _Plan) -> dict[str, str]:
+def _attributes(plan: Plan) -> dict[str, str]:
     return {key: _attribute(key, n) for n, key in enumerate(plan.steps)}
 
 
-def struct_for(plan: _Plan, types: Mapping[str, Any], _cache: dict | None = None) -> type:
+def struct_for(plan: Plan, types: Mapping[str, Any], _cache: dict | None = None) -> type:
     """The Struct type of the objects a plan reads: one field per step, unknown ones refused.
 
     `types` gives the type of a property the plan routes elsewhere (child-table arrays,
@@ -116,15 +121,15 @@ def struct_for(plan: _Plan, types: Mapping[str, Any], _cache: dict | None = None
     fields: list[tuple[str, Any, Any]] = []
     names = _attributes(plan)
     for key, (op, kind, _index, nullable, extra) in plan.steps.items():
-        if key not in types and op in (t._JSON, t._CHECK):
+        if key not in types and op in (t.JSON, t.CHECK):
             kind_type: Any = Any
             default: Any = UNSET
         else:
             if key in types:
                 kind_type = types[key]
-            elif op == t._NESTED:
+            elif op == t.NESTED:
                 kind_type = struct_for(extra, types, cache)
-            elif op == t._PASSWORD:
+            elif op == t.PASSWORD:
                 kind_type = str
             else:
                 kind_type = _SCALAR_TYPES[kind]
@@ -155,7 +160,7 @@ class _Code:
             "Fallback": Fallback,
             "_dumps": orjson.dumps,
             "_SORTED": orjson.OPT_SORT_KEYS,
-            "_shape": t._check_shape,
+            "_shape": t.check_shape,
             "_fromisoformat": datetime.fromisoformat,
             "_UTC": UTC,
         }
@@ -167,7 +172,7 @@ class _Code:
 
     def plan(
         self,
-        plan: _Plan,
+        plan: Plan,
         obj: str,
         calls: Mapping[str, str],
         typed: frozenset[str] = frozenset(),
@@ -188,14 +193,12 @@ class _Code:
         attributes = _attributes(plan)
         for n, (key, (op, kind, index, nullable, extra)) in enumerate(plan.steps.items()):
             value = f"{obj}.{attributes[key]}"
-            if op in (t._NUMBER, t._TEXT, t._BOOLEAN) or (
-                op == t._OTHER_SCALAR and kind != "datetime"
-            ):
+            if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
                 exprs[index] = value
-            elif op == t._PASSWORD:
+            elif op == t.PASSWORD:
                 if index is not None:
                     exprs[index] = value
-            elif op == t._OTHER_SCALAR:  # a date-time: as tables._convert reads it
+            elif op == t.OTHER_SCALAR:  # a date-time: as rules.convert reads it
                 lines += [
                     f"{indent}v = {value}",
                     f"{indent}if v is not None:",
@@ -207,7 +210,7 @@ class _Code:
                     f"{indent}        v = v.replace(tzinfo=_UTC)",
                     f"{indent}    {row}[{index}] = v",
                 ]
-            elif op == t._NESTED:
+            elif op == t.NESTED:
                 sub = f"{obj}_{n}"
                 sub_exprs, sub_lines = self.plan(
                     extra, sub, calls, typed, indent + "    ", row, f"{path}{key}."
@@ -215,7 +218,7 @@ class _Code:
                 lines += [f"{indent}{sub} = {value}", f"{indent}if {sub} is not None:"]
                 lines += [f"{indent}    {row}[{i}] = {e}" for i, e in sub_exprs.items()]
                 lines += sub_lines
-            elif op == t._CALL:
+            elif op == t.CALL:
                 lines += [
                     f"{indent}v = {value}",
                     f"{indent}if v is not None:",
@@ -224,13 +227,13 @@ class _Code:
             elif key not in typed:  # free-form or JSON text: the careful shape test and checks
                 prop = self.name("prop", extra[0])
                 store = f"{row}[{index}] = _dumps(v, option=_SORTED).decode()"
-                store = store if op == t._JSON else "pass"
+                store = store if op == t.JSON else "pass"
                 lines += [
                     f"{indent}v = {value}",
                     f"{indent}if v is not UNSET:",
                     f"{indent}    if v is None:",
                     f"{indent}        {'pass' if nullable else 'raise Fallback'}",
-                    f"{indent}    elif {t._shape_test(extra) or 'False'}:",
+                    f"{indent}    elif {t.shape_test(extra) or 'False'}:",
                     f"{indent}        {store}",
                     f"{indent}    else:",
                     f"{indent}        _shape(v, {prop}, {extra[1]!r}, '', False)",
@@ -249,9 +252,8 @@ class _Code:
                 lines += [f"{indent}    if type(v) is str:", f"{indent}        {row}[{column}] = v"]
         return exprs, lines
 
-    def function(self, source: list[str], label: str) -> Callable:
-        exec(compile("\n".join(source), f"<typed reader {label}>", "exec"), self.names)
-        return self.names.pop("read")
+    def function(self, source: list[str], label: str) -> Callable[..., Any]:
+        return compile_function(source, f"typed reader {label}", self.names)
 
 
 def _row_display(width: int, exprs: Mapping[int, str]) -> str:
@@ -259,30 +261,30 @@ def _row_display(width: int, exprs: Mapping[int, str]) -> str:
 
 
 class TypedReader:
-    """Reads raw deployment records into a Flattener's rows; raises when it cannot.
+    """Reads raw deployment records into the rows of a RowState; raises when it cannot.
 
     On any of `FALLBACK_ERRORS` (or the careful checks' own rejection) the caller drops the
     rows added since the record began and gives the record to the careful reader.
     """
 
-    def __init__(self, flattener: Flattener, layout: _Layout) -> None:
-        self._f = flattener
+    def __init__(self, state: RowState, layout: Layout) -> None:
+        self._state = state
         code = _Code(layout.service_columns)
-        code.names.update(_f=flattener, _quantity=t._quantity, _cpu=t.cpu_cores)
-        code.names.update(_memory=t.memory_mib)
+        code.names.update(_f=state, _quantity=t.quantity, _cpu=cpu_cores)
+        code.names.update(_memory=memory_mib)
         types: dict[str, Any] = {}
         calls: dict[str, str] = {}
         cache: dict = {}
-        for prop, table_name in t._ITEM_TABLES.items():
+        for prop, table_name in ITEM_TABLES.items():
             table = layout.items[table_name]
             types[prop] = list[struct_for(table.plan, {}, cache)]
             calls[prop] = code.name("items", self._items(code, table))
-        env_types = {t._ENV_PROP: list[struct_for(layout.env.plan, {}, cache)]}
+        env_types = {ENV_PROP: list[struct_for(layout.env.plan, {}, cache)]}
         container = struct_for(layout.containers.plan, env_types, cache)
-        for prop, kind in t._CONTAINER_KINDS.items():
+        for prop, kind in CONTAINER_KINDS.items():
             types[prop] = list[container]
             calls[prop] = code.name("containers", self._containers(code, layout, kind))
-        for prop, kind in t._LABEL_KINDS.items():
+        for prop, kind in LABEL_KINDS.items():
             types[prop] = dict[str, Any]
             calls[prop] = code.name("labels", self._labels(kind))
         plan = layout.deployment_plan
@@ -305,7 +307,7 @@ class TypedReader:
         )
 
     def read(self, raw: msgspec.Raw) -> list:
-        """The record's wide row; child rows go straight to the flattener's lists.
+        """The record's wide row; child rows go straight to the state's row lists.
 
         deployment_type is the record's own when it carries one, else None (the caller
         puts in the listing's); secret_count is left to the caller too.
@@ -313,20 +315,20 @@ class TypedReader:
         record = self._decode(raw)
         if record.id is None:
             raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
-        f = self._f
-        f._id = record.id
-        f._secret_count = None
+        state = self._state
+        state.deployment_id = record.id
+        state.secret_count = None
         return self._read(record)
 
     def _items(self, code: _Code, table: Any) -> Callable[[list], None]:
         """A child table's handler: one row per item, built in one list display."""
         plan, width = table.plan, len(table.columns.names)
-        rows = code.name("rows", self._f._rows[table.name])
+        rows = code.name("rows", self._state.rows[table.name])
         exprs, lines = code.plan(plan, "o", {}, indent="        ")
         exprs.update({0: "did", 1: "position"})
         source = [
             "def read(value):",
-            "    did = _f._id",
+            "    did = _f.deployment_id",
             f"    append = {rows}.append",
             "    for position, o in enumerate(value):",
             f"        row = {_row_display(width, exprs)}",
@@ -335,7 +337,7 @@ class TypedReader:
         if table.name == "deployment_volumes":  # the one source a volume names, as JSON
             attributes = _attributes(plan)
             source.append("        present = {}")
-            for name in t._volume_sources(plan.schema):
+            for name in _volume_sources(plan.schema):
                 source += [
                     f"        v = o.{attributes[name]}",
                     "        if v is not None and v is not UNSET:",
@@ -351,15 +353,15 @@ class TypedReader:
             ]
         source.append("        append(row)")
         if table.name == "deployment_secrets":
-            source.append("    _f._secret_count = len(value)")
+            source.append("    _f.secret_count = len(value)")
         return code.function(source, table.name)
 
-    def _containers(self, code: _Code, layout: _Layout, kind: str) -> Callable[[list], None]:
+    def _containers(self, code: _Code, layout: Layout, kind: str) -> Callable[[list], None]:
         """Init containers or sidecars: their rows, resource quantities and env entries."""
         table, env = layout.containers, layout.env
-        rows = code.name("rows", self._f._rows[table.name])
-        env_rows = code.name("rows", self._f._rows[env.name])
-        typed = frozenset({t._ENV_PROP})
+        rows = code.name("rows", self._state.rows[table.name])
+        env_rows = code.name("rows", self._state.rows[env.name])
+        typed = frozenset({ENV_PROP})
         exprs, lines = code.plan(table.plan, "o", {}, typed, indent="        ")
         exprs.update({0: "did", 1: repr(kind), 2: "position"})
         env_exprs, env_lines = code.plan(
@@ -370,12 +372,12 @@ class TypedReader:
         name = exprs[table.columns.names.index("name")]
         source = [
             "def read(value):",
-            "    did = _f._id",
+            "    did = _f.deployment_id",
             f"    append, env_append = {rows}.append, {env_rows}.append",
             "    for position, o in enumerate(value):",
             f"        row = {_row_display(len(table.columns.names), exprs)}",
             *lines,
-            f"        r = o.{attributes[t._RESOURCES_PROP]}",
+            f"        r = o.{attributes[RESOURCES_PROP]}",
             "        if r is not None:",
             "            q, l = r.requests or {}, r.limits or {}",
             "            row[-4] = _quantity(_cpu, q.get('cpu'))",
@@ -383,7 +385,7 @@ class TypedReader:
             "            row[-2] = _quantity(_memory, q.get('memory'))",
             "            row[-1] = _quantity(_memory, l.get('memory'))",
             "        append(row)",
-            f"        entries = o.{attributes[t._ENV_PROP]}",
+            f"        entries = o.{attributes[ENV_PROP]}",
             "        if entries:",
             f"            name = {name}",
             "            for env_position, e in enumerate(entries):",
@@ -394,13 +396,13 @@ class TypedReader:
         return code.function(source, f"{table.name} {kind}")
 
     def _labels(self, kind: str) -> Callable[[dict], None]:
-        f, rows = self._f, self._f._rows["deployment_labels"]
+        state, rows = self._state, self._state.rows["deployment_labels"]
 
         def _json(value: Any) -> str:
             return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
         def read(value: dict) -> None:
-            deployment_id = f._id
+            deployment_id = state.deployment_id
             for key, item in value.items():
                 text = item if type(item) is str or item is None else _json(item)
                 rows.append((deployment_id, kind, key, text))

@@ -1,0 +1,88 @@
+"""Deployment, provider and repository records -> Arrow tables with explicit schemas.
+
+Why this shape:
+- Every column is derived from `analysis.spec` (openapi.yaml): adding a scalar field to the
+  spec adds a column here, a new array or free-form field becomes a `<name>_json` column,
+  and fields the spec does not name land in `unknown_fields_json`. Only the routing of
+  named arrays to child tables (secrets, volumes, containers, ...) is written down here.
+- Schemas are explicit (`TABLE_SCHEMAS`), never inferred, and use only types every reader
+  handles (Spark, DuckDB, Trino, Power BI): strings, float64, int64, bool and
+  `timestamp[us, UTC]`; no unsigned ints, maps, lists, structs or extension types.
+- Records are validated while they are read, one pass per record: a record that does not
+  match the spec goes whole to `rejected_records` with a one-line reason naming the field,
+  and nothing of it reaches the other tables.
+- Secret values (spec fields with `format: password`: secrets[].value, env[].value) are
+  never copied out of the record; env values only with `include_env_values=True`. Reasons
+  never quote a value found inside a secret-bearing object, and `record_json` is redacted.
+- Rows accumulate in Python lists and become Arrow arrays once per batch (`Flattener.take`),
+  so an export can stream row groups while memory stays bounded by one batch.
+- Two readers, one result. The careful reader (dicts parsed by orjson, every field
+  checked in Python, every reject with its reason) is the reference. Records that arrive as
+  raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to the fast typed
+  reader, derived from the same plans, which writes the same rows or gives the record back
+  to the careful reader (about 40% off an export's time).
+
+The package, from the bottom up (each module imports only those above it):
+- `rules`: spec facts, value conversion, reading plans and shape checks: what both readers
+  apply, written once;
+- `careful`: the careful reader (plans compiled from the spec into Python);
+- `redaction`: secret values out of anything kept or shown;
+- `layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);
+- `rows`: the rows of every table and the record being read, shared by both readers;
+- `typed`: the fast reader (msgspec Structs derived from the plans);
+- `flattener`: pages in, Arrow tables out (`Flattener`), and conveniences for notebooks.
+
+Documented choices (the spec is silent on them):
+- A deployment without an `id` is rejected ("id: missing"): child tables need it.
+- Timestamps without an offset are read as UTC.
+- `secret_count` is null when the record has no `secrets` array (unknown, not zero).
+- deployment_components: replicas of a component without scale fields, or whose scale is
+  null, count as 1 (the assumption the capacity reports share).
+- Unknown fields inside secret entries and env entries are kept by path with their value
+  redacted, since they may hold secret material.
+- Fields inside parts stored whole as JSON text (e.g. a container's volumeMounts) stay in
+  that JSON text and are not repeated in `unknown_fields_json`.
+- Paths in reasons and in `unknown_fields_json` are dotted with list positions in brackets:
+  `source_config.resource_spec.sidecars[0].ports`.
+"""
+
+from __future__ import annotations
+
+from analysis.secrets import REDACTED
+
+from .flattener import (
+    Flattener,
+    RejectedRecordError,
+    deployments_dataframe,
+    flatten,
+    flatten_providers,
+    flatten_repositories,
+    to_dataframes,
+    to_pandas,
+)
+from .layout import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, table_schemas
+from .redaction import redact
+from .rules import TIMESTAMP, is_nullable, is_password, snake_case, to_json_text
+
+__all__ = [
+    "REDACTED",
+    "SCHEMA_VERSION",
+    "SCHEMA_VERSION_KEY",
+    "TABLE_NAMES",
+    "TABLE_SCHEMAS",
+    "TIMESTAMP",
+    "Flattener",
+    "RejectedRecordError",
+    "deployments_dataframe",
+    "flatten",
+    "flatten_providers",
+    "flatten_repositories",
+    "is_nullable",
+    "is_password",
+    "redact",
+    "snake_case",
+    "table_schemas",
+    "to_dataframes",
+    "to_json_text",
+    "to_pandas",
+]

@@ -1,0 +1,261 @@
+"""The careful reader: plans compiled from the spec into straight-line Python.
+
+It reads parsed records (dicts), checks every field and gives every reject its reason: the
+reference the fast reader (`typed.py`) must agree with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from analysis import spec
+from analysis.secrets import REDACTED
+
+from .rules import (
+    ARROW_TYPES,
+    BOOLEAN,
+    CALL,
+    CHECK,
+    EXACT_INT,
+    EXPECTED,
+    JSON,
+    NESTED,
+    NUMBER,
+    OTHER_SCALAR,
+    PASSWORD,
+    SCALAR_OPS,
+    TEXT,
+    Plan,
+    Reject,
+    check_shape,
+    compile_function,
+    convert,
+    describe,
+    has_own_password,
+    is_nullable,
+    is_password,
+    json_type,
+    must_be_object,
+    shape_test,
+    snake_case,
+    to_json_text,
+)
+
+
+def _read_one(key: str, value: Any, plan: Plan, path: str, row: list, unknown: dict) -> None:
+    """Read one property of an object (the careful path: every case, every reason)."""
+    step = plan.steps.get(key)
+    if step is None:
+        unknown[path + key] = REDACTED if plan.sensitive else value
+        return
+    if value is None:
+        if step[3]:
+            return
+        raise Reject(path + key, f"expected {EXPECTED.get(step[1], step[1])}, got null")
+    op = step[0]
+    if op == NUMBER:
+        t = type(value)
+        if t is float:
+            row[step[2]] = value
+            return
+        if t is int and -EXACT_INT <= value <= EXACT_INT:
+            row[step[2]] = value  # Arrow stores it as float64 exactly
+            return
+    elif op == TEXT:
+        if type(value) is str:
+            row[step[2]] = value
+            return
+    elif op == BOOLEAN:
+        if type(value) is bool:
+            row[step[2]] = value
+            return
+    elif op == NESTED:
+        if type(value) is not dict:
+            raise Reject(path + key, f"expected object, got {describe(value, False)}")
+        step[4].read(value, f"{path}{key}.", row, unknown)
+        return
+    elif op == CALL:
+        step[4](value, path + key, row)
+        return
+    elif op == PASSWORD:
+        if type(value) is not str:
+            raise Reject(path + key, f"expected string, got {json_type(value)}")
+        if step[2] is not None:
+            row[step[2]] = value
+        return
+    elif op in (JSON, CHECK):
+        prop, must_object, hide = step[4]
+        check_shape(value, prop, must_object, path + key, not (plan.sensitive or hide))
+        if op == JSON:
+            row[step[2]] = to_json_text(value)
+        return
+    # A scalar of another kind, or of the wrong type: the careful path converts or rejects.
+    row[step[2]] = convert(value, step[1], path + key, not plan.sensitive)
+
+
+def _compile_reader(plan: Plan) -> Callable[[dict, str, list, dict], None]:
+    """The plan as straight-line Python: the hot loop of every export.
+
+    One generated function per object schema reads each property the spec names with
+    `obj.get` and stores it when its type is the expected one (a type test and a store);
+    anything else (null where null is not allowed, a wrong type, a datetime, a JSON column)
+    goes to `_read_one`, the careful path, which converts or rejects with a reason.
+    Unknown keys are found with one set test. Properties are read in spec order, so when a
+    record has several problems the reason names the first in spec order.
+    """
+    names: dict[str, Any] = {
+        "_KNOWN": frozenset(plan.steps),
+        "_STEPS": plan.steps,
+        "_PLAN": plan,
+        "_one": _read_one,
+        "Reject": Reject,
+        "_E": EXACT_INT,
+        "_json": to_json_text,
+        "REDACTED": REDACTED,
+    }
+    lines = [
+        "def read(obj, path, row, unknown):",
+        "    if not _KNOWN.issuperset(obj):",
+        "        for key in obj:",
+        "            if key not in _STEPS:",
+        f"                unknown[path + key] = {'REDACTED' if plan.sensitive else 'obj[key]'}",
+        "    get = obj.get",
+    ]
+    for n, (key, (op, _kind, index, nullable, extra)) in enumerate(plan.steps.items()):
+        k = repr(key)
+        careful = f"_one({k}, v, _PLAN, path, row, unknown)"
+        other = "v is not None" if nullable else f"v is not None or {k} in obj"
+        fits = shape_test(extra) if op in (JSON, CHECK) else None
+        lines.append(f"    v = get({k})")
+        if op == NUMBER:
+            lines += [
+                "    if type(v) is float:",
+                f"        row[{index}] = v",
+                "    elif type(v) is int and -_E <= v <= _E:",
+                f"        row[{index}] = v",
+            ]
+        elif op in (TEXT, BOOLEAN):
+            lines += [
+                f"    if type(v) is {'str' if op == TEXT else 'bool'}:",
+                f"        row[{index}] = v",
+            ]
+        elif op == NESTED:
+            names[f"_sub{n}"] = extra
+            lines += [
+                "    if type(v) is dict:",
+                f"        _sub{n}.read(v, path + {key + '.'!r}, row, unknown)",
+            ]
+        elif op == CALL:
+            names[f"_call{n}"] = extra
+            lines += [
+                "    if v is not None:",
+                f"        _call{n}(v, path + {k}, row)",
+            ]
+        elif op in (JSON, CHECK) and fits is not None:
+            store = f"row[{index}] = _json(v)" if op == JSON else "pass"
+            lines += [f"    if {fits}:", f"        {store}"]
+        else:
+            lines += [f"    if {other}:", f"        {careful}"]
+        if op in (NUMBER, TEXT, BOOLEAN, NESTED, CALL) or fits is not None:
+            lines += [f"    elif {other}:", f"        {careful}"]
+    for key in plan.required:
+        lines += [
+            f"    if {key!r} not in obj:",
+            f"        raise Reject(path + {key!r}, 'missing')",
+        ]
+    return compile_function(lines, f"careful reader {plan.schema}", names)
+
+
+@dataclass
+class Columns:
+    """Column names and types of a table under construction, with name -> index."""
+
+    names: list[str] = field(default_factory=list)
+    types: list[pa.DataType] = field(default_factory=list)
+    #: Columns placed in advance (the wide table's order) that a plan may claim once.
+    reserved: set[str] = field(default_factory=set)
+
+    def add(self, name: str, arrow_type: pa.DataType) -> int:
+        if name in self.reserved:
+            self.reserved.discard(name)
+            index = self.names.index(name)
+            if self.types[index] != arrow_type:
+                raise ValueError(f"openapi.yaml: column {name!r} changes type")
+            return index
+        if name in self.names:
+            raise ValueError(f"openapi.yaml: column {name!r} would appear twice")
+        self.names.append(name)
+        self.types.append(arrow_type)
+        return len(self.names) - 1
+
+    def schema(self) -> pa.Schema:
+        return pa.schema(list(zip(self.names, self.types, strict=True)))
+
+
+def plan_for(
+    schema_name: str,
+    columns: Columns,
+    *,
+    column_of: Callable[[str, str], str] = lambda prefix, name: prefix + snake_case(name),
+    prefix: str = "",
+    calls: Mapping[str, Callable] | None = None,
+    checks: Iterable[str] = (),
+    include_passwords: bool = False,
+    enforce_required: bool = False,
+) -> Plan:
+    """Compile the reading plan of an object schema, adding its columns to `columns`.
+
+    Scalars get typed columns; arrays and free-form values `<name>_json` text columns;
+    nested objects are expanded with their name as a column prefix; `calls` routes a
+    property to a handler (a child table); `checks` are validated but stored by the caller.
+    """
+    calls = calls or {}
+    checks = set(checks)
+    plan = Plan(schema=schema_name, sensitive=has_own_password(schema_name))
+    deferred_passwords: list[tuple[str, spec.Prop]] = []
+    for prop in spec.schema(schema_name).properties.values():
+        nullable = is_nullable(schema_name, prop.name)
+        name = prop.name
+        if name in calls:
+            plan.steps[name] = (CALL, prop.kind, None, nullable, calls[name])
+        elif is_password(schema_name, name):
+            deferred_passwords.append((name, prop))
+        elif prop.kind in ARROW_TYPES:
+            index = columns.add(column_of(prefix, name), ARROW_TYPES[prop.kind])
+            op = SCALAR_OPS.get(prop.kind, OTHER_SCALAR)
+            plan.steps[name] = (op, prop.kind, index, nullable, None)
+        elif prop.kind == "object" and prop.ref:
+            sub = plan_for(
+                prop.ref,
+                columns,
+                column_of=column_of,
+                prefix=f"{prefix}{snake_case(name)}_",
+                calls=calls,
+                checks=checks,
+                include_passwords=include_passwords,
+                enforce_required=enforce_required,
+            )
+            plan.steps[name] = (NESTED, "object", None, nullable, sub)
+        else:
+            # Items that hold secret values (env entries) are never quoted in a reason.
+            hide = bool(prop.ref) and has_own_password(prop.ref)
+            shape = (prop, must_be_object(schema_name, name), hide)
+            if name in checks:
+                plan.steps[name] = (CHECK, prop.kind, None, nullable, shape)
+            else:
+                index = columns.add(f"{prefix}{snake_case(name)}_json", pa.string())
+                plan.steps[name] = (JSON, prop.kind, index, nullable, shape)
+    # Password columns (env values, with the flag) go last, away from the usual columns.
+    for name, _prop in deferred_passwords:
+        index = columns.add(column_of(prefix, name), pa.string()) if include_passwords else None
+        plan.steps[name] = (PASSWORD, "string", index, is_nullable(schema_name, name), None)
+    if enforce_required:
+        plan.required = tuple(
+            p.name for p in spec.schema(schema_name).properties.values() if p.required
+        )
+    plan.read = _compile_reader(plan)
+    return plan

@@ -1,0 +1,309 @@
+"""Every table's columns and reading plans: the dataset's schema, derived from the spec."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from analysis import spec
+
+from .careful import Columns, plan_for
+from .rules import ARROW_TYPES, TIMESTAMP, Plan
+
+#: Bumped whenever a table or column changes meaning; written into every Parquet file.
+SCHEMA_VERSION = 1
+SCHEMA_VERSION_KEY = b"dims.schema_version"
+
+#: Named arrays of objects -> the child table holding their items (the only hand routing).
+LABEL_KINDS = {"labels": "label", "annotations": "annotation"}
+CONTAINER_KINDS = {"init_containers": "init", "sidecars": "sidecar"}
+ITEM_TABLES = {
+    "secrets": "deployment_secrets",
+    "secret_references": "deployment_secret_references",
+    "image_pull_secrets": "deployment_image_pull_secrets",
+    "volumes": "deployment_volumes",
+    "volume_mounts": "deployment_volume_mounts",
+}
+#: Container property holding env entries (its own table) and holding resources.
+ENV_PROP = "env"
+RESOURCES_PROP = "resources"
+
+
+@dataclass
+class ItemTable:
+    """A child table: one row per item of an array (or of several arrays)."""
+
+    name: str
+    columns: Columns
+    plan: Plan
+
+
+def snapshot_field() -> pa.Field:
+    return pa.field("snapshot_at", TIMESTAMP)
+
+
+def _deployment_columns() -> Columns:
+    """The wide table: `id` first, then every spec scalar under its leaf name, then extras."""
+    columns = Columns()
+    fields = spec.deployment_scalar_fields()
+    ordered = sorted(fields, key=lambda f: f.path != ("id",))  # stable: id first
+    for f in ordered:
+        columns.add(f.name, ARROW_TYPES[f.kind])
+    columns.reserved = {f.name for f in ordered}
+    return columns
+
+
+class Handlers(Protocol):
+    """What reads the routed parts of a deployment into their child tables (`rows.py`)."""
+
+    def item_reader(self, table: ItemTable) -> Callable[[Any, str, list[Any]], None]: ...
+
+    def container_reader(
+        self, containers: ItemTable, env: ItemTable, kind: str
+    ) -> Callable[[Any, str, list[Any]], None]: ...
+
+    def label_reader(self, kind: str) -> Callable[[Any, str, list[Any]], None]: ...
+
+
+class Layout:
+    """Every table's columns and reading plans, for one include_env_values setting.
+
+    Without `handlers` it only describes the tables (their schemas); with them its plans
+    read records into the handlers' rows.
+    """
+
+    def __init__(self, include_env_values: bool, handlers: Handlers | None = None) -> None:
+        f = handlers
+        # Child tables first: the deployment plan routes arrays to them.
+        self.items: dict[str, ItemTable] = {}
+        for prop_name, table in ITEM_TABLES.items():
+            ref = _find_array_ref(prop_name)
+            cols = Columns()
+            cols.add("deployment_id", pa.string())
+            cols.add("position", pa.int64())
+            checks = volume_sources(ref) if table == "deployment_volumes" else ()
+            plan = plan_for(ref, cols, checks=checks)
+            if checks:
+                cols.add("source_type", pa.string())
+                cols.add("source_json", pa.string())
+            self.items[table] = ItemTable(table, cols, plan)
+
+        container_ref = _find_array_ref(next(iter(CONTAINER_KINDS)))
+        cols = Columns()
+        for name, arrow_type in (
+            ("deployment_id", pa.string()),
+            ("kind", pa.string()),
+            ("position", pa.int64()),
+        ):
+            cols.add(name, arrow_type)
+        plan = plan_for(container_ref, cols, checks=(ENV_PROP,))
+        for name in ("cpu_request", "cpu_limit", "memory_request_mb", "memory_limit_mb"):
+            cols.add(name, pa.float64())
+        self.containers = ItemTable("deployment_containers", cols, plan)
+
+        env_ref = spec.ref_of(container_ref, ENV_PROP)
+        cols = Columns()
+        for name, arrow_type in (
+            ("deployment_id", pa.string()),
+            ("container_kind", pa.string()),
+            ("container_position", pa.int64()),
+            ("container", pa.string()),
+            ("position", pa.int64()),
+        ):
+            cols.add(name, arrow_type)
+        plan = plan_for(env_ref, cols, include_passwords=include_env_values)
+        self.env = ItemTable("deployment_container_env", cols, plan)
+
+        # The wide deployments table.
+        self.wide = _deployment_columns()
+        calls: dict[str, Callable[..., Any] | None] = {}
+        if f is not None:
+            calls.update({k: f.item_reader(self.items[t]) for k, t in ITEM_TABLES.items()})
+            calls.update(
+                {
+                    k: f.container_reader(self.containers, self.env, kind)
+                    for k, kind in CONTAINER_KINDS.items()
+                }
+            )
+            calls.update({k: f.label_reader(kind) for k, kind in LABEL_KINDS.items()})
+        else:  # schemas only
+            calls.update(dict.fromkeys((*ITEM_TABLES, *CONTAINER_KINDS, *LABEL_KINDS), None))
+        self.deployment_plan = plan_for(
+            "Deployment",
+            self.wide,
+            column_of=lambda _prefix, name: name,  # columns already made, by leaf name
+            calls=calls,
+        )
+        if self.wide.reserved:
+            raise ValueError(f"openapi.yaml: scalar fields not reached: {self.wide.reserved}")
+        self.deployment_type_index = self.wide.add("deployment_type", pa.string())
+        #: dotted path of a field the real service sends beyond the spec -> its column
+        self.service_columns = {
+            path: self.wide.add(column, pa.string())
+            for path, column in spec.service_fields().items()
+            if column != "deployment_type"
+        }
+        self.secret_count_index = self.wide.add("secret_count", pa.int64())
+        self.unknown_index = self.wide.add("unknown_fields_json", pa.string())
+
+        self.providers, self.provider_plan = _record_table("OAuthProvider")
+        self.repositories, self.repository_plan = _record_table("Repository")
+
+    def schemas(self) -> dict[str, pa.Schema]:
+        def with_snapshot(columns: Columns) -> pa.Schema:
+            return columns.schema().append(snapshot_field())
+
+        out = {"deployments": with_snapshot(self.wide)}
+        out["deployment_components"] = _components_schema()
+        for table in self.items.values():
+            out[table.name] = with_snapshot(table.columns)
+        out[self.containers.name] = with_snapshot(self.containers.columns)
+        out[self.env.name] = with_snapshot(self.env.columns)
+        out["deployment_labels"] = pa.schema(
+            [
+                ("deployment_id", pa.string()),
+                ("kind", pa.string()),
+                ("key", pa.string()),
+                ("value", pa.string()),
+                snapshot_field(),
+            ]
+        )
+        out["oauth_providers"] = with_snapshot(self.providers)
+        out["repositories"] = with_snapshot(self.repositories)
+        out["rejected_records"] = pa.schema(
+            [
+                ("source", pa.string()),
+                ("record_index", pa.int64()),
+                ("reason", pa.string()),
+                ("record_json", pa.string()),
+                snapshot_field(),
+            ]
+        )
+        return out
+
+
+def _find_array_ref(prop_name: str) -> str:
+    """The item schema of the array property `prop_name`, wherever it sits under Deployment."""
+    found = {
+        prop.ref
+        for name in _schemas_under("Deployment")
+        for prop in spec.schema(name).properties.values()
+        if prop.name == prop_name and prop.kind == "array" and prop.ref
+    }
+    if len(found) != 1:
+        raise ValueError(
+            f"openapi.yaml: expected one array {prop_name!r} of objects, found {found}"
+        )
+    return found.pop()
+
+
+def _schemas_under(root: str) -> list[str]:
+    out, todo = [], [root]
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.append(name)
+        todo.extend(p.ref for p in spec.schema(name).properties.values() if p.ref)
+    return out
+
+
+def volume_sources(volume_ref: str) -> tuple[str, ...]:
+    """A volume's source properties: its free-form objects (configMap, secret, ...)."""
+    return tuple(
+        p.name for p in spec.schema(volume_ref).properties.values() if p.kind == "freeform"
+    )
+
+
+def _record_table(schema_name: str) -> tuple[Columns, Plan]:
+    columns = Columns()
+    plan = plan_for(schema_name, columns, enforce_required=True)
+    columns.add("unknown_fields_json", pa.string())
+    return columns, plan
+
+
+def defaults(schema_name: str) -> dict[str, Any]:
+    return {
+        p.name: p.default
+        for p in spec.schema(schema_name).properties.values()
+        if p.default is not None
+    }
+
+
+# --- deployment_components, derived from the wide table ------------------------------------
+
+_SCALE = ("min_scale", "max_scale")
+
+
+def _component_measures() -> tuple[list[str], list[str]]:
+    """(every measure in spec order, the per-replica ones that get totals).
+
+    Per-replica measures are those every component has, scale excluded: cpu, cpu_limit,
+    memory_mb, memory_limit_mb. Component-specific ones (db storage_gi, max_connections)
+    are not multiplied by replicas.
+    """
+    by_component = spec.component_measures()
+    measures: list[str] = []
+    for fields_ in by_component.values():
+        measures.extend(m for m in fields_ if m not in measures)
+    shared = [m for m in measures if all(m in f for f in by_component.values())]
+    return measures, [m for m in shared if m not in _SCALE]
+
+
+def _components_schema() -> pa.Schema:
+    measures, per_replica = _component_measures()
+    names = ["deployment_id", "component"]
+    types: list[pa.DataType] = [pa.string(), pa.string()]
+    for m in (*measures, "replicas_min", "replicas_max"):
+        names.append(m)
+        types.append(pa.float64())
+    for m in per_replica:
+        for end in ("min", "max"):
+            names.append(f"{m}_total_{end}")
+            types.append(pa.float64())
+    names += ["deployment_type", "snapshot_at"]
+    types += [pa.string(), TIMESTAMP]
+    return pa.schema(list(zip(names, types, strict=True)))
+
+
+def components_from(deployments: pa.Table) -> pa.Table:
+    schema = _components_schema()
+    measures, per_replica = _component_measures()
+    n = deployments.num_rows
+    nulls = pa.nulls(n, pa.float64())
+    ones = pa.array([1.0] * n, pa.float64())
+    parts = []
+    for component, fields_ in spec.component_measures().items():
+        values = {
+            m: deployments[fields_[m]].combine_chunks() if m in fields_ else nulls for m in measures
+        }
+        # One replica where the component has no scale fields or its scale is null: the
+        # documented assumption the capacity reports share.
+        values["replicas_min"] = pc.coalesce(values["min_scale"], ones)
+        values["replicas_max"] = pc.coalesce(values["max_scale"], ones)
+        for m in per_replica:
+            values[f"{m}_total_min"] = pc.multiply(values[m], values["replicas_min"])
+            values[f"{m}_total_max"] = pc.multiply(values[m], values["replicas_max"])
+        values["deployment_id"] = deployments["id"].combine_chunks()
+        values["component"] = pa.array([component] * n, pa.string())
+        values["deployment_type"] = deployments["deployment_type"].combine_chunks()
+        values["snapshot_at"] = deployments["snapshot_at"].combine_chunks()
+        parts.append(pa.table([values[name] for name in schema.names], schema=schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+# --- the public schemas ------------------------------------------------------------------
+
+
+def table_schemas(include_env_values: bool = False) -> dict[str, pa.Schema]:
+    """Every table's explicit Arrow schema (the env table differs with include_env_values)."""
+    return Layout(include_env_values).schemas()
+
+
+#: The schemas of an export without env values: what readers, tests and docs rely on.
+TABLE_SCHEMAS: dict[str, pa.Schema] = table_schemas()
+TABLE_NAMES: tuple[str, ...] = tuple(TABLE_SCHEMAS)

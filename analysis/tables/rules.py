@@ -1,0 +1,292 @@
+"""The rules every reader applies: spec facts, value conversion, plans and shape checks.
+
+Both readers of records (the careful one in `careful.py` and the fast typed one in
+`typed.py`) are derived from these, so a rule (what a date-time is, which shapes a
+free-form part may take, what a secret is) exists once.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import linecache
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import pyarrow as pa
+
+from analysis import spec
+
+TIMESTAMP = pa.timestamp("us", tz="UTC")
+
+ARROW_TYPES: dict[str, pa.DataType] = {
+    "string": pa.string(),
+    "uuid": pa.string(),
+    "datetime": TIMESTAMP,
+    "number": pa.float64(),
+    "integer": pa.int64(),
+    "boolean": pa.bool_(),
+}
+EXPECTED = {
+    "string": "string",
+    "uuid": "string (uuid)",
+    "datetime": "date-time string",
+    "number": "number",
+    "integer": "integer",
+    "boolean": "boolean",
+}
+
+
+def snake_case(name: str) -> str:
+    """`mountPath` -> `mount_path`, `downwardAPI` -> `downward_api`: wire names to columns."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+# --- spec facts that analysis.spec does not expose (read from the raw document) ---------
+
+
+@functools.cache
+def _raw_property(schema_name: str, prop: str) -> dict[str, Any]:
+    return spec.document()["components"]["schemas"][schema_name]["properties"][prop]
+
+
+def _types_of(node: dict[str, Any]) -> set[str]:
+    if "anyOf" in node:
+        return {t for option in node["anyOf"] for t in _types_of(option)}
+    if "$ref" in node:
+        return {"object"}
+    kind = node.get("type")
+    return set(kind) if isinstance(kind, list) else {kind} if kind else set()
+
+
+@functools.cache
+def is_nullable(schema_name: str, prop: str) -> bool:
+    """Whether the spec allows null for the property."""
+    return "null" in _types_of(_raw_property(schema_name, prop))
+
+
+def is_password(schema_name: str, prop: str) -> bool:
+    """Whether the property is a secret value (`format: password`, see spec.Prop.secret)."""
+    return spec.schema(schema_name).properties[prop].secret
+
+
+def must_be_object(schema_name: str, prop: str) -> bool:
+    """A free-form property declared `type: object` (labels), as opposed to any JSON value."""
+    return _types_of(_raw_property(schema_name, prop)) - {"null"} == {"object"}
+
+
+@functools.cache
+def has_own_password(schema_name: str) -> bool:
+    """Whether the object itself carries a secret value (a secret entry, an env entry)."""
+    return any(is_password(schema_name, p) for p in spec.schema(schema_name).names)
+
+
+@functools.cache
+def holds_password(schema_name: str, _seen: frozenset[str] = frozenset()) -> bool:
+    """Whether a password field is reachable from the schema (so redaction must look inside)."""
+    if schema_name in _seen:
+        return False
+    for prop in spec.schema(schema_name).properties.values():
+        if is_password(schema_name, prop.name):
+            return True
+        if prop.ref and holds_password(prop.ref, _seen | {schema_name}):
+            return True
+    return False
+
+
+# --- reading values ---------------------------------------------------------------------
+
+
+class Reject(Exception):
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.reason = f"{path}: {message}"
+
+
+def json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__
+
+
+def describe(value: Any, show: bool) -> str:
+    """`string 'abc'`, `number 3`, `object`: what was found, quoting short scalars only."""
+    kind = json_type(value)
+    if not show or isinstance(value, dict | list) or value is None:
+        return kind
+    text = repr(value) if isinstance(value, str) else json.dumps(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return f"{kind} {text}"
+
+
+def to_json_text(value: Any) -> str:
+    """JSON text with sorted keys, for free-form values of any JSON type."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:  # an integer beyond 64 bits, from a non-orjson parser
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+EXACT_INT = 2**53  # the largest integers a float64 holds exactly
+
+
+def convert(value: Any, kind: str, path: str, show: bool) -> Any:
+    """The column value for a non-null JSON scalar, or Reject naming the field."""
+    t = type(value)
+    if kind == "string" or kind == "uuid":
+        if t is str:
+            return value
+    elif kind == "number":
+        if t is float:
+            return value
+        if t is int:
+            try:
+                return float(value)
+            except OverflowError:
+                raise Reject(path, "number out of range") from None
+    elif kind == "datetime":
+        if t is str:
+            try:
+                parsed = datetime.fromisoformat(value)
+            except ValueError:
+                raise Reject(
+                    path, f"expected date-time string, got {describe(value, show)}"
+                ) from None
+            return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    elif kind == "boolean":
+        if t is bool:
+            return value
+    elif kind == "integer":
+        if t is int and INT64_MIN <= value <= INT64_MAX:
+            return value
+        if t is float and value.is_integer() and INT64_MIN <= value <= INT64_MAX:
+            return int(value)
+    raise Reject(path, f"expected {EXPECTED[kind]}, got {describe(value, show)}")
+
+
+# --- reading plans: one per object schema, compiled from the spec -----------------------
+
+# Step operations. A step is a tuple (op, kind, index, nullable, extra). Scalars have one op
+# per kind so that the common case (the right type) is a type test and a store, no call.
+NUMBER = 0  # float64 column
+TEXT = 1  # string or uuid column
+BOOLEAN = 2
+OTHER_SCALAR = 3  # datetime, integer: converted by convert
+NESTED = 4  # an object ($ref): read into the same row; extra = its Plan
+CALL = 5  # a routed part: extra(value, path, row)
+PASSWORD = 6  # validate as string; store at index only when index is not None
+JSON = 7  # validate the shape; store JSON text at index
+CHECK = 8  # validate the shape; store nothing (handled by the table's own step)
+SCALAR_OPS = {"number": NUMBER, "string": TEXT, "uuid": TEXT, "boolean": BOOLEAN}
+
+
+@dataclass
+class Plan:
+    schema: str
+    steps: dict[str, tuple[int, str, int | None, bool, Any]] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    #: Inside a secret-bearing object: reasons quote no values, unknown values are redacted.
+    sensitive: bool = False
+    #: read(obj, path, row, unknown): the compiled reader (see `careful.py`).
+    read: Callable[[dict, str, list, dict], None] = field(default=lambda *_: None, repr=False)
+
+
+def check_shape(value: Any, prop: spec.Prop, must_object: bool, path: str, show: bool) -> None:
+    """Validate an array (and its scalar or object items) or a free-form object."""
+    if prop.kind == "array":
+        if type(value) is not list:
+            raise Reject(path, f"expected array, got {describe(value, show)}")
+        if prop.items_kind in ARROW_TYPES:
+            for i, item in enumerate(value):  # the spec's items are not nullable
+                convert(item, prop.items_kind, f"{path}[{i}]", show)
+        elif prop.items_kind == "object":
+            for i, item in enumerate(value):
+                if type(item) is not dict:
+                    raise Reject(f"{path}[{i}]", f"expected object, got {describe(item, show)}")
+                if prop.ref is not None:
+                    check_object(item, prop.ref, f"{path}[{i}]", show)
+    elif must_object and type(value) is not dict:
+        raise Reject(path, f"expected object, got {describe(value, show)}")
+
+
+def check_object(obj: dict, schema_name: str, path: str, show: bool) -> None:
+    """Validate an object stored as JSON text against its schema (it has no columns)."""
+    for prop in spec.schema(schema_name).properties.values():
+        value = obj.get(prop.name)
+        if value is None:
+            continue  # every property of these schemas is optional and nullable
+        item_path = f"{path}.{prop.name}"
+        if prop.kind in ARROW_TYPES:
+            convert(value, prop.kind, item_path, show)
+        elif prop.kind == "object" and prop.ref is not None:
+            if type(value) is not dict:
+                raise Reject(item_path, f"expected object, got {describe(value, show)}")
+            check_object(value, prop.ref, item_path, show)
+        else:
+            check_shape(value, prop, prop.kind == "freeform", item_path, show)
+
+
+#: Python type names of array items whose shape `shape_test` checks inline.
+_ITEM_TYPES = {"string": "str", "uuid": "str", "boolean": "bool", "object": "dict"}
+
+
+def shape_test(shape: tuple[spec.Prop, bool, bool]) -> str | None:
+    """An expression true when `v` has the shape `check_shape` accepts (None: no shortcut).
+
+    Only the common shapes are tested inline; a value that fails the test (or null) takes
+    the careful path, which accepts it or rejects it with the reason.
+    """
+    prop, must_object, _hide = shape
+    if prop.kind == "array":
+        item = _ITEM_TYPES.get(prop.items_kind or "")
+        if item is None or prop.ref is not None:  # items with a schema: the careful path
+            return None
+        return f"type(v) is list and all(type(x) is {item} for x in v)"
+    if must_object:
+        return "type(v) is dict"
+    return "v is not None"  # any JSON value
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_quantity(parse: Callable[[Any], float | None], text: str) -> float | None:
+    return parse(text)
+
+
+def quantity(parse: Callable[[Any], float | None], value: Any) -> float | None:
+    """parse(value), remembered for text: a fleet repeats a handful of quantities."""
+    return _cached_quantity(parse, value) if type(value) is str else parse(value)
+
+
+# --- generated code --------------------------------------------------------------------
+
+_generated = itertools.count(1)
+
+
+def compile_function(source: list[str], label: str, namespace: dict[str, Any]) -> Any:
+    """Compile generated source defining `read` in `namespace`, and return that function.
+
+    The source is registered with `linecache` under a unique file name, so tracebacks,
+    debuggers and profilers through generated code show the generated lines.
+    """
+    text = "\n".join(source) + "\n"
+    filename = f"<dims generated: {label} #{next(_generated)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace.pop("read")

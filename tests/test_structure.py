@@ -1,0 +1,151 @@
+"""The house rules of `analysis/`, checked on its source: what a reviewer would otherwise miss.
+
+- No import cycle between its modules (module-level imports and imports inside functions
+  alike: a lazy import only hides a cycle).
+- No module uses another module's `_private` name: a helper two modules need is public in
+  one of them, or the two are one package with a clear inside.
+- Every public package says what it exports (`__all__`) and exports only what it has.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "analysis"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def resolve(current: str, node: ast.ImportFrom) -> str:
+    """The absolute module an ImportFrom names (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    is_package = MODULES[current].name == "__init__.py"
+    base = current.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports_of(name: str) -> list[tuple[str, str | None, int]]:
+    """(module, imported name or None, line) for every import in the module's source."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    found: list[tuple[str, str | None, int]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, None, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = resolve(name, node)
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in MODULES:  # `from package import module`
+                    found.append((sub, None, node.lineno))
+                else:
+                    found.append((target, alias.name, node.lineno))
+    return found
+
+
+def internal_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in MODULES}
+    for name in MODULES:
+        for target, _, _ in imports_of(name):
+            if target in MODULES and target != name:
+                graph[name].add(target)
+    return graph
+
+
+def package_of(name: str) -> str:
+    return name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+
+
+def test_no_import_cycle_between_modules():
+    graph = internal_graph()
+    # a package's __init__ re-exports its inside: an edge from inside a package to its
+    # own __init__ (or an ancestor's) is not a dependency of the module on its siblings
+    for name, targets in graph.items():
+        graph[name] = {t for t in targets if not name.startswith(t + ".")}
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == [], " ; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_module_uses_another_modules_private_names():
+    offenders = []
+    for name in MODULES:
+        for target, imported, line in imports_of(name):
+            if imported and imported.startswith("_") and not imported.startswith("__"):
+                offenders.append(f"{name}:{line} imports {target}.{imported}")
+        tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+        aliases = {
+            alias.asname or alias.name: target
+            for target, imported, _ in imports_of(name)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+            if imported is None and target in MODULES
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                offenders.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr}")
+    assert offenders == [], "\n".join(offenders)
+
+
+@pytest.mark.parametrize(
+    "name", [n for n, p in MODULES.items() if p.name == "__init__.py" and n.count(".") <= 1]
+)
+def test_packages_export_what_they_declare(name):
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert missing == [], f"{name}.__all__ names what it lacks: {missing}"
+    assert len(set(exported)) == len(exported)
+
+
+def test_generated_readers_show_their_source_in_tracebacks():
+    import inspect
+    import traceback
+
+    from analysis.tables.layout import Layout
+    from analysis.tables.rules import compile_function
+
+    plan = Layout(include_env_values=False).deployment_plan
+    assert "def read(obj, path, row, unknown):" in inspect.getsource(plan.read)
+
+    boom = compile_function(["def read(x):", "    return 1 // x  # the generated line"], "t", {})
+    try:
+        boom(0)
+    except ZeroDivisionError:
+        shown = traceback.format_exc()
+    assert "return 1 // x  # the generated line" in shown
+    assert "<dims generated: t #" in shown

@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from uuid import UUID
 
 import httpx
 import orjson
@@ -718,15 +719,38 @@ async def alist_providers(client: Client) -> list[dict[str, Any]]:
 
 def get_provider(client: Client, provider_id: str) -> dict[str, Any]:
     """One OAuth provider by its provider_id slug (e.g. `github-local-dev`)."""
-    return _get(client, get_oauth_provider_request_kwargs(provider_id))
+    return _expect_object(_get(client, get_oauth_provider_request_kwargs(provider_id)))
 
 
 async def aget_provider(client: Client, provider_id: str) -> dict[str, Any]:
-    return await _aget(client, get_oauth_provider_request_kwargs(provider_id))
+    body = await _aget(client, get_oauth_provider_request_kwargs(provider_id))
+    return _expect_object(body)
+
+
+def _expect_object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise ResponseFormatError("get provider returned JSON that is not an object")
+    return body
+
+
+def _is_uuid(text: str) -> bool:
+    try:
+        UUID(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _repos_request(integration_id: str) -> dict[str, Any]:
-    return list_integration_repositories_request_kwargs(integration_id)
+    """The request listing an integration's repositories; the id must be a UUID."""
+    try:
+        uuid = UUID(integration_id)
+    except ValueError:
+        raise ConfigurationError(
+            f"integration id {integration_id[:80]!r} is not a UUID; the repositories of an "
+            "integration are listed by its UUID"
+        ) from None
+    return list_integration_repositories_request_kwargs(uuid)
 
 
 def list_repositories(client: Client, integration_id: str) -> list[dict[str, Any]]:
@@ -745,6 +769,8 @@ class Repositories:
 
     by_integration: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
+    #: Integration ids that are not UUIDs: no request can name them.
+    malformed: list[str] = field(default_factory=list)
 
 
 class RepositoryFetcher:
@@ -759,8 +785,12 @@ class RepositoryFetcher:
         self._client = client
         self._pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos")
         self._futures: dict[str, Any] = {}
+        self._malformed: set[str] = set()
 
     def add(self, integration_id: str) -> None:
+        if not _is_uuid(integration_id):
+            self._malformed.add(integration_id)
+            return
         if integration_id not in self._futures:
             self._futures[integration_id] = self._pool.submit(
                 list_repositories, self._client, integration_id
@@ -776,7 +806,7 @@ class RepositoryFetcher:
             yield page
 
     def result(self) -> Repositories:
-        out = Repositories()
+        out = Repositories(malformed=sorted(self._malformed))
         try:
             for integration_id in sorted(self._futures):
                 try:
@@ -804,7 +834,8 @@ def fetch_repositories(
 async def afetch_repositories(
     client: Client, integration_ids: Iterable[str], *, concurrency: int = DEFAULT_CONCURRENCY
 ) -> Repositories:
-    ids = sorted(set(integration_ids))
+    given = set(integration_ids)
+    ids = sorted(i for i in given if _is_uuid(i))
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(integration_id: str) -> list[dict[str, Any]] | None:
@@ -815,7 +846,7 @@ async def afetch_repositories(
                 return None
 
     lists = await asyncio.gather(*(one(i) for i in ids))
-    result = Repositories()
+    result = Repositories(malformed=sorted(given - set(ids)))
     for integration_id, repos in zip(ids, lists, strict=True):
         if repos is None:
             result.missing.append(integration_id)

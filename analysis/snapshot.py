@@ -66,11 +66,14 @@ def take_snapshot(
         )
     finally:
         repositories.close()
-    result.notes.extend(_notes(stats, fetched[-1].missing if fetched else []))
+    repos = fetched[-1] if fetched else fetch.Repositories()
+    result.notes.extend(_notes(stats, repos.missing, repos.malformed))
     return result
 
 
-def _notes(stats: fetch.FetchStats, missing_integrations: list[str]) -> list[str]:
+def _notes(
+    stats: fetch.FetchStats, missing_integrations: list[str], malformed: list[str]
+) -> list[str]:
     """What the summary says of the fetch: enough to see that the snapshot is whole."""
     listings = ", ".join(
         f"{item.listing} ({item.role}: {item.records:,} records in {item.pages:,} pages)"
@@ -93,6 +96,12 @@ def _notes(stats: fetch.FetchStats, missing_integrations: list[str]) -> list[str
         notes.append(
             f"{len(missing_integrations)} integration(s) referenced by deployments are unknown "
             f"to the service (404), so they have no repositories: {', '.join(missing_integrations)}"
+        )
+    if malformed:
+        shown = ", ".join(repr(i[:40]) for i in malformed[:5])
+        notes.append(
+            f"{len(malformed)} integration id(s) referenced by deployments are not UUIDs, so "
+            f"their repositories cannot be listed: {shown}"
         )
     return notes
 

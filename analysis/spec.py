@@ -39,7 +39,8 @@ def document() -> dict[str, Any]:
     """The parsed OpenAPI document."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with spec_path().open("rb") as fh:
-        return yaml.load(fh, Loader=loader)
+        parsed: dict[str, Any] = yaml.load(fh, Loader=loader)
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def kind_of(node: dict[str, Any]) -> tuple[str, str | None]:
     kind = node.get("type")
     fmt = node.get("format")
     if kind == "string":
-        return {"uuid": "uuid", "date-time": "datetime"}.get(fmt, "string"), None
+        return {"uuid": "uuid", "date-time": "datetime"}.get(fmt or "", "string"), None
     if kind == "object":
         return "freeform", None
     if kind in ("number", "integer", "boolean", "array"):

@@ -81,10 +81,10 @@ def test_a_page_cap_below_limit_loses_nothing(tmp_path, cap):
         requests = sb.stats.requests["/v2/deployments"]
     assert exported(tmp_path) == expected_types(sb.fleet)
     assert result.records == N
-    # every listing read whole: its pages plus the empty one that ends it, and the
-    # speculative requests of at most one window beyond each end
+    # every listing read whole: its pages plus the empty one that ends it; speculation
+    # wastes at most a window (8) per listing at its end and once more when it re-aligns
     pages = -(-N // cap) + sum(-(-n // cap) for n in _type_sizes(sb.fleet).values())
-    assert pages + 4 <= requests <= pages + 4 + 4 * 8 + 4
+    assert pages + 4 <= requests <= pages + 4 + 4 * 8 * 2
 
 
 def _type_sizes(fleet) -> dict[str, int]:
@@ -214,3 +214,16 @@ def test_the_sandbox_command_serves_real_service_shapes_and_export_reads_them_wh
     assert "does not advance" in done.stderr  # the one warning, as one line
     untyped = sum(kind is None for kind in expected_types(fleet).values())
     assert f"none (no typed listing returned them): {untyped}" in done.stdout
+
+
+def test_an_integration_id_that_is_not_a_uuid_is_named_not_fatal(tmp_path):
+    fleet = generate_fleet(30, seed=19)
+    odd = next(r for r in fleet.deployments if (r.get("source_config") or {}).get("integration_id"))
+    odd["source_config"]["integration_id"] = "not-a-uuid"
+    with run_sandbox(fleet=fleet) as sb:
+        result, _ = snapshot(sb, tmp_path)
+    assert result.records == 30
+    assert "1 integration id(s) referenced by deployments are not UUIDs" in result.summary()
+    assert "'not-a-uuid'" in result.summary()
+    repositories = read_table(tmp_path, "repositories")
+    assert len(repositories) > 0  # the other integrations' repositories are there

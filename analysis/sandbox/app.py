@@ -76,7 +76,7 @@ class _Listing:
         return selected
 
     def _matches(self, rec: dict[str, Any], q: DeploymentQuery) -> bool:
-        dep_id = rec.get("id")
+        dep_id = str(rec.get("id"))
         fleet = self.fleet
         if q.deployment_ids is not None and dep_id not in q.deployment_ids:
             return False
@@ -169,7 +169,8 @@ class _Service:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
-    return _json({"detail": exc.detail}, exc.status_code, exc.headers)
+    headers = dict(exc.headers) if exc.headers else None
+    return _json({"detail": exc.detail}, exc.status_code, headers)
 
 
 class _CountRequests:

@@ -377,7 +377,7 @@ class _Builder:
             if r() < 0.9
             else "team-" + _TEAMS[int(r() * 6)]
         )
-        source_config: dict[str, Any] | None = {
+        config: dict[str, Any] = {
             "integration_id": integration,
             "repo_url": repo_url,
             "build_on_push": from_repo and r() < 0.6,
@@ -389,18 +389,19 @@ class _Builder:
             "build_command": "make build" if from_repo and r() < 0.1 else None,
         }
         if anomaly == "resource_spec_omitted":
-            del source_config["resource_spec"]
+            del config["resource_spec"]
         if i % _FUTURE_EVERY == _FUTURE_AT:
-            source_config["future_flag"] = True
+            config["future_flag"] = True
         listed_kind: str | None = kind
         if self.untyped_every and i % self.untyped_every == self.untyped_every - 1:
             listed_kind = None
         if self.real_shaped:
             if i % 20 == _NEWER_TYPE_AT:
                 listed_kind = _NEWER_TYPE  # no typed listing can return it
-            source_config["deployment_type"] = listed_kind if from_repo else None
+            config["deployment_type"] = listed_kind if from_repo else None
         elif self.embed_deployment_type and listed_kind is not None:
-            source_config["deployment_type"] = kind
+            config["deployment_type"] = kind
+        source_config: dict[str, Any] | None = config
         if anomaly == "source_config_null":
             source_config = None
 

@@ -63,7 +63,13 @@ def _error(kind: str, where: str, name: str, msg: str, value: Any, **ctx: Any) -
 
 
 def _int(
-    params: Mapping[str, str], name: str, default: int, errors: list, *, ge: int, le: int | None
+    params: Mapping[str, str],
+    name: str,
+    default: int,
+    errors: list[dict[str, Any]],
+    *,
+    ge: int,
+    le: int | None,
 ) -> int:
     raw = params.get(name)
     if raw is None:

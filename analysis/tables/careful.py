@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 
@@ -30,7 +30,11 @@ from .rules import (
     SCALAR_OPS,
     TEXT,
     Plan,
+    ReadFn,
     Reject,
+    RoutedFn,
+    Row,
+    Unknown,
     check_shape,
     compile_function,
     convert,
@@ -46,7 +50,7 @@ from .rules import (
 )
 
 
-def _read_one(key: str, value: Any, plan: Plan, path: str, row: list, unknown: dict) -> None:
+def _read_one(key: str, value: Any, plan: Plan, path: str, row: Row, unknown: Unknown) -> None:
     """Read one property of an object (the careful path: every case, every reason)."""
     step = plan.steps.get(key)
     if step is None:
@@ -57,21 +61,22 @@ def _read_one(key: str, value: Any, plan: Plan, path: str, row: list, unknown: d
             return
         raise Reject(path + key, f"expected {EXPECTED.get(step[1], step[1])}, got null")
     op = step[0]
+    index = cast(int, step[2])  # None only for steps that store nothing (checked below)
     if op == NUMBER:
         t = type(value)
         if t is float:
-            row[step[2]] = value
+            row[index] = value
             return
         if t is int and -EXACT_INT <= value <= EXACT_INT:
-            row[step[2]] = value  # Arrow stores it as float64 exactly
+            row[index] = value  # Arrow stores it as float64 exactly
             return
     elif op == TEXT:
         if type(value) is str:
-            row[step[2]] = value
+            row[index] = value
             return
     elif op == BOOLEAN:
         if type(value) is bool:
-            row[step[2]] = value
+            row[index] = value
             return
     elif op == NESTED:
         if type(value) is not dict:
@@ -85,19 +90,19 @@ def _read_one(key: str, value: Any, plan: Plan, path: str, row: list, unknown: d
         if type(value) is not str:
             raise Reject(path + key, f"expected string, got {json_type(value)}")
         if step[2] is not None:
-            row[step[2]] = value
+            row[index] = value
         return
     elif op in (JSON, CHECK):
         prop, must_object, hide = step[4]
         check_shape(value, prop, must_object, path + key, not (plan.sensitive or hide))
         if op == JSON:
-            row[step[2]] = to_json_text(value)
+            row[index] = to_json_text(value)
         return
     # A scalar of another kind, or of the wrong type: the careful path converts or rejects.
-    row[step[2]] = convert(value, step[1], path + key, not plan.sensitive)
+    row[index] = convert(value, step[1], path + key, not plan.sensitive)
 
 
-def _compile_reader(plan: Plan) -> Callable[[dict, str, list, dict], None]:
+def _compile_reader(plan: Plan) -> ReadFn:
     """The plan as straight-line Python: the hot loop of every export.
 
     One generated function per object schema reads each property the spec names with
@@ -167,7 +172,8 @@ def _compile_reader(plan: Plan) -> Callable[[dict, str, list, dict], None]:
             f"    if {key!r} not in obj:",
             f"        raise Reject(path + {key!r}, 'missing')",
         ]
-    return compile_function(lines, f"careful reader {plan.schema}", names)
+    read: ReadFn = compile_function(lines, f"careful reader {plan.schema}", names)
+    return read
 
 
 @dataclass
@@ -202,7 +208,7 @@ def plan_for(
     *,
     column_of: Callable[[str, str], str] = lambda prefix, name: prefix + snake_case(name),
     prefix: str = "",
-    calls: Mapping[str, Callable] | None = None,
+    calls: Mapping[str, RoutedFn | None] | None = None,
     checks: Iterable[str] = (),
     include_passwords: bool = False,
     enforce_required: bool = False,
@@ -251,8 +257,8 @@ def plan_for(
                 plan.steps[name] = (JSON, prop.kind, index, nullable, shape)
     # Password columns (env values, with the flag) go last, away from the usual columns.
     for name, _prop in deferred_passwords:
-        index = columns.add(column_of(prefix, name), pa.string()) if include_passwords else None
-        plan.steps[name] = (PASSWORD, "string", index, is_nullable(schema_name, name), None)
+        stored = columns.add(column_of(prefix, name), pa.string()) if include_passwords else None
+        plan.steps[name] = (PASSWORD, "string", stored, is_nullable(schema_name, name), None)
     if enforce_required:
         plan.required = tuple(
             p.name for p in spec.schema(schema_name).properties.values() if p.required

@@ -183,7 +183,7 @@ class Flattener:
         schema_name: str,
         plan: Plan,
         columns: Columns,
-        rows: list,
+        rows: list[Any],
         defaults: dict[str, Any],
     ) -> None:
         width = len(columns.names)
@@ -192,7 +192,7 @@ class Flattener:
                 if type(record) is not dict:
                     raise Reject("record", f"expected object, got {json_type(record)}")
                 unknown: dict[str, Any] = {}
-                row = [None] * width
+                row: list[Any] = [None] * width
                 plan.read({**defaults, **record}, "", row, unknown)
             except Reject as reject:
                 self._reject(source, i, reject.reason, record, schema_name)
@@ -202,7 +202,7 @@ class Flattener:
 
     # ----- output
 
-    def take(self, *, spent: list | None = None) -> dict[str, pa.Table]:
+    def take(self, *, spent: list[list[Any]] | None = None) -> dict[str, pa.Table]:
         """Every table (empty ones too) for the rows added since the last take; clears them.
 
         Freeing millions of row objects takes a while; with `spent`, the row lists are put
@@ -234,7 +234,7 @@ def parse_raw(record: msgspec.Raw, source: str, index: int) -> Any:
         raise DumpError(f"{source}: record {index} is not valid JSON: {exc}") from None
 
 
-def to_table(rows: list, schema: pa.Schema, at: pa.Scalar) -> pa.Table:
+def to_table(rows: list[Any], schema: pa.Schema, at: pa.Scalar) -> pa.Table:
     """Rows (every column but snapshot_at) as a table of `schema`.
 
     The rows are converted as one struct array (pyarrow reads each tuple in C++) and split
@@ -281,7 +281,8 @@ def flatten_repositories(
 def to_pandas(table: pa.Table) -> pd.DataFrame:
     """A DataFrame keeping nulls in integer and boolean columns (nullable dtypes)."""
     mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
-    return table.to_pandas(types_mapper=mapping.get)
+    frame: pd.DataFrame = table.to_pandas(types_mapper=mapping.get)
+    return frame
 
 
 def _as_pages(pages_or_records: Iterable[Any]) -> list[Page]:

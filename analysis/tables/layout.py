@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -12,7 +11,7 @@ import pyarrow.compute as pc
 from analysis import spec
 
 from .careful import Columns, plan_for
-from .rules import ARROW_TYPES, TIMESTAMP, Plan
+from .rules import ARROW_TYPES, TIMESTAMP, Plan, RoutedFn
 
 #: Bumped whenever a table or column changes meaning; written into every Parquet file.
 SCHEMA_VERSION = 1
@@ -60,13 +59,11 @@ def _deployment_columns() -> Columns:
 class Handlers(Protocol):
     """What reads the routed parts of a deployment into their child tables (`rows.py`)."""
 
-    def item_reader(self, table: ItemTable) -> Callable[[Any, str, list[Any]], None]: ...
+    def item_reader(self, table: ItemTable) -> RoutedFn: ...
 
-    def container_reader(
-        self, containers: ItemTable, env: ItemTable, kind: str
-    ) -> Callable[[Any, str, list[Any]], None]: ...
+    def container_reader(self, containers: ItemTable, env: ItemTable, kind: str) -> RoutedFn: ...
 
-    def label_reader(self, kind: str) -> Callable[[Any, str, list[Any]], None]: ...
+    def label_reader(self, kind: str) -> RoutedFn: ...
 
 
 class Layout:
@@ -120,7 +117,7 @@ class Layout:
 
         # The wide deployments table.
         self.wide = _deployment_columns()
-        calls: dict[str, Callable[..., Any] | None] = {}
+        calls: dict[str, RoutedFn | None] = {}
         if f is not None:
             calls.update({k: f.item_reader(self.items[t]) for k, t in ITEM_TABLES.items()})
             calls.update(

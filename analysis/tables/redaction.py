@@ -24,7 +24,7 @@ def redact(value: Any, schema_name: str = "Deployment") -> Any:
     return _redact_object(value, schema_name)
 
 
-def _redact_object(obj: dict, schema_name: str) -> dict:
+def _redact_object(obj: dict[str, Any], schema_name: str) -> dict[str, Any]:
     out = dict(obj)
     properties = spec.schema(schema_name).properties
     # Unknown fields of a secret-bearing object (a secret entry, an env entry) may hold

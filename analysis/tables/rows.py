@@ -6,13 +6,12 @@ reader: it holds the rows and what they need to know of the record being read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from analysis.quantities import cpu_cores, memory_mib
 
 from .layout import ENV_PROP, RESOURCES_PROP, ItemTable, volume_sources
-from .rules import Reject, describe, json_type, quantity, to_json_text
+from .rules import Reject, RoutedFn, Row, describe, json_type, quantity, to_json_text
 
 
 class RowState:
@@ -33,7 +32,7 @@ class RowState:
         self.unknown = {}
         return self.unknown
 
-    def item_reader(self, table: ItemTable) -> Callable[[Any, str, list[Any]], None]:
+    def item_reader(self, table: ItemTable) -> RoutedFn:
         table_name = table.name
         rows = self.rows[table_name]
         plan, width = table.plan, len(table.columns.names)
@@ -41,7 +40,7 @@ class RowState:
         sources = volume_sources(plan.schema) if table_name == "deployment_volumes" else ()
         source_set = frozenset(sources)
 
-        def read(value: Any, path: str, _row: list[Any]) -> None:
+        def read(value: Any, path: str, _row: Row) -> None:
             if type(value) is not list:
                 raise Reject(path, f"expected array, got {json_type(value)}")
             read_item, unknown, deployment_id = plan.read, self.unknown, self.deployment_id
@@ -51,7 +50,7 @@ class RowState:
                         f"{path}[{position}]",
                         f"expected object, got {describe(item, not plan.sensitive)}",
                     )
-                row = [None] * width
+                row: Row = [None] * width
                 row[0] = deployment_id
                 row[1] = position
                 read_item(item, f"{path}[{position}].", row, unknown)
@@ -68,22 +67,20 @@ class RowState:
 
         return read
 
-    def container_reader(
-        self, containers: ItemTable, env: ItemTable, kind: str
-    ) -> Callable[[Any, str, list[Any]], None]:
+    def container_reader(self, containers: ItemTable, env: ItemTable, kind: str) -> RoutedFn:
         table = containers
         rows, env_rows = self.rows[table.name], self.rows[env.name]
         width, env_width = len(table.columns.names), len(env.columns.names)
         name_i = table.columns.names.index("name")
 
-        def read(value: Any, path: str, _row: list[Any]) -> None:
+        def read(value: Any, path: str, _row: Row) -> None:
             if type(value) is not list:
                 raise Reject(path, f"expected array, got {json_type(value)}")
             for position, item in enumerate(value):
                 item_path = f"{path}[{position}]"
                 if type(item) is not dict:
                     raise Reject(item_path, f"expected object, got {describe(item, True)}")
-                row = [None] * width
+                row: Row = [None] * width
                 row[0], row[1], row[2] = self.deployment_id, kind, position
                 table.plan.read(item, item_path + ".", row, self.unknown)
                 resources = item.get(RESOURCES_PROP) or {}
@@ -99,17 +96,17 @@ class RowState:
                     env_path = f"{item_path}.{ENV_PROP}[{env_position}]"
                     if type(entry) is not dict:
                         raise Reject(env_path, f"expected object, got {json_type(entry)}")
-                    env_row = [None] * env_width
+                    env_row: Row = [None] * env_width
                     env_row[:5] = (self.deployment_id, kind, position, row[name_i], env_position)
                     env.plan.read(entry, env_path + ".", env_row, self.unknown)
                     env_rows.append(env_row)
 
         return read
 
-    def label_reader(self, kind: str) -> Callable[[Any, str, list[Any]], None]:
+    def label_reader(self, kind: str) -> RoutedFn:
         rows = self.rows["deployment_labels"]
 
-        def read(value: Any, path: str, _row: list[Any]) -> None:
+        def read(value: Any, path: str, _row: Row) -> None:
             if type(value) is not dict:
                 raise Reject(path, f"expected object, got {describe(value, True)}")
             for key, item in value.items():

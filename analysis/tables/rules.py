@@ -22,6 +22,17 @@ import pyarrow as pa
 
 from analysis import spec
 
+#: A row under construction: one value per column of its table.
+Row = list[Any]
+#: Fields the spec does not name, by dotted path.
+Unknown = dict[str, Any]
+#: A compiled reader: read(obj, path, row, unknown).
+ReadFn = Callable[[dict[str, Any], str, Row, Unknown], None]
+#: A routed part's handler: read(value, path, row).
+RoutedFn = Callable[[Any, str, Row], None]
+#: A plan's step: (op, kind, column index or None, nullable, extra).
+Step = tuple[int, str, int | None, bool, Any]
+
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
 ARROW_TYPES: dict[str, pa.DataType] = {
@@ -52,7 +63,8 @@ def snake_case(name: str) -> str:
 
 @functools.cache
 def _raw_property(schema_name: str, prop: str) -> dict[str, Any]:
-    return spec.document()["components"]["schemas"][schema_name]["properties"][prop]
+    node: dict[str, Any] = spec.document()["components"]["schemas"][schema_name]["properties"][prop]
+    return node
 
 
 def _types_of(node: dict[str, Any]) -> set[str]:
@@ -200,12 +212,12 @@ SCALAR_OPS = {"number": NUMBER, "string": TEXT, "uuid": TEXT, "boolean": BOOLEAN
 @dataclass
 class Plan:
     schema: str
-    steps: dict[str, tuple[int, str, int | None, bool, Any]] = field(default_factory=dict)
+    steps: dict[str, Step] = field(default_factory=dict)
     required: tuple[str, ...] = ()
     #: Inside a secret-bearing object: reasons quote no values, unknown values are redacted.
     sensitive: bool = False
     #: read(obj, path, row, unknown): the compiled reader (see `careful.py`).
-    read: Callable[[dict, str, list, dict], None] = field(default=lambda *_: None, repr=False)
+    read: ReadFn = field(default=lambda *_: None, repr=False)
 
 
 def check_shape(value: Any, prop: spec.Prop, must_object: bool, path: str, show: bool) -> None:
@@ -226,7 +238,7 @@ def check_shape(value: Any, prop: spec.Prop, must_object: bool, path: str, show:
         raise Reject(path, f"expected object, got {describe(value, show)}")
 
 
-def check_object(obj: dict, schema_name: str, path: str, show: bool) -> None:
+def check_object(obj: dict[str, Any], schema_name: str, path: str, show: bool) -> None:
     """Validate an object stored as JSON text against its schema (it has no columns)."""
     for prop in spec.schema(schema_name).properties.values():
         value = obj.get(prop.name)

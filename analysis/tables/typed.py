@@ -25,7 +25,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
 import orjson
@@ -106,7 +106,7 @@ def _attributes(plan: Plan) -> dict[str, str]:
     return {key: _attribute(key, n) for n, key in enumerate(plan.steps)}
 
 
-def struct_for(plan: Plan, types: Mapping[str, Any], _cache: dict | None = None) -> type:
+def struct_for(plan: Plan, types: Mapping[str, Any], _cache: dict[int, Any] | None = None) -> Any:
     """The Struct type of the objects a plan reads: one field per step, unknown ones refused.
 
     `types` gives the type of a property the plan routes elsewhere (child-table arrays,
@@ -194,7 +194,7 @@ class _Code:
         for n, (key, (op, kind, index, nullable, extra)) in enumerate(plan.steps.items()):
             value = f"{obj}.{attributes[key]}"
             if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
-                exprs[index] = value
+                exprs[cast(int, index)] = value
             elif op == t.PASSWORD:
                 if index is not None:
                     exprs[index] = value
@@ -253,7 +253,8 @@ class _Code:
         return exprs, lines
 
     def function(self, source: list[str], label: str) -> Callable[..., Any]:
-        return compile_function(source, f"typed reader {label}", self.names)
+        read: Callable[..., Any] = compile_function(source, f"typed reader {label}", self.names)
+        return read
 
 
 def _row_display(width: int, exprs: Mapping[int, str]) -> str:
@@ -274,21 +275,22 @@ class TypedReader:
         code.names.update(_memory=memory_mib)
         types: dict[str, Any] = {}
         calls: dict[str, str] = {}
-        cache: dict = {}
+        cache: dict[int, Any] = {}
         for prop, table_name in ITEM_TABLES.items():
             table = layout.items[table_name]
-            types[prop] = list[struct_for(table.plan, {}, cache)]
+            types[prop] = list[struct_for(table.plan, {}, cache)]  # type: ignore[misc]
             calls[prop] = code.name("items", self._items(code, table))
-        env_types = {ENV_PROP: list[struct_for(layout.env.plan, {}, cache)]}
+        env_types = {ENV_PROP: list[struct_for(layout.env.plan, {}, cache)]}  # type: ignore[misc]
         container = struct_for(layout.containers.plan, env_types, cache)
         for prop, kind in CONTAINER_KINDS.items():
-            types[prop] = list[container]
+            types[prop] = list[container]  # type: ignore[valid-type]
             calls[prop] = code.name("containers", self._containers(code, layout, kind))
         for prop, kind in LABEL_KINDS.items():
             types[prop] = dict[str, Any]
             calls[prop] = code.name("labels", self._labels(kind))
         plan = layout.deployment_plan
-        self._decode = msgspec.json.Decoder(struct_for(plan, types, cache)).decode
+        decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(struct_for(plan, types, cache))
+        self._decode = decoder.decode
         exprs, lines = code.plan(plan, "o", calls)
         width = len(layout.wide.names)
         self._read = code.function(
@@ -306,7 +308,7 @@ class TypedReader:
             plan.schema,
         )
 
-    def read(self, raw: msgspec.Raw) -> list:
+    def read(self, raw: msgspec.Raw) -> list[Any]:
         """The record's wide row; child rows go straight to the state's row lists.
 
         deployment_type is the record's own when it carries one, else None (the caller
@@ -318,9 +320,10 @@ class TypedReader:
         state = self._state
         state.deployment_id = record.id
         state.secret_count = None
-        return self._read(record)
+        row: list[Any] = self._read(record)
+        return row
 
-    def _items(self, code: _Code, table: Any) -> Callable[[list], None]:
+    def _items(self, code: _Code, table: Any) -> Callable[[list[Any]], None]:
         """A child table's handler: one row per item, built in one list display."""
         plan, width = table.plan, len(table.columns.names)
         rows = code.name("rows", self._state.rows[table.name])
@@ -356,7 +359,7 @@ class TypedReader:
             source.append("    _f.secret_count = len(value)")
         return code.function(source, table.name)
 
-    def _containers(self, code: _Code, layout: Layout, kind: str) -> Callable[[list], None]:
+    def _containers(self, code: _Code, layout: Layout, kind: str) -> Callable[[list[Any]], None]:
         """Init containers or sidecars: their rows, resource quantities and env entries."""
         table, env = layout.containers, layout.env
         rows = code.name("rows", self._state.rows[table.name])
@@ -395,13 +398,13 @@ class TypedReader:
         ]
         return code.function(source, f"{table.name} {kind}")
 
-    def _labels(self, kind: str) -> Callable[[dict], None]:
+    def _labels(self, kind: str) -> Callable[[dict[str, Any]], None]:
         state, rows = self._state, self._state.rows["deployment_labels"]
 
         def _json(value: Any) -> str:
             return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
-        def read(value: dict) -> None:
+        def read(value: dict[str, Any]) -> None:
             deployment_id = state.deployment_id
             for key, item in value.items():
                 text = item if type(item) is str or item is None else _json(item)

@@ -11,12 +11,15 @@ so it has the same columns in the same places, and it accepts a record only when
 to write exactly the rows the careful reader would. Anything else gives the record back
 (`Fallback`, or msgspec's own errors) and the careful reader reads it from the same text,
 with every check and reason it has. What gives a record back:
-- a field the spec does not name (the Structs forbid unknown fields: the careful reader
-  keeps them in `unknown_fields_json`); null where the spec does not allow it; a wrong type;
+- null where the spec does not allow it; a wrong type;
 - a date-time the careful conversion refuses; an integer outside int64;
 - free-form JSON the careful reader would store differently: an integer beyond 64 bits,
   which orjson reads as a float;
 - an array whose items only the careful checks can judge (they run here too and fail).
+A field the spec does not name does not give the record back: the strict Structs refuse
+it (cheaply, in C), the record is decoded again by lenient twins that ignore it, and
+`UnknownFields` finds every such field in the raw text where the careful reader would, so
+`unknown_fields_json` is the same (a newer service's fields cost the fast path nothing).
 `tests/test_typed_reader.py` checks, record by record, that both readers write the same rows.
 """
 
@@ -32,6 +35,7 @@ import orjson
 
 from analysis import spec
 from analysis.quantities import cpu_cores, memory_mib
+from analysis.secrets import REDACTED
 
 from . import rules as t
 from .layout import CONTAINER_KINDS, ENV_PROP, ITEM_TABLES, LABEL_KINDS, RESOURCES_PROP, Layout
@@ -66,6 +70,7 @@ FALLBACK_ERRORS = (
     msgspec.DecodeError,
     UnicodeDecodeError,
     orjson.JSONEncodeError,
+    orjson.JSONDecodeError,
 )
 
 
@@ -106,8 +111,15 @@ def _attributes(plan: Plan) -> dict[str, str]:
     return {key: _attribute(key, n) for n, key in enumerate(plan.steps)}
 
 
-def struct_for(plan: Plan, types: Mapping[str, Any], _cache: dict[int, Any] | None = None) -> Any:
-    """The Struct type of the objects a plan reads: one field per step, unknown ones refused.
+def struct_for(
+    plan: Plan,
+    types: Mapping[str, Any],
+    _cache: dict[int, Any] | None = None,
+    *,
+    strict: bool = True,
+) -> Any:
+    """The Struct type of the objects a plan reads: one field per step, unknown ones refused
+    (`strict`) or ignored (a record with unknown fields: `UnknownFields` finds them).
 
     `types` gives the type of a property the plan routes elsewhere (child-table arrays,
     labels, a container's env entries). Scalars default to None (missing reads as null);
@@ -128,7 +140,7 @@ def struct_for(plan: Plan, types: Mapping[str, Any], _cache: dict[int, Any] | No
             if key in types:
                 kind_type = types[key]
             elif op == t.NESTED:
-                kind_type = struct_for(extra, types, cache)
+                kind_type = struct_for(extra, types, cache, strict=strict)
             elif op == t.PASSWORD:
                 kind_type = str
             else:
@@ -143,7 +155,11 @@ def struct_for(plan: Plan, types: Mapping[str, Any], _cache: dict[int, Any] | No
     for name in _extras(plan):
         fields.append((_extra_attribute(name), Any, msgspec.field(default=UNSET, name=name)))
     struct = msgspec.defstruct(
-        f"Typed{plan.schema}", fields, forbid_unknown_fields=True, gc=False, kw_only=True
+        f"{'Typed' if strict else 'Lenient'}{plan.schema}",
+        fields,
+        forbid_unknown_fields=strict,
+        gc=False,
+        kw_only=True,
     )
     cache[id(plan)] = struct
     return struct
@@ -273,30 +289,22 @@ class TypedReader:
         code = _Code(layout.service_columns)
         code.names.update(_f=state, _quantity=t.quantity, _cpu=cpu_cores)
         code.names.update(_memory=memory_mib)
-        types: dict[str, Any] = {}
         calls: dict[str, str] = {}
-        cache: dict[int, Any] = {}
         for prop, table_name in ITEM_TABLES.items():
-            table = layout.items[table_name]
-            types[prop] = list[struct_for(table.plan, {}, cache)]  # type: ignore[misc]
-            calls[prop] = code.name("items", self._items(code, table))
-        env_types = {ENV_PROP: list[struct_for(layout.env.plan, {}, cache)]}  # type: ignore[misc]
-        container = struct_for(layout.containers.plan, env_types, cache)
+            calls[prop] = code.name("items", self._items(code, layout.items[table_name]))
         for prop, kind in CONTAINER_KINDS.items():
-            types[prop] = list[container]  # type: ignore[valid-type]
             calls[prop] = code.name("containers", self._containers(code, layout, kind))
         for prop, kind in LABEL_KINDS.items():
-            types[prop] = dict[str, Any]
             calls[prop] = code.name("labels", self._labels(kind))
         plan = layout.deployment_plan
-        decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(struct_for(plan, types, cache))
-        self._decode = decoder.decode
+        self._decode = _decoder(layout, strict=True)
+        self._decode_lenient = _decoder(layout, strict=False)
+        self._unknown_fields = UnknownFields(layout)
         exprs, lines = code.plan(plan, "o", calls)
         width = len(layout.wide.names)
         self._read = code.function(
             [
-                "def read(o):",
-                "    unknown = {}",
+                "def read(o, unknown):",
                 "    own_type = None",
                 f"    row = {_row_display(width, exprs)}",
                 *lines,
@@ -311,16 +319,25 @@ class TypedReader:
     def read(self, raw: msgspec.Raw) -> list[Any]:
         """The record's wide row; child rows go straight to the state's row lists.
 
-        deployment_type is the record's own when it carries one, else None (the caller
-        puts in the listing's); secret_count is left to the caller too.
+        A record with fields the spec does not name stays on this path: it is decoded
+        again ignoring them, and `UnknownFields` collects them from the raw text exactly as
+        the careful reader would. deployment_type is the record's own when it carries one,
+        else None (the caller puts in the listing's); secret_count is left to the caller.
         """
-        record = self._decode(raw)
+        unknown: dict[str, Any] = {}
+        try:
+            record = self._decode(raw)
+        except msgspec.ValidationError as exc:
+            if not str(exc).startswith("Object contains unknown field"):
+                raise
+            record = self._decode_lenient(raw)
+            self._unknown_fields.collect(raw, unknown)
         if record.id is None:
             raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
         state = self._state
         state.deployment_id = record.id
         state.secret_count = None
-        row: list[Any] = self._read(record)
+        row: list[Any] = self._read(record, unknown)
         return row
 
     def _items(self, code: _Code, table: Any) -> Callable[[list[Any]], None]:
@@ -411,3 +428,78 @@ class TypedReader:
                 rows.append((deployment_id, kind, key, text))
 
         return read
+
+
+def _decoder(layout: Layout, *, strict: bool) -> Callable[[msgspec.Raw], Any]:
+    """The decoder of raw deployment records into the Structs of the layout's plans."""
+    cache: dict[int, Any] = {}
+    types: dict[str, Any] = {}
+    for prop, table_name in ITEM_TABLES.items():
+        item = struct_for(layout.items[table_name].plan, {}, cache, strict=strict)
+        types[prop] = list[item]  # type: ignore[valid-type]
+    env = struct_for(layout.env.plan, {}, cache, strict=strict)
+    env_types = {ENV_PROP: list[env]}  # type: ignore[valid-type]
+    container = struct_for(layout.containers.plan, env_types, cache, strict=strict)
+    for prop in CONTAINER_KINDS:
+        types[prop] = list[container]  # type: ignore[valid-type]
+    for prop in LABEL_KINDS:
+        types[prop] = dict[str, Any]
+    root = struct_for(layout.deployment_plan, types, cache, strict=strict)
+    decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(root)
+    return decoder.decode
+
+
+_RAW_OBJECT: msgspec.json.Decoder[dict[str, msgspec.Raw]] = msgspec.json.Decoder(
+    dict[str, msgspec.Raw]
+)
+_RAW_ARRAY: msgspec.json.Decoder[list[msgspec.Raw]] = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+class UnknownFields:
+    """The fields of a raw record the spec does not name, by dotted path, as the careful
+    reader records them: where it looks (nested objects, child-table items, env entries),
+    redacted inside secret-bearing objects, never inside parts kept whole as JSON text.
+
+    Only objects are split (into raw key/value slices, in C); only unknown values are parsed.
+    It runs on records the lenient Structs accepted, so every part has its expected shape.
+    """
+
+    def __init__(self, layout: Layout) -> None:
+        self._root = layout.deployment_plan
+        #: routed property -> (its items' plan, the env entries' plan inside each item)
+        self._routes: dict[str, tuple[Plan, Plan | None]] = {
+            prop: (layout.items[table].plan, None) for prop, table in ITEM_TABLES.items()
+        }
+        for prop in CONTAINER_KINDS:
+            self._routes[prop] = (layout.containers.plan, layout.env.plan)
+
+    def collect(self, raw: msgspec.Raw, out: dict[str, Any]) -> None:
+        self._walk(raw, self._root, "", out, None)
+
+    def _walk(
+        self, raw: msgspec.Raw, plan: Plan, path: str, out: dict[str, Any], env: Plan | None
+    ) -> None:
+        expected = _extras(plan)
+        for key, value in _RAW_OBJECT.decode(raw).items():
+            step = plan.steps.get(key)
+            if step is None:
+                if key not in expected:  # expected extras: the generated reader keeps them
+                    out[path + key] = REDACTED if plan.sensitive else _parse(value)
+                continue
+            op = step[0]
+            if op not in (t.NESTED, t.CALL, t.CHECK) or bytes(value) == b"null":
+                continue
+            if op == t.NESTED:
+                self._walk(value, step[4], f"{path}{key}.", out, None)
+            elif op == t.CALL and key in self._routes:
+                item_plan, item_env = self._routes[key]
+                for i, item in enumerate(_RAW_ARRAY.decode(value)):
+                    self._walk(item, item_plan, f"{path}{key}[{i}].", out, item_env)
+            elif op == t.CHECK and key == ENV_PROP and env is not None:
+                for j, entry in enumerate(_RAW_ARRAY.decode(value)):
+                    self._walk(entry, env, f"{path}{key}[{j}].", out, None)
+
+
+def _parse(raw: msgspec.Raw) -> Any:
+    """A raw value as the careful reader's parser (orjson) reads it."""
+    return orjson.loads(memoryview(raw))

@@ -11,7 +11,7 @@ import time
 
 from .timing import machine
 
-BENCHMARKS = ("fetch", "export", "memory", "models")
+BENCHMARKS = ("startup", "fetch", "export", "memory", "models")
 
 
 def main(argv: list[str]) -> int:

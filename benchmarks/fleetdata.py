@@ -1,25 +1,78 @@
-"""Fleet dumps for the benchmarks, generated once per size and kept in benchmarks/data/.
+"""Fleet dumps for the benchmarks, generated once per size and profile, kept in benchmarks/data/.
 
-The sandbox's fleet generator is deterministic (seed 0), so a kept file is the same dump
-every run; benchmarks/data/ is gitignored. Generating 100,000 records takes a few seconds.
+Two profiles, both deterministic (seed 0), so a kept file is the same dump every run
+(benchmarks/data/ is gitignored; 100,000 records take a few seconds to generate):
+- `sandbox`: the sandbox's own fleet, the shape dims was built with;
+- `real`: shaped like a real service and a newer version of it: every record carries
+  `status`, `source` and (repository-built ones) `source_config.deployment_type`, some of a
+  type newer than the spec; 30% carry fields nobody declared at the record,
+  `source_config` and `resource_spec` levels; labels whose values are numbers, nested
+  annotations, and timestamps with offsets other than Z.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
 
-from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+import orjson
+
+from analysis.sandbox.fleet import generate_fleet
 
 DATA = Path(__file__).parent / "data"
 SEED = 0
+PROFILES = ("sandbox", "real")
+#: Share of `real` records that carry fields neither the spec nor dims knows.
+NEWER_FIELDS_SHARE = 0.3
 
 
-def dump_path(deployments: int) -> Path:
-    """A JSON array of `deployments` sandbox records (what `dims export --from-json` reads)."""
-    path = DATA / f"fleet-{deployments}-seed{SEED}.json"
+def dump_path(deployments: int, profile: str = "sandbox") -> Path:
+    """A JSON array of `deployments` records of the profile (what `--from-json` reads)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose from {PROFILES}")
+    suffix = "" if profile == "sandbox" else f"-{profile}"
+    path = DATA / f"fleet-{deployments}-seed{SEED}{suffix}.json"
     if not path.exists():
         DATA.mkdir(exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(fleet_dump_bytes(generate_fleet(deployments, seed=SEED)))
+        tmp.write_bytes(orjson.dumps(_records(deployments, profile)))
         tmp.replace(path)
     return path
+
+
+def _records(deployments: int, profile: str) -> list[dict[str, Any]]:
+    fleet = generate_fleet(deployments, seed=SEED, real_shaped=profile == "real")
+    if profile == "real":
+        rng = random.Random(SEED)
+        for n, record in enumerate(fleet.deployments):
+            _awkward(record, n, rng)
+    return fleet.deployments
+
+
+def _awkward(record: dict[str, Any], n: int, rng: random.Random) -> None:
+    """What a real, newer service sends that the sandbox fleet does not."""
+    newer = rng.random() < NEWER_FIELDS_SHARE
+    if newer:
+        record["revision_count"] = n % 17
+    for key in ("created_at", "updated_at"):
+        value = record.get(key)
+        if isinstance(value, str) and value.endswith("Z") and n % 4 == 1:
+            record[key] = value[:-1] + "+02:00"
+    source_config = record.get("source_config")
+    if not isinstance(source_config, dict):
+        return
+    if newer:
+        source_config["region"] = ("eu-west-1", "us-east-2", "ap-south-1")[n % 3]
+    spec = source_config.get("resource_spec")
+    if not isinstance(spec, dict):
+        return
+    if newer:
+        spec["gpu_count"] = n % 2
+    if n % 5 == 2:
+        spec["labels"] = {**(spec.get("labels") or {}), "tier": n % 4, "cost-center": 1042}
+    if n % 7 == 3:
+        spec["annotations"] = {
+            **(spec.get("annotations") or {}),
+            "rollout": {"waves": [1, 2, {"canary": True}], "owner": "Zoë"},
+        }

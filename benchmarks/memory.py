@@ -1,4 +1,5 @@
-"""Memory: peak RSS of `dims export --from-json` at 10k, 50k and 100k deployments.
+"""Memory: peak RSS of `dims export --from-json` at 10k, 50k and 100k deployments (the
+`real` profile of benchmarks/fleetdata.py).
 
 Each export runs in a fresh Python process that reports its own peak RSS (`VmHWM` in
 /proc/self/status; `ru_maxrss` is not used because Linux carries it over from the parent
@@ -57,7 +58,7 @@ def run(sizes=(10_000, 50_000, 100_000), runs: int = 2) -> dict:
         f"{'min':>7} {'max':>7} {'export s':>9}"
     )
     for size in sizes:
-        path = dump_path(size)
+        path = dump_path(size, "real")
         samples = []
         for _ in range(runs):
             with tempfile.TemporaryDirectory(prefix="dims-bench-") as tmp:

@@ -1,0 +1,57 @@
+"""Start-up: what `dims --help` and a bare `import` of the CLI cost, whole process.
+
+Baseline: the interpreter alone (`python -c pass`). The CLI should import only what the
+command at hand uses: `--help` needs argparse and the spec's filter list, not httpx,
+pandas or pyarrow. Also reports which heavy modules `import analysis.cli` pulls in.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+from .timing import measure_interleaved, save, table
+
+ROOT = Path(__file__).parent.parent
+HEAVY = ("httpx", "pandas", "pyarrow", "duckdb", "matplotlib", "msgspec", "generated_client")
+_LOADED = "import sys, analysis.cli; print(' '.join(sorted(m for m in {} if m in sys.modules)))"
+
+
+def _python(*args: str) -> None:
+    subprocess.run([sys.executable, *args], check=True, cwd=ROOT, capture_output=True)
+
+
+def run(runs: int = 7) -> dict:
+    timings = measure_interleaved(
+        [
+            ("python -c pass (interpreter alone)", functools.partial(_python, "-c", "pass"), runs),
+            ("python -c 'import analysis.cli'",
+             functools.partial(_python, "-c", "import analysis.cli"), runs),
+            ("dims --help", functools.partial(_python, "-m", "analysis.cli", "--help"), runs),
+        ]
+    )  # fmt: skip
+    loaded = subprocess.run(
+        [sys.executable, "-c", _LOADED.format(HEAVY)],
+        check=True, cwd=ROOT, capture_output=True, text=True,
+    ).stdout.split()  # fmt: skip
+    base, imported, helped = timings
+    result = {
+        "timings": timings,
+        "import_cli_s": imported.median_s - base.median_s,
+        "help_s": helped.median_s - base.median_s,
+        "heavy_modules_imported_by_cli": loaded,
+    }
+    print(table(timings))
+    print(
+        f"  import analysis.cli adds {result['import_cli_s'] * 1000:.0f} ms, dims --help "
+        f"{result['help_s'] * 1000:.0f} ms to the interpreter's start; heavy modules it "
+        f"imports: {', '.join(loaded) or 'none'}\n"
+    )
+    save("startup", result)
+    return result
+
+
+if __name__ == "__main__":
+    run()

@@ -47,6 +47,7 @@ class Flattener:
         self.strict = strict
         self._state = RowState(TABLE_NAMES)
         self._rows = self._state.rows
+        self._row_lists = list(self._rows.values())
         self._layout = Layout(include_env_values, self._state)
         self.schemas = self._layout.schemas()
         self._typed: TypedReader | None = None
@@ -67,67 +68,66 @@ class Flattener:
         by the fast typed reader when it can; otherwise, and for parsed records, by the
         careful reader, which validates every field and gives rejects their reasons.
         """
-        layout, state = self._layout, self._state
-        wide_rows = self._rows["deployments"]
-        row_lists = list(self._rows.values())
-        plan = layout.deployment_plan
-        width = len(layout.wide.names)
-        type_i, count_i, unknown_i = (
-            layout.deployment_type_index,
-            layout.secret_count_index,
-            layout.unknown_index,
-        )
-        service_columns = layout.service_columns.items()
-        typed = self._typed_reader()
         typed_count = 0
         with paused_gc():
             for i, record in enumerate(page.records):
-                marks = list(map(len, row_lists))
+                marks = [len(rows) for rows in self._row_lists]
                 if type(record) is msgspec.Raw:
-                    try:
-                        row = typed.read(record)
-                    except (Reject, *FALLBACK_ERRORS):
-                        for rows, mark in zip(row_lists, marks, strict=True):
-                            del rows[mark:]
-                        record = parse_raw(record, page.source, page.first_index + i)
-                    else:
-                        if row[type_i] is None:
-                            row[type_i] = page.listed_type(state.deployment_id)
-                        row[count_i] = state.secret_count
-                        wide_rows.append(row)
+                    if self._read_typed(record, page):
                         typed_count += 1
                         continue
+                    self._roll_back(marks)
+                    record = parse_raw(record, page.source, page.first_index + i)
                 try:
-                    if type(record) is not dict:
-                        raise Reject("record", f"expected object, got {json_type(record)}")
-                    record_id = record.get("id")
-                    if record_id is None:
-                        raise Reject("id", "missing" if "id" not in record else "null")
-                    if type(record_id) is not str:
-                        raise Reject(
-                            "id", f"expected string (uuid), got {describe(record_id, True)}"
-                        )
-                    unknown = state.begin(record_id)
-                    row = [None] * width
-                    plan.read(record, "", row, unknown)
+                    self._read_careful(record, page)
                 except Reject as reject:
-                    for rows, mark in zip(row_lists, marks, strict=True):
-                        del rows[mark:]
+                    self._roll_back(marks)
                     self._reject(page.source, page.first_index + i, reject.reason, record)
-                    continue
-                row[type_i] = page.type_of(record)
-                row[count_i] = state.secret_count
-                if unknown:
-                    row[unknown_i] = to_json_text(unknown)
-                    for path, index in service_columns:
-                        value = unknown.get(path)
-                        if type(value) is str:
-                            row[index] = value
-                wide_rows.append(row)
         n = len(page.records)
         self.typed_records += typed_count
         self.counts["records"] += n
         self.pending += n
+
+    def _read_typed(self, record: msgspec.Raw, page: Page) -> bool:
+        """Read a raw record with the fast reader; False when the careful one must."""
+        layout, state = self._layout, self._state
+        try:
+            row = self._typed_reader().read(record)
+        except (Reject, *FALLBACK_ERRORS):
+            return False
+        if row[layout.deployment_type_index] is None:
+            row[layout.deployment_type_index] = page.listed_type(state.deployment_id)
+        row[layout.secret_count_index] = state.secret_count
+        self._rows["deployments"].append(row)
+        return True
+
+    def _read_careful(self, record: Any, page: Page) -> None:
+        """Read a parsed record with every check; Reject says why it cannot be read."""
+        layout, state = self._layout, self._state
+        if type(record) is not dict:
+            raise Reject("record", f"expected object, got {json_type(record)}")
+        record_id = record.get("id")
+        if record_id is None:
+            raise Reject("id", "missing" if "id" not in record else "null")
+        if type(record_id) is not str:
+            raise Reject("id", f"expected string (uuid), got {describe(record_id, True)}")
+        unknown = state.begin(record_id)
+        row: list[Any] = [None] * len(layout.wide.names)
+        layout.deployment_plan.read(record, "", row, unknown)
+        row[layout.deployment_type_index] = page.type_of(record)
+        row[layout.secret_count_index] = state.secret_count
+        if unknown:
+            row[layout.unknown_index] = to_json_text(unknown)
+            for path, index in layout.service_columns.items():
+                value = unknown.get(path)
+                if type(value) is str:
+                    row[index] = value
+        self._rows["deployments"].append(row)
+
+    def _roll_back(self, marks: list[int]) -> None:
+        """Drop the rows a record added before it failed: nothing of it stays."""
+        for rows, mark in zip(self._row_lists, marks, strict=True):
+            del rows[mark:]
 
     def _typed_reader(self) -> TypedReader:
         if self._typed is None:  # built on first use: `--from-json` is its only caller

@@ -28,6 +28,7 @@ def take_snapshot(
     strict: bool = False,
     snapshot_date: dt.date | None = None,
     progress: Progress | None = None,
+    allow_empty: bool = False,
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
@@ -61,6 +62,8 @@ def take_snapshot(
             snapshot_date=snapshot_date,
             include_env_values=include_env_values,
             strict=strict,
+            filters=filters,
+            allow_empty=allow_empty,
         )
     finally:
         repositories.close()
@@ -87,6 +90,7 @@ def snapshot_from_dump(
     include_env_values: bool = False,
     strict: bool = False,
     snapshot_date: dt.date | None = None,
+    allow_empty: bool = False,
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service.
 
@@ -98,4 +102,5 @@ def snapshot_from_dump(
         snapshot_date=snapshot_date,
         include_env_values=include_env_values,
         strict=strict,
+        allow_empty=allow_empty,
     )

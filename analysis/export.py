@@ -606,6 +606,7 @@ def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict
         failed = journal.rollback()
         if keeper.folder is not None and not failed:
             shutil.rmtree(keeper.folder, ignore_errors=True)
+            _rmdir_if_empty(keeper.folder.parent)
         if not isinstance(exc, OSError):
             raise
         undone = (

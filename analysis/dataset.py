@@ -7,14 +7,17 @@ work folders, manifests and replaced versions are never seen. Reports, `dims dif
 `dims sql` and the notebooks read through here.
 
 Why files are read the way they are: a re-export of a day swaps each file in place
-(`os.replace`), so every file is opened once and its footer and data are read through that
-one handle: both come from the same version, never one from each. A file that is not
+(`os.replace`), so every file is opened once (a native Arrow file, no Python callbacks) and
+its footer and data are read through that one handle: both come from the same version,
+never one from each (a reader that opens a path again for the data can mix them). A file that is not
 Parquet, or Parquet that dims did not write, is a one-line DatasetError naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,17 +111,33 @@ def read_arrow(
 
 def _read_file(path: Path, columns: list[str] | None) -> pa.Table:
     """One part file, read through one handle; a file dims did not write is a DatasetError."""
+    with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
+        parquet = _dims_parquet(pq.ParquetFile(handle), path)
+        names = parquet.schema_arrow.names
+        return parquet.read(columns=None if columns is None else [c for c in columns if c in names])
+
+
+def check_part_file(path: Path) -> None:
+    """Raise DatasetError (one line, naming `path`) unless it is a Parquet file dims wrote."""
+    with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
+        _dims_parquet(pq.ParquetFile(handle), path)
+
+
+def _dims_parquet(parquet: pq.ParquetFile, path: Path) -> pq.ParquetFile:
+    if SCHEMA_VERSION_KEY not in (parquet.schema_arrow.metadata or {}):
+        raise DatasetError(
+            f"{path} is not part of a dims snapshot (its Parquet metadata has no "
+            f"{SCHEMA_VERSION_KEY.decode()}): move it out of the dataset folder"
+        )
+    return parquet
+
+
+@contextlib.contextmanager
+def _bad_file_is_one_line(path: Path) -> Iterator[None]:
+    """Arrow's and the OS's errors about `path` as one DatasetError line (a vanished file is
+    left alone: the caller starts over)."""
     try:
-        with open(path, "rb") as handle:
-            parquet = pq.ParquetFile(handle)
-            schema = parquet.schema_arrow
-            if SCHEMA_VERSION_KEY not in (schema.metadata or {}):
-                raise DatasetError(
-                    f"{path} is not part of a dims snapshot (its Parquet metadata has no "
-                    f"{SCHEMA_VERSION_KEY.decode()}): move it out of the dataset folder"
-                )
-            wanted = None if columns is None else [c for c in columns if c in schema.names]
-            return parquet.read(columns=wanted)
+        yield
     except FileNotFoundError:
         raise
     except (OSError, pa.ArrowException) as exc:
@@ -151,7 +170,8 @@ def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
 
     `<table>` (e.g. `deployments`) holds the latest snapshot only, so counts are right by
     default; `<table>_history` holds every snapshot. Both carry `snapshot_date` (a DATE).
-    The latest snapshot is the latest `deployments` partition, the same for every table.
+    The latest snapshot is the latest `deployments` partition, the same for every table;
+    its files are checked to be dims's (a stranger's file is a DatasetError naming it).
     """
     import duckdb
 
@@ -163,10 +183,15 @@ def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
                 continue
             history = Path(out_dir) / table / f"{PARTITION}=*" / "*.parquet"
             _create_view(connection, f"{table}_history", history)
-            if (partition_dir(out_dir, table, day)).is_dir():
-                _create_view(connection, table, partition_dir(out_dir, table, day) / "*.parquet")
-    except duckdb.Error as exc:
+            latest = partition_dir(out_dir, table, day)
+            if latest.is_dir():
+                for path in sorted(latest.glob("*.parquet")):
+                    check_part_file(path)
+                _create_view(connection, table, latest / "*.parquet")
+    except BaseException as exc:
         connection.close()
+        if not isinstance(exc, duckdb.Error):
+            raise
         raise DatasetError(f"cannot read the dataset in {out_dir}: {first_line(exc)}") from None
     return connection
 

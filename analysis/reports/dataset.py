@@ -41,11 +41,14 @@ def resolve_date(out_dir: str | Path, snapshot_date: str | date | None) -> str:
 def read_table(
     out_dir: str | Path, table: str, snapshot_date: str, columns: list[str] | None = None
 ) -> pd.DataFrame | None:
-    """One table of one snapshot, or None when that table was not written."""
-    try:
-        return dataset.read_table(out_dir, table, snapshot_date, columns)
-    except DatasetError:
+    """One table of one snapshot, or None when that table was not written.
+
+    A file that cannot be read is still an error (DatasetError): a report must not show a
+    table as empty because a stranger's file sits in its place.
+    """
+    if date.fromisoformat(snapshot_date) not in dataset.snapshot_dates(out_dir, table):
         return None
+    return dataset.read_table(out_dir, table, snapshot_date, columns)
 
 
 @dataclass

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,8 +35,11 @@ if TYPE_CHECKING:
     import duckdb
 
 PARTITION = layout.PARTITION
+_EXPORT_ID = b"dims.export_id"
 #: Times a read starts over when a re-export moved a file between listing and opening it.
 _ATTEMPTS = 3
+#: Times read_tables reads again when its tables came from different exports.
+_CONSISTENT_ATTEMPTS = 12
 
 PathLike = str | os.PathLike[str]
 
@@ -91,7 +95,7 @@ def read_arrow(
     for attempt in range(_ATTEMPTS):
         files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
         try:
-            parts = [_read_file(path, columns) for path in files]
+            read = [_read_file(path, columns) for path in files]
             break
         except FileNotFoundError as exc:
             if attempt + 1 == _ATTEMPTS:
@@ -99,22 +103,62 @@ def read_arrow(
                     f"{exc.filename} vanished while it was read, {_ATTEMPTS} times: "
                     "is an export replacing that day? Try again when it is done"
                 ) from None
-    result = pa.concat_tables(parts, promote_options="permissive")
+    if not read:
+        raise DatasetError(f"no {table} files for {day} in {out_dir}: is an export replacing it?")
+    result = pa.concat_tables([part for part, _ in read], promote_options="permissive")
     schema = TABLE_SCHEMAS.get(table)
     wanted = columns if columns is not None else (schema.names if schema is not None else [])
     for column in wanted:
         if column not in result.column_names:
             kind = schema.field(column).type if schema and column in schema.names else pa.null()
             result = result.append_column(column, pa.nulls(result.num_rows, kind))
-    return result
+    made_by = b",".join(sorted({made_by for _, made_by in read}))  # one id, unless mixed
+    return result.replace_schema_metadata({**(result.schema.metadata or {}), _EXPORT_ID: made_by})
 
 
-def _read_file(path: Path, columns: list[str] | None) -> pa.Table:
-    """One part file, read through one handle; a file dims did not write is a DatasetError."""
+def export_id(table: pa.Table) -> str:
+    """Which export wrote a table read_arrow returned (empty for files older than ids)."""
+    return ((table.schema.metadata or {}).get(_EXPORT_ID) or b"").decode()
+
+
+def read_tables(
+    out_dir: PathLike,
+    tables: Mapping[str, list[str] | None],
+    snapshot_date: date | str | None = None,
+) -> dict[str, pa.Table]:
+    """Several tables of one snapshot (table -> columns, None for all), all written by the same
+    export: read again when a re-export of that day replaced some between two reads.
+
+    Tables the snapshot lacks are left out of the result.
+    """
+    day = resolve_date(out_dir, snapshot_date)
+    for attempt in range(_CONSISTENT_ATTEMPTS):
+        time.sleep(0.01 * attempt)  # a publish takes milliseconds: let it finish
+        found = {
+            name: read_arrow(out_dir, name, day, columns)
+            for name, columns in tables.items()
+            if day in snapshot_dates(out_dir, name)
+        }
+        if len({export_id(table) for table in found.values()}) <= 1:
+            return found
+    raise DatasetError(
+        f"the {day} snapshot in {out_dir} was replaced {_CONSISTENT_ATTEMPTS} times while it "
+        "was read (or its tables come from different exports): "
+        "try again when the export is done"
+    )
+
+
+def _read_file(path: Path, columns: list[str] | None) -> tuple[pa.Table, bytes]:
+    """One part file, read through one handle, and the id of the export that wrote it.
+
+    A file dims did not write is a DatasetError.
+    """
     with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
         parquet = _dims_parquet(pq.ParquetFile(handle), path)
         names = parquet.schema_arrow.names
-        return parquet.read(columns=None if columns is None else [c for c in columns if c in names])
+        wanted = None if columns is None else [c for c in columns if c in names]
+        table = parquet.read(columns=wanted)
+        return table, (parquet.schema_arrow.metadata or {}).get(_EXPORT_ID, b"")
 
 
 def check_part_file(path: Path) -> None:
@@ -160,7 +204,13 @@ def read_table(
     as it is now, each deployment once.
     """
     day = resolve_date(out_dir, snapshot_date, table)
-    frame = to_pandas(read_arrow(out_dir, table, day, columns))
+    return as_frame(read_arrow(out_dir, table, day, columns), day)
+
+
+def as_frame(table: pa.Table, day: date) -> pd.DataFrame:
+    """An Arrow table of the dataset as a DataFrame: nullable integer and boolean columns,
+    and its `snapshot_date` as ISO text."""
+    frame = to_pandas(table)
     frame[PARTITION] = day.isoformat()
     return frame
 

@@ -19,8 +19,8 @@ from analysis.dataset import (
     DatasetError,
     duckdb_connection,
     latest_date,
-    read_arrow,
     read_table,
+    read_tables,
 )
 from analysis.export import export_snapshot
 from analysis.pages import Page
@@ -57,9 +57,11 @@ def two_days(tmp_path):
 
 def test_a_reader_racing_reexports_of_its_day_sees_one_version_or_the_other(tmp_path):
     """The day is re-exported again and again (two fleets in turn) while a thread reads it:
-    every read succeeds and holds exactly one fleet's deployments, and child rows of one."""
+    every read succeeds and holds exactly one fleet's deployments, and `read_tables` gives
+    the deployments and components of the same export."""
     out = tmp_path / "data"
     versions = [export(out, D1, 120, seed=1), export(out, D1, 90, seed=2)]
+    whole = {frozenset(v) for v in versions}
     seen: list[frozenset[str]] = []
     errors: list[BaseException] = []
     done = threading.Event()
@@ -67,9 +69,11 @@ def test_a_reader_racing_reexports_of_its_day_sees_one_version_or_the_other(tmp_
     def read_until_done() -> None:
         while not done.is_set() and len(seen) < 5000:
             try:
-                seen.append(frozenset(read_table(out, "deployments", D1)["id"]))
-                ids = set(read_arrow(out, "deployment_components", D1)["deployment_id"].to_pylist())
-                assert ids in ({*versions[0]}, {*versions[1]})
+                assert frozenset(read_table(out, "deployments", D1)["id"]) in whole
+                found = read_tables(out, {"deployments": ["id"], "deployment_components": None})
+                ids = frozenset(found["deployments"]["id"].to_pylist())
+                assert set(found["deployment_components"]["deployment_id"].to_pylist()) == ids
+                seen.append(ids)
             except BaseException as exc:  # reported by the main thread
                 errors.append(exc)
                 return
@@ -84,8 +88,21 @@ def test_a_reader_racing_reexports_of_its_day_sees_one_version_or_the_other(tmp_
         reader.join(timeout=60)
     assert not reader.is_alive()
     assert errors == []
-    assert seen and set(seen) <= {frozenset(v) for v in versions}
+    assert seen and set(seen) <= whole
     assert len(list((out / "_replaced").iterdir())) == 3  # pruned to the last few versions
+
+
+def test_read_tables_refuses_tables_of_two_exports(tmp_path):
+    """A day whose tables came from two exports (what a reader would see mid-swap, made
+    here by copying a file) is read again, then refused: never returned mixed."""
+    out, other = tmp_path / "data", tmp_path / "other"
+    export(out, D1, 30, seed=1)
+    export(other, D1, 30, seed=2)
+    part = Path("deployment_components") / "snapshot_date=2025-01-01" / PART
+    (out / part).write_bytes((other / part).read_bytes())
+    with pytest.raises(DatasetError, match="was replaced 12 times while it was read"):
+        read_tables(out, {"deployments": None, "deployment_components": None})
+    assert set(read_tables(out, {"deployments": None})) == {"deployments"}
 
 
 # --- bad files in the dataset ----------------------------------------------------------------

@@ -403,3 +403,58 @@ def test_progress_and_row_groups(fleet, tmp_path):
     metadata = pq.read_metadata(partition(tmp_path, "deployments") / "part-0.parquet")
     assert metadata.num_row_groups >= 3
     assert metadata.num_rows == result.rows["deployments"]
+
+
+# --- the manifest ----------------------------------------------------------------------------
+
+
+def test_the_manifest_is_written_with_the_callers_fetch_evidence(fleet, tmp_path):
+    """`evidence` is called once the pages are consumed; its mapping lands under "fetch"
+    verbatim, and the manifest on disk is the one ExportResult carries."""
+    consumed = []
+
+    def pages():
+        for page in fleet_pages(fleet):
+            consumed.append(len(page.records))
+            yield page
+
+    def evidence():
+        return {"pages": len(consumed), "records": sum(consumed), "listings": ["all"]}
+
+    result = export_snapshot(pages(), tmp_path, snapshot_date=DAY, evidence=evidence)
+    on_disk = orjson.loads((tmp_path / "_manifests" / "2025-03-01.json").read_bytes())
+    assert on_disk == result.manifest
+    assert on_disk["fetch"] == {
+        "pages": len(consumed),
+        "records": len(fleet.deployments),
+        "listings": ["all"],
+    }
+    assert on_disk["rows"] == result.rows and on_disk["records"] == result.records
+    assert on_disk["snapshot_date"] == "2025-03-01" and on_disk["schema_version"] == 1
+    assert (on_disk["dataset"], on_disk["filters"], on_disk["replaced"]) == (".", {}, None)
+    for table, path in on_disk["files"].items():
+        metadata = pq.read_metadata(tmp_path / path).metadata
+        assert metadata[b"dims.export_id"].decode() == on_disk["export_id"], table
+
+
+def test_evidence_that_is_not_json_publishes_nothing(tmp_path):
+    with pytest.raises(ExportError, match="the fetch evidence for the manifest is not JSON"):
+        export_snapshot([Page([{"id": "a"}], source="s")], tmp_path, evidence={"at": object()})
+    assert snapshot_dates(tmp_path) == [] and work_folders(tmp_path) == []
+
+
+def test_a_filtered_export_goes_to_its_own_root_and_says_so(fleet, tmp_path):
+    export_fleet(fleet, tmp_path)
+    before = _snapshot_state(tmp_path)
+    result = export_snapshot(
+        [Page([{"id": "one"}], source="s")],
+        tmp_path,
+        snapshot_date=DAY,
+        filters={"status": "READY", "name_contains": None, "deployment_ids": ["a/b", "c"]},
+    )
+    assert {k: v for k, v in _snapshot_state(tmp_path).items() if "filtered" not in k} == before
+    assert result.out_dir.parent == tmp_path / "filtered"
+    assert result.out_dir.name.startswith("deployment_ids-a_b+c__status-READY-")  # hashed: a/b
+    assert result.manifest["filters"] == {"deployment_ids": ["a/b", "c"], "status": "READY"}
+    assert "filtered (deployment_ids=['a/b', 'c'], status=READY)" in result.summary()
+    assert read_table(result.out_dir, "deployments")["id"].tolist() == ["one"]

@@ -409,20 +409,24 @@ def _prepare(out: Path, root: Path, day: date) -> Path:
     _refuse_links(out, root)
     _remove_stale_temporaries(out)
     tmp = out / f"{layout.TMP_PREFIX}{day.isoformat()}-{secrets.token_hex(6)}"
+    _check_permissions(root, day)
     try:
         root.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
     except OSError as exc:
         raise _cannot_write(out, exc) from None
+    return tmp
+
+
+def _check_permissions(root: Path, day: date) -> None:
+    """Every folder the day's files go into can be written (checked before any fetch)."""
     for name in TABLE_NAMES:
         for folder in (root / name, layout.partition_dir(root, name, day)):
             if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-                shutil.rmtree(tmp, ignore_errors=True)
                 raise ExportError(
                     f"cannot write to {folder}: permission denied; "
                     "choose another --out or fix the folder's permissions"
                 )
-    return tmp
 
 
 def _refuse_links(out: Path, root: Path) -> None:
@@ -453,23 +457,16 @@ def check_writable(
     Only probes: it takes no lock and removes nothing, so it is safe beside a running export.
     """
     out = Path(out_dir)
-    day = snapshot_date or datetime.now(UTC).date()
+    root = layout.dataset_root(out, filters)
     _create(out)
-    _refuse_links(out, layout.dataset_root(out, layout.clean_filters(filters)))
+    _refuse_links(out, root)
     probe = out / f"{layout.TMP_PREFIX}probe-{secrets.token_hex(6)}"
     try:
         probe.mkdir()
     except OSError as exc:
         raise _cannot_write(out, exc) from None
     probe.rmdir()
-    root = layout.dataset_root(out, layout.clean_filters(filters))
-    for name in TABLE_NAMES:
-        for folder in (root / name, layout.partition_dir(root, name, day)):
-            if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-                raise ExportError(
-                    f"cannot write to {folder}: permission denied; "
-                    "choose another --out or fix the folder's permissions"
-                )
+    _check_permissions(root, snapshot_date or datetime.now(UTC).date())
 
 
 def _remove_stale_temporaries(out: Path) -> None:

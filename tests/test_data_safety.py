@@ -8,6 +8,12 @@ Parquet files open and half written, when it sends the signal; no timing guesses
 Afterwards the earlier snapshot must read back byte-identical through pyarrow and DuckDB,
 readers must see no partition of the killed day, and the next export must succeed and clear
 what a SIGKILL left behind.
+
+Then the rules of issues 12 and 13, each on a real filesystem with real processes: links in
+--out are never followed, a day is published whole or not at all (a junk file in the way
+rolls back what was moved), one writer per folder (two exports into one day never mix; a
+second one waits for the lock), a re-run keeps the replaced version, an empty export over a
+fleet is refused, and a filtered export never touches the fleet's snapshot.
 """
 
 from __future__ import annotations
@@ -300,7 +306,8 @@ def small_dump(tmp_path: Path, name: str, count: int, seed: int) -> Path:
     return path
 
 
-def test_a_partition_folder_that_is_a_link_is_replaced_as_a_link(first_snapshot, tmp_path):
+@pytest.mark.parametrize("day", [D1, D2], ids=["rerun-day", "new-day"])
+def test_a_partition_folder_that_is_a_link_is_replaced_as_a_link(first_snapshot, tmp_path, day):
     """The link moves aside (recoverable); nothing in the folder it points to is touched."""
     out, _, rows = first_snapshot
     elsewhere = tmp_path / "elsewhere"
@@ -308,18 +315,37 @@ def test_a_partition_folder_that_is_a_link_is_replaced_as_a_link(first_snapshot,
     (elsewhere / "keep.txt").write_text("not dims's")
     (elsewhere / "part-0.parquet").write_bytes(b"someone else's file")
     outside = files(elsewhere)
-    link = out / "deployment_labels" / "snapshot_date=2025-01-02"
+    link = out / "deployment_labels" / f"snapshot_date={day}"
+    if day == D1:
+        link.rename(tmp_path / "the-real-d1-labels")
     link.symlink_to(elsewhere, target_is_directory=True)
 
-    done = dims(*export_args(out, D2, small_dump(tmp_path, "d2", 20, seed=4)))
+    done = dims(*export_args(out, day, small_dump(tmp_path, "d2", 20, seed=4)))
     assert done.returncode == 0, done.stderr
     assert files(elsewhere) == outside
     assert not link.is_symlink() and [p.name for p in link.iterdir()] == ["part-0.parquet"]
     (kept,) = (out / "_replaced").iterdir()
-    moved = kept / "deployment_labels" / "snapshot_date=2025-01-02"
+    moved = kept / "deployment_labels" / f"snapshot_date={day}"
     assert moved.is_symlink() and moved.resolve() == elsewhere.resolve()
     assert "replaced the earlier snapshot" in done.stdout
-    assert_readable(out, D1, rows)
+    if day == D2:
+        assert_readable(out, D1, rows)
+
+
+def test_a_part_file_that_is_a_link_is_replaced_not_written_through(first_snapshot, tmp_path):
+    out, _, _ = first_snapshot
+    precious = tmp_path / "precious.bin"
+    precious.write_bytes(b"not dims's")
+    part = out / "repositories" / "snapshot_date=2025-01-01" / PART
+    part.unlink()
+    part.symlink_to(precious)
+
+    done = dims(*export_args(out, D1, small_dump(tmp_path, "again", 20, seed=4)))
+    assert done.returncode == 0, done.stderr
+    assert precious.read_bytes() == b"not dims's"
+    assert not part.is_symlink() and pq.read_metadata(part).num_rows >= 0
+    (kept,) = (out / "_replaced").iterdir()
+    assert (kept / "repositories" / "snapshot_date=2025-01-01" / PART).is_symlink()
 
 
 @pytest.mark.parametrize("link", ["deployment_labels", "_manifests", "_replaced"])

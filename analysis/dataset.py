@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import duckdb
 
 PARTITION = layout.PARTITION
-_EXPORT_ID = b"dims.export_id"
+_EXPORT_ID = layout.EXPORT_ID_KEY
 #: Times a read starts over when a re-export moved a file between listing and opening it.
 _ATTEMPTS = 3
 #: Times read_tables reads again when its tables came from different exports.

@@ -82,6 +82,7 @@ KEEP_REPLACED = 3
 DEFAULT_LOCK_TIMEOUT_S = 3600.0
 _LOCK_POLL_S = 0.1
 MANIFEST_VERSION = 1
+_VERSION_KEYS = (("snapshot_at", layout.SNAPSHOT_AT_KEY), ("export_id", layout.EXPORT_ID_KEY))
 
 Records = Iterable[Any]
 RepositoriesArg = Mapping[str, Records] | Callable[[], Mapping[str, Records]] | None
@@ -185,9 +186,9 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     metadata = {
         SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
-        b"dims.snapshot_at": at.isoformat().encode(),
-        b"dims.export_id": export_id.encode(),
-        b"dims.filters": json.dumps(chosen).encode(),
+        layout.SNAPSHOT_AT_KEY: at.isoformat().encode(),
+        layout.EXPORT_ID_KEY: export_id.encode(),
+        layout.FILTERS_KEY: json.dumps(chosen).encode(),
     }
     _create(out)
     with _exclusive(out, lock_timeout):
@@ -222,9 +223,7 @@ def export_snapshot(
                 "records": flattener.counts["records"],
                 "rejected": flattener.counts["rejected"],
                 "rows": rows,
-                "files": {
-                    name: f"{name}/{layout.partition_name(day)}/{PART_FILE}" for name in rows
-                },
+                "files": {name: layout.part_path(name, day) for name in rows},
                 "replaced": replaced,
                 "written_at": datetime.now(UTC).isoformat(),
                 "fetch": fetch,
@@ -510,9 +509,12 @@ def _deployments_version(root: Path, day: date) -> dict[str, Any]:
     if metas:
         found["deployments"] = sum(meta.num_rows for meta in metas)
         keys = metas[0].metadata or {}
-        for key in ("snapshot_at", "export_id"):
-            value = keys.get(f"dims.{key}".encode())
-            found[key] = value.decode() if value else None
+        for name, key in (
+            ("snapshot_at", layout.SNAPSHOT_AT_KEY),
+            ("export_id", layout.EXPORT_ID_KEY),
+        ):
+            value = keys.get(key)
+            found[name] = value.decode() if value else None
     return found
 
 

@@ -34,6 +34,10 @@ LOCK_FILE = ".dims.lock"
 TMP_PREFIX = ".tmp-"
 #: Work folders of the writer (the old `.tmp-<date>-<pid>-<hex>` form included).
 TMP_NAME = re.compile(r"^\.tmp-(\d{4}-\d{2}-\d{2}|probe)-[0-9a-z-]+$")
+#: Keys of every part file's Parquet metadata (besides tables.SCHEMA_VERSION_KEY).
+SNAPSHOT_AT_KEY = b"dims.snapshot_at"
+EXPORT_ID_KEY = b"dims.export_id"
+FILTERS_KEY = b"dims.filters"
 _PARTITION_DIR = re.compile(rf"^{PARTITION}=(\d{{4}}-\d{{2}}-\d{{2}})$")
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 _SLUG_MAX = 80
@@ -47,6 +51,11 @@ def partition_name(day: date) -> str:
 
 def partition_dir(root: PathLike, table: str, day: date) -> Path:
     return Path(root) / table / partition_name(day)
+
+
+def part_path(table: str, day: date) -> str:
+    """Where a table's file of `day` lives, relative to the dataset root (POSIX form)."""
+    return f"{table}/{partition_name(day)}/{PART_FILE}"
 
 
 def manifest_path(root: PathLike, day: date) -> Path:

@@ -42,4 +42,4 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) dims-data .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) dims-data dims-demo .pytest_cache .ruff_cache .hypothesis

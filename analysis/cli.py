@@ -19,6 +19,8 @@ from . import fetch, spec
 from .errors import DimsError
 
 DEFAULT_OUT = Path("dims-data")
+#: The demo's synthetic fleet never goes where real exports go.
+DEMO_OUT = Path("dims-demo")
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -61,12 +63,12 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
-def _add_out(parser: argparse.ArgumentParser) -> None:
+def _add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=DEFAULT_OUT,
-        help=f"dataset folder (default ./{DEFAULT_OUT})",
+        default=default,
+        help=f"dataset folder (default ./{default})",
     )
 
 
@@ -125,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser("demo", help="sandbox → snapshot → report, no account needed")
-    _add_out(demo)
+    _add_out(demo, DEMO_OUT)
     demo.add_argument("--deployments", type=_bounded(1), default=500)
     demo.add_argument("--seed", type=int, default=0)
 
@@ -141,6 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--include-env-values", action="store_true")
     export.add_argument("--strict", action="store_true", help="fail on the first bad record")
     export.add_argument("--snapshot-date", type=_date, help="default: today (UTC)")
+    export.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="publish a snapshot with 0 deployments even when the latest one had some",
+    )
+    export.add_argument("--json", action="store_true", help="print the snapshot's manifest as JSON")
 
     report = commands.add_parser("report", help="capacity and image-version reports")
     _add_out(report)
@@ -150,6 +158,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_out(diff)
     diff.add_argument("--from", dest="from_date", type=_date, help="default: second latest")
     diff.add_argument("--to", dest="to_date", type=_date, help="default: the latest")
+
+    sql = commands.add_parser(
+        "sql",
+        help="DuckDB over the dataset: <table> is the latest snapshot, <table>_history all",
+    )
+    _add_out(sql)
+    sql.add_argument("--json", action="store_true", help="print the rows as JSON objects")
+    sql.add_argument("query", help='e.g. "select count(*) from deployments"')
 
     sandbox = commands.add_parser("sandbox", help="serve the synthetic fleet on loopback")
     sandbox.add_argument("--port", type=_bounded(0, 65535), default=8765)

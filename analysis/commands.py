@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,18 +23,19 @@ def export(args: argparse.Namespace, filters: dict) -> int:
     from .export import check_writable
     from .snapshot import snapshot_from_dump, take_snapshot
 
-    check_writable(args.out, args.snapshot_date)  # a bad folder fails before any fetch
+    if args.from_json is not None and filters:
+        raise ConfigurationError(
+            "filters apply to the service; they cannot be combined with --from-json"
+        )
+    check_writable(args.out, args.snapshot_date, filters)  # a bad folder fails before any fetch
     if args.from_json is not None:
-        if filters:
-            raise ConfigurationError(
-                "filters apply to the service; they cannot be combined with --from-json"
-            )
         result = snapshot_from_dump(
             args.from_json,
             args.out,
             include_env_values=args.include_env_values,
             strict=args.strict,
             snapshot_date=args.snapshot_date,
+            allow_empty=args.allow_empty,
         )
     else:
         client = connect(
@@ -55,9 +58,10 @@ def export(args: argparse.Namespace, filters: dict) -> int:
                 strict=args.strict,
                 snapshot_date=args.snapshot_date,
                 progress=progress,
+                allow_empty=args.allow_empty,
                 **filters,
             )
-    _say(result.summary())
+    _say(json.dumps(result.manifest, indent=2) if args.json else result.summary())
     return 0
 
 
@@ -76,6 +80,51 @@ def diff(args: argparse.Namespace, filters: dict) -> int:
     result = diff_snapshots(args.out, from_date=args.from_date, to_date=args.to_date)
     _say(result.summary())
     return 0
+
+
+def sql(args: argparse.Namespace, filters: dict) -> int:
+    """One DuckDB query over the dataset's views (analysis.dataset.duckdb_connection)."""
+    import duckdb
+
+    from .dataset import DatasetError, duckdb_connection, first_line
+
+    connection = duckdb_connection(args.out)
+    try:
+        try:
+            cursor = connection.execute(args.query)
+            names = [column[0] for column in cursor.description or ()]
+            rows = cursor.fetchall() if names else []
+        except duckdb.Error as exc:
+            raise DatasetError(f"the query failed: {first_line(exc)}") from None
+    finally:
+        connection.close()
+    if args.json:
+        records = [dict(zip(names, row, strict=True)) for row in rows]
+        _say(json.dumps(records, indent=2, default=str))
+    elif names:
+        _say(_text_table(names, rows))
+    return 0
+
+
+def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as aligned columns (numbers to the right), then how many there were."""
+    cells = [["NULL" if value is None else str(value) for value in row] for row in rows]
+    widths = [max([len(name), *(len(row[n]) for row in cells)]) for n, name in enumerate(names)]
+    numeric = [
+        bool(rows) and all(isinstance(row[n], int | float) or row[n] is None for row in rows)
+        for n in range(len(names))
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        return "  ".join(
+            value.rjust(width) if right else value.ljust(width)
+            for value, width, right in zip(values, widths, numeric, strict=True)
+        ).rstrip()
+
+    lines = [line(names), line(["-" * width for width in widths])]
+    lines += [line(row) for row in cells]
+    lines.append(f"({len(rows):,} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(lines)
 
 
 def sandbox(args: argparse.Namespace, filters: dict) -> int:

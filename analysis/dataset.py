@@ -1,48 +1,56 @@
-"""Reading the Parquet dataset back: which snapshots exist, and one table of one snapshot.
+"""Reading the Parquet dataset back: which snapshots exist, one table of one snapshot, and
+DuckDB views that are right by default (the latest snapshot unless you ask for history).
 
-The layout is `DIR/<table>/snapshot_date=YYYY-MM-DD/part-<n>.parquet` (export.py writes it).
-Readers glob only `snapshot_date=*` folders, so an export's temporary dot-folder is never
-seen. Reports, `dims diff` and the notebooks read through here.
+The layout is `DIR/<table>/snapshot_date=YYYY-MM-DD/part-<n>.parquet` (analysis.layout; the
+writer is analysis.export). Readers look only in `snapshot_date=*` folders, so the writer's
+work folders, manifests and replaced versions are never seen. Reports, `dims diff`,
+`dims sql` and the notebooks read through here.
+
+Why files are read the way they are: a re-export of a day swaps each file in place
+(`os.replace`), so every file is opened once (a native Arrow file, no Python callbacks) and
+its footer and data are read through that one handle: both come from the same version,
+never one from each (a reader that opens a path again for the data can mix them). A file that is not
+Parquet, or Parquet that dims did not write, is a one-line DatasetError naming it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
+import time
+from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import DimsError
-from .tables import to_pandas
+from . import layout
+from .errors import DimsError, one_line
+from .tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 
-PARTITION = "snapshot_date"
-_PARTITION_DIR = re.compile(rf"^{PARTITION}=(\d{{4}}-\d{{2}}-\d{{2}})$")
+if TYPE_CHECKING:
+    import duckdb
+
+PARTITION = layout.PARTITION
+_EXPORT_ID = layout.EXPORT_ID_KEY
+#: Times a read starts over when a re-export moved a file between listing and opening it.
+_ATTEMPTS = 3
+#: Times read_tables reads again when its tables came from different exports.
+_CONSISTENT_ATTEMPTS = 12
 
 PathLike = str | os.PathLike[str]
 
 
 class DatasetError(DimsError):
-    """The dataset is missing, empty, or lacks the requested snapshot."""
+    """The dataset is missing, empty, lacks the requested snapshot, or holds a bad file."""
 
 
 def snapshot_dates(out_dir: PathLike, table: str = "deployments") -> list[date]:
     """The snapshot dates present for `table`, oldest first."""
-    root = Path(out_dir) / table
-    if not root.is_dir():
-        return []
-    found = []
-    for child in root.iterdir():
-        match = _PARTITION_DIR.match(child.name)
-        if match and child.is_dir() and any(child.glob("*.parquet")):
-            try:
-                found.append(date.fromisoformat(match[1]))
-            except ValueError:
-                continue  # e.g. 2025-13-40: not a snapshot this tool wrote
-    return sorted(found)
+    return layout.partition_days(out_dir, table)
 
 
 def resolve_date(
@@ -63,8 +71,13 @@ def resolve_date(
     return day
 
 
+def latest_date(out_dir: PathLike) -> date:
+    """The date of the latest snapshot (the latest `deployments` partition)."""
+    return resolve_date(out_dir, None)
+
+
 def partition_dir(out_dir: PathLike, table: str, day: date) -> Path:
-    return Path(out_dir) / table / f"{PARTITION}={day.isoformat()}"
+    return layout.partition_dir(out_dir, table, day)
 
 
 def read_arrow(
@@ -75,21 +88,108 @@ def read_arrow(
 ) -> pa.Table:
     """One table of one snapshot (the latest when no date is given) as an Arrow table.
 
-    Requested columns a file lacks (a dataset written by an older schema) come back as
-    nulls, so readers degrade instead of failing.
+    Columns a file lacks (a dataset written by an older schema) come back as nulls, so
+    readers degrade instead of failing.
     """
     day = resolve_date(out_dir, snapshot_date, table)
-    files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
-    parts = []
-    for path in files:
-        available = set(pq.read_schema(path).names)
-        wanted = None if columns is None else [c for c in columns if c in available]
-        parts.append(pq.read_table(path, columns=wanted))
-    result = pa.concat_tables(parts, promote_options="permissive")
-    for column in columns or ():
+    for attempt in range(_ATTEMPTS):
+        files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
+        try:
+            read = [_read_file(path, columns) for path in files]
+            break
+        except FileNotFoundError as exc:
+            if attempt + 1 == _ATTEMPTS:
+                raise DatasetError(
+                    f"{exc.filename} vanished while it was read, {_ATTEMPTS} times: "
+                    "is an export replacing that day? Try again when it is done"
+                ) from None
+    if not read:
+        raise DatasetError(f"no {table} files for {day} in {out_dir}: is an export replacing it?")
+    result = pa.concat_tables([part for part, _ in read], promote_options="permissive")
+    schema = TABLE_SCHEMAS.get(table)
+    wanted = columns if columns is not None else (schema.names if schema is not None else [])
+    for column in wanted:
         if column not in result.column_names:
-            result = result.append_column(column, pa.nulls(result.num_rows))
-    return result
+            kind = schema.field(column).type if schema and column in schema.names else pa.null()
+            result = result.append_column(column, pa.nulls(result.num_rows, kind))
+    made_by = b",".join(sorted({made_by for _, made_by in read}))  # one id, unless mixed
+    return result.replace_schema_metadata({**(result.schema.metadata or {}), _EXPORT_ID: made_by})
+
+
+def export_id(table: pa.Table) -> str:
+    """Which export wrote a table read_arrow returned (empty for files older than ids)."""
+    return ((table.schema.metadata or {}).get(_EXPORT_ID) or b"").decode()
+
+
+def read_tables(
+    out_dir: PathLike,
+    tables: Mapping[str, list[str] | None],
+    snapshot_date: date | str | None = None,
+) -> dict[str, pa.Table]:
+    """Several tables of one snapshot (table -> columns, None for all), all written by the same
+    export: read again when a re-export of that day replaced some between two reads.
+
+    Tables the snapshot lacks are left out of the result.
+    """
+    day = resolve_date(out_dir, snapshot_date)
+    for attempt in range(_CONSISTENT_ATTEMPTS):
+        time.sleep(0.01 * attempt)  # a publish takes milliseconds: let it finish
+        found = {
+            name: read_arrow(out_dir, name, day, columns)
+            for name, columns in tables.items()
+            if day in snapshot_dates(out_dir, name)
+        }
+        if len({export_id(table) for table in found.values()}) <= 1:
+            return found
+    raise DatasetError(
+        f"the {day} snapshot in {out_dir} was replaced {_CONSISTENT_ATTEMPTS} times while it "
+        "was read (or its tables come from different exports): "
+        "try again when the export is done"
+    )
+
+
+def _read_file(path: Path, columns: list[str] | None) -> tuple[pa.Table, bytes]:
+    """One part file, read through one handle, and the id of the export that wrote it.
+
+    A file dims did not write is a DatasetError.
+    """
+    with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
+        parquet = _dims_parquet(pq.ParquetFile(handle), path)
+        names = parquet.schema_arrow.names
+        wanted = None if columns is None else [c for c in columns if c in names]
+        table = parquet.read(columns=wanted)
+        return table, (parquet.schema_arrow.metadata or {}).get(_EXPORT_ID, b"")
+
+
+def check_part_file(path: Path) -> None:
+    """Raise DatasetError (one line, naming `path`) unless it is a Parquet file dims wrote."""
+    with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
+        _dims_parquet(pq.ParquetFile(handle), path)
+
+
+def _dims_parquet(parquet: pq.ParquetFile, path: Path) -> pq.ParquetFile:
+    if SCHEMA_VERSION_KEY not in (parquet.schema_arrow.metadata or {}):
+        raise DatasetError(
+            f"{path} is not part of a dims snapshot (its Parquet metadata has no "
+            f"{SCHEMA_VERSION_KEY.decode()}): move it out of the dataset folder"
+        )
+    return parquet
+
+
+@contextlib.contextmanager
+def _bad_file_is_one_line(path: Path) -> Iterator[None]:
+    """Arrow's and the OS's errors about `path` as one DatasetError line (a vanished file is
+    left alone: the caller starts over)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except (OSError, pa.ArrowException) as exc:
+        reason = one_line(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 160)
+        raise DatasetError(
+            f"cannot read {path}: {reason}; it is not a Parquet file of a dims snapshot: "
+            "move it out of the dataset folder, or export that day again"
+        ) from None
 
 
 def read_table(
@@ -98,8 +198,63 @@ def read_table(
     snapshot_date: date | str | None = None,
     columns: list[str] | None = None,
 ) -> pd.DataFrame:
-    """One table of one snapshot as a DataFrame, with its `snapshot_date` (ISO text)."""
+    """One table of one snapshot as a DataFrame, with its `snapshot_date` (ISO text).
+
+    With no date, the latest snapshot: `read_table("dims-data", "deployments")` is the fleet
+    as it is now, each deployment once.
+    """
     day = resolve_date(out_dir, snapshot_date, table)
-    frame = to_pandas(read_arrow(out_dir, table, day, columns))
+    return as_frame(read_arrow(out_dir, table, day, columns), day)
+
+
+def as_frame(table: pa.Table, day: date) -> pd.DataFrame:
+    """An Arrow table of the dataset as a DataFrame: nullable integer and boolean columns,
+    and its `snapshot_date` as ISO text."""
+    frame = to_pandas(table)
     frame[PARTITION] = day.isoformat()
     return frame
+
+
+def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection with two views per table of the dataset in `out_dir`.
+
+    `<table>` (e.g. `deployments`) holds the latest snapshot only, so counts are right by
+    default; `<table>_history` holds every snapshot. Both carry `snapshot_date` (a DATE).
+    The latest snapshot is the latest `deployments` partition, the same for every table;
+    its files are checked to be dims's (a stranger's file is a DatasetError naming it).
+    """
+    import duckdb
+
+    day = latest_date(out_dir)
+    connection = duckdb.connect()
+    try:
+        for table in TABLE_NAMES:
+            if not snapshot_dates(out_dir, table):
+                continue
+            history = Path(out_dir) / table / f"{PARTITION}=*" / "*.parquet"
+            _create_view(connection, f"{table}_history", history)
+            latest = partition_dir(out_dir, table, day)
+            if latest.is_dir():
+                for path in sorted(latest.glob("*.parquet")):
+                    check_part_file(path)
+                _create_view(connection, table, latest / "*.parquet")
+    except BaseException as exc:
+        connection.close()
+        if not isinstance(exc, duckdb.Error):
+            raise
+        raise DatasetError(f"cannot read the dataset in {out_dir}: {first_line(exc)}") from None
+    return connection
+
+
+def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: Path) -> None:
+    pattern = str(files).replace("'", "''")
+    connection.execute(
+        f'create view "{name}" as select * from read_parquet('
+        f"'{pattern}', hive_partitioning = true, union_by_name = true)"
+    )
+
+
+def first_line(error: BaseException) -> str:
+    """DuckDB's messages run over several lines (the query, a caret): the first says it."""
+    text = str(error).strip()
+    return one_line(text.splitlines()[0] if text else type(error).__name__)

@@ -1,46 +1,67 @@
-"""Write one snapshot of every table as a Hive-partitioned Parquet dataset, atomically.
+"""Write one snapshot of every table as a Hive-partitioned Parquet dataset, safely.
 
-Layout (design.md, Dataset): `DIR/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet`, zstd,
-explicit schemas from `analysis.tables`, `timestamp[us, UTC]`, and the schema version under
-the key `dims.schema_version` in every file's metadata. Every table is written, empty ones
-too, so readers always find every table of a snapshot.
+Layout (design.md, Dataset; paths from `analysis.layout`):
+`DIR/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet`, zstd, explicit schemas from
+`analysis.tables`, `timestamp[us, UTC]`, and in every file's metadata the schema version
+(`dims.schema_version`), `dims.snapshot_at`, `dims.export_id` and `dims.filters`. Every table
+is written, empty ones too, so readers always find every table of a snapshot.
 
 Why it is written the way it is:
 - Streaming: pages are flattened as they arrive and written as row groups every
   `row_group_records` deployments, so memory is bounded by one batch, not by the fleet.
   Each batch is written by a background thread while the next one is flattened (Parquet
   encoding and compression release the GIL); at most one batch is in flight.
-- Atomic: the snapshot is written under `DIR/.tmp-<date>-<pid>-<random>/` (a dot folder,
-  which the readers' glob `DIR/<table>/snapshot_date=*/*.parquet` never matches) and moved
-  into place only once every table is complete. A failure, an exception from the page
-  iterator, a rejected record in strict mode or Ctrl-C removes the temporary folder; a
-  SIGKILL leaves it behind, invisible to readers, and the next export removes it.
-- Replacing a day (see `_publish`): a new day's partition folder appears with one rename,
-  complete. For a day already present each file is swapped with `os.replace`, which is
-  atomic per file, so a reader sees the old file or the new one, never neither. Tables are
-  swapped one after another (deployments last), so a reader that reads several tables in
-  the very moment of the swap can combine old and new tables of the same day: the window
-  is a handful of renames, and no Parquet layout can close it without a manifest.
+- One writer per folder: the whole export holds an advisory lock (`fcntl.flock`) on
+  `DIR/.dims.lock`; a second export into the same `DIR` says so once and waits (bounded by
+  `lock_timeout`). The kernel drops the lock when its process dies, whatever its PID or
+  container, so a work folder found while holding the lock belongs to no live export and is
+  removed: stale clean-up is judged by the lock, never by PIDs.
+- Written aside: the snapshot is written under `DIR/.tmp-<date>-<random>/` (a dot folder no
+  reader's glob matches) and published only once every table is complete. A failure, an
+  exception from the page iterator, a rejected record in strict mode or Ctrl-C removes it.
+- Published whole or not at all (`_publish`): a new day's partition folders appear with one
+  rename each; for a day already present each file is swapped with `os.replace` (atomic per
+  file, so a reader opening a file sees the old one or the new one, never neither), after a
+  hard link of the old file went into `DIR/_replaced/<day>-<when>-<id>/` (the same layout, so
+  that folder is itself a readable dataset). Every step is journaled; when one fails, the
+  steps done are undone and nothing of the day is published. The manifest
+  (`DIR/_manifests/<day>.json`) is the last step: its presence says the day is whole.
+- Never outside `DIR`: a partition folder that is a symbolic link is moved aside as a link
+  (its target is never touched); a table folder or any other folder dims writes through
+  that is a link is refused with a one-line error before anything is written.
+- Nothing destroyed by accident: a filtered export goes to its own dataset root
+  (`DIR/filtered/<slug>/`), an export that found 0 deployments where the latest snapshot
+  had some is refused unless `allow_empty`, and the last `KEEP_REPLACED` replaced versions
+  of each day are kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
-import re
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks
+    fcntl = None  # type: ignore[assignment]
+
+from analysis import layout
 from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
@@ -51,22 +72,33 @@ from analysis.tables import (
     Flattener,
 )
 
-PARTITION = "snapshot_date"
-PART_FILE = "part-0.parquet"
-_TMP_PREFIX = ".tmp-"
-_TMP_NAME = re.compile(r"^\.tmp-\d{4}-\d{2}-\d{2}-(\d+)-[0-9a-f]+$")
+PARTITION = layout.PARTITION
+PART_FILE = layout.PART_FILE
 #: Published last, so a reader keyed on deployments finds the other tables already there.
 _PUBLISH_LAST = "deployments"
+#: Replaced versions kept per day in `DIR/_replaced/`; older ones are pruned.
+KEEP_REPLACED = 3
+#: How long a second export into the same folder waits for the first (seconds).
+DEFAULT_LOCK_TIMEOUT_S = 3600.0
+_LOCK_POLL_S = 0.1
+MANIFEST_VERSION = 1
+_VERSION_KEYS = (("snapshot_at", layout.SNAPSHOT_AT_KEY), ("export_id", layout.EXPORT_ID_KEY))
 
 Records = Iterable[Any]
 RepositoriesArg = Mapping[str, Records] | Callable[[], Mapping[str, Records]] | None
 ProvidersArg = Records | Callable[[], Records]
+EvidenceArg = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
+
+
+class ExportWaitWarning(UserWarning):
+    """Another export holds the folder's lock; this one waits for it."""
 
 
 @dataclass
 class ExportResult:
     """What an export wrote: where, how many rows per table, what was rejected, how long."""
 
+    #: The dataset root the snapshot went to: `--out`, or `--out/filtered/<slug>`.
     out_dir: Path
     snapshot_date: date
     snapshot_at: datetime
@@ -77,9 +109,11 @@ class ExportResult:
     paths: dict[str, Path] = field(default_factory=dict)
     #: Remarks from the fetch (listings used, duplicates dropped), shown in the summary.
     notes: list[str] = field(default_factory=list)
+    #: The snapshot's manifest, exactly as written to `_manifests/<day>.json`.
+    manifest: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        """One line per table, for the CLI."""
+        """One line per table, then filters, what was replaced and the fetch notes."""
         width = max(len(name) for name in self.rows)
         lines = [
             f"wrote snapshot {self.snapshot_date.isoformat()} to {self.out_dir} "
@@ -91,8 +125,28 @@ class ExportResult:
             lines.append(
                 f"  {self.rejected:,} record(s) could not be read: see the rejected_records table"
             )
+        filters = self.manifest.get("filters")
+        if filters:
+            shown = ", ".join(f"{key}={value}" for key, value in filters.items())
+            lines.append(
+                f"  filtered ({shown}): a dataset of its own; the fleet's snapshots are untouched"
+            )
+        replaced = self.manifest.get("replaced")
+        if replaced:
+            lines.append(f"  {describe_replaced(replaced, self.out_dir)}")
         lines += [f"  {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+def describe_replaced(replaced: Mapping[str, Any], root: Path) -> str:
+    """One line on the version a re-run replaced, and where it is kept."""
+    taken = replaced.get("snapshot_at") or "at an unknown time"
+    count = replaced.get("deployments")
+    rows = f", {count:,} deployments" if isinstance(count, int) else ""
+    return (
+        f"replaced the earlier snapshot of that day (taken {taken}{rows}); "
+        f"kept in {root / replaced['kept_in']}"
+    )
 
 
 def export_snapshot(
@@ -107,31 +161,110 @@ def export_snapshot(
     strict: bool = False,
     progress: Callable[[int], Any] | None = None,
     row_group_records: int = 10_000,
+    filters: Mapping[str, Any] | None = None,
+    allow_empty: bool = False,
+    evidence: EvidenceArg = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
-    `providers` and `repositories` may be callables, called once the pages are consumed
-    (the repositories to fetch depend on the integrations the deployments reference).
-    `progress(n)` is called after each page with its number of records. The output folder
-    is checked before the first page is requested, so a bad `--out` fails before any fetch.
+    `providers`, `repositories` and `evidence` may be callables, called once the pages are
+    consumed (the repositories to fetch depend on the integrations the deployments
+    reference; the fetch's evidence is complete only then). `evidence` goes into the
+    manifest under "fetch" verbatim. `filters` (None or empty: the whole fleet) are the
+    listing's filters: a filtered snapshot goes to `out_dir/filtered/<slug>/`, never over
+    the fleet's. `progress(n)` is called after each page with its number of records. The
+    output folder is checked and locked before the first page is requested, so a bad
+    `--out` fails before any fetch.
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
     day = snapshot_date or at.date()
     out = Path(out_dir)
-    tmp = _prepare(out, day)
+    chosen = _json_safe(layout.clean_filters(filters))
+    root = layout.dataset_root(out, chosen)
+    export_id = secrets.token_hex(8)
+    metadata = {
+        SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
+        layout.SNAPSHOT_AT_KEY: at.isoformat().encode(),
+        layout.EXPORT_ID_KEY: export_id.encode(),
+        layout.FILTERS_KEY: json.dumps(chosen).encode(),
+    }
+    _create(out)
+    with _exclusive(out, lock_timeout):
+        tmp = _prepare(out, root, day)
+        try:
+            flattener = Flattener(
+                snapshot_at=at, include_env_values=include_env_values, strict=strict
+            )
+            rows = _write_tables(
+                flattener,
+                tmp,
+                day,
+                metadata,
+                pages,
+                providers=providers,
+                repositories=repositories,
+                progress=progress,
+                row_group_records=row_group_records,
+            )
+            fetch = _evidence(evidence)
+            if not allow_empty:
+                _refuse_empty(root, rows["deployments"], flattener.counts)
+            replaced = _replacing(root, day, export_id)
+            manifest = {
+                "manifest_version": MANIFEST_VERSION,
+                "snapshot_date": day.isoformat(),
+                "snapshot_at": at.isoformat(),
+                "export_id": export_id,
+                "schema_version": SCHEMA_VERSION,
+                "dataset": root.relative_to(out).as_posix(),
+                "filters": chosen,
+                "records": flattener.counts["records"],
+                "rejected": flattener.counts["rejected"],
+                "rows": rows,
+                "files": {name: layout.part_path(name, day) for name in rows},
+                "replaced": replaced,
+                "written_at": datetime.now(UTC).isoformat(),
+                "fetch": fetch,
+            }
+            paths = _publish(tmp, root, day, manifest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        _prune_replaced(root, day)
+    return ExportResult(
+        out_dir=root,
+        snapshot_date=day,
+        snapshot_at=at,
+        rows=rows,
+        records=flattener.counts["records"],
+        rejected=flattener.counts["rejected"],
+        seconds=time.perf_counter() - started,
+        paths=paths,
+        manifest=manifest,
+    )
+
+
+def _write_tables(
+    flattener: Flattener,
+    tmp: Path,
+    day: date,
+    metadata: dict[bytes, bytes],
+    pages: Iterable[Page],
+    *,
+    providers: ProvidersArg,
+    repositories: RepositoriesArg,
+    progress: Callable[[int], Any] | None,
+    row_group_records: int,
+) -> dict[str, int]:
+    """Stream every table of the snapshot into `tmp`; rows written per table."""
     writers: dict[str, pq.ParquetWriter] = {}
     rows = dict.fromkeys(TABLE_NAMES, 0)
     background = ThreadPoolExecutor(2, thread_name_prefix="dims-parquet")
     writing: list[Future[None]] = []
     try:
-        flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-        metadata = {
-            SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
-            b"dims.snapshot_at": at.isoformat().encode(),
-        }
         for name, schema in flattener.schemas.items():
-            folder = tmp / name / f"{PARTITION}={day.isoformat()}"
+            folder = layout.partition_dir(tmp, name, day)
             folder.mkdir(parents=True)
             writers[name] = pq.ParquetWriter(
                 folder / PART_FILE, schema.with_metadata(metadata), compression="zstd"
@@ -173,7 +306,6 @@ def export_snapshot(
         for writer in writers.values():
             writer.close()
         writers.clear()
-        paths = _publish(tmp, out, day)
     except BaseException:
         for future in writing:  # never close a writer the background thread is using
             with contextlib.suppress(BaseException):
@@ -181,21 +313,10 @@ def export_snapshot(
         for writer in writers.values():
             with contextlib.suppress(Exception):
                 writer.close()
-        shutil.rmtree(tmp, ignore_errors=True)
         raise
     finally:
         background.shutdown(wait=True)
-    shutil.rmtree(tmp, ignore_errors=True)
-    return ExportResult(
-        out_dir=out,
-        snapshot_date=day,
-        snapshot_at=at,
-        rows=rows,
-        records=flattener.counts["records"],
-        rejected=flattener.counts["rejected"],
-        seconds=time.perf_counter() - started,
-        paths=paths,
-    )
+    return rows
 
 
 def _utc(moment: datetime) -> datetime:
@@ -203,90 +324,384 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-def _prepare(out: Path, day: date) -> Path:
-    """Create the output and temporary folders, proving they are writable, before any fetch."""
+def _json_safe(value: Any) -> Any:
+    """Filters as JSON would give them back (dates and other objects as text)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _evidence(evidence: EvidenceArg) -> dict[str, Any]:
+    """The caller's fetch evidence, checked to be JSON before anything is published."""
+    found = evidence() if callable(evidence) else evidence
+    chosen = dict(found or {})
+    try:
+        json.dumps(chosen, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ExportError(f"the fetch evidence for the manifest is not JSON: {exc}") from None
+    return chosen
+
+
+# --- the folder: created, locked, checked --------------------------------------------------
+
+
+def _cannot_write(where: Path, exc: OSError) -> ExportError:
+    return ExportError(
+        f"cannot write to {where}: {exc.strerror or exc}; "
+        "choose another --out or fix the folder's permissions"
+    )
+
+
+def _create(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temporaries(out)
-        tmp = out / f"{_TMP_PREFIX}{day.isoformat()}-{os.getpid()}-{secrets.token_hex(4)}"
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+
+
+@contextlib.contextmanager
+def _exclusive(out: Path, timeout: float) -> Iterator[None]:
+    """Hold `out`'s advisory lock for the block; wait (saying so once) while another has it."""
+    if fcntl is None:  # pragma: no cover - Windows
+        yield
+        return
+    path = out / layout.LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ExportError(
+                f"{path} is a symbolic link; dims never writes through links in --out: "
+                "remove it and export again"
+            ) from None
+        raise _cannot_write(out, exc) from None
+    try:
+        if not _try_lock(fd):
+            warnings.warn(
+                ExportWaitWarning(
+                    f"another export is writing to {out}; waiting up to {timeout:.0f} s "
+                    f"for it to finish (lock {path})"
+                ),
+                stacklevel=4,
+            )
+            deadline = time.monotonic() + timeout
+            while not _try_lock(fd):
+                if time.monotonic() >= deadline:
+                    raise ExportError(
+                        f"another export kept {out} locked for {timeout:.0f} s ({path}); "
+                        "export again when it has finished, or choose another --out"
+                    )
+                time.sleep(_LOCK_POLL_S)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
+
+
+def _try_lock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _prepare(out: Path, root: Path, day: date) -> Path:
+    """Under the lock: refuse links, clear dead exports' work folders, make this one's."""
+    _refuse_links(out, root)
+    _remove_stale_temporaries(out)
+    tmp = out / f"{layout.TMP_PREFIX}{day.isoformat()}-{secrets.token_hex(6)}"
+    _check_permissions(root, day)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
         tmp.mkdir()
     except OSError as exc:
-        raise ExportError(
-            f"cannot write to {out}: {exc.strerror or exc}; "
-            "choose another --out or fix the folder's permissions"
-        ) from None
+        raise _cannot_write(out, exc) from None
+    return tmp
+
+
+def _check_permissions(root: Path, day: date) -> None:
+    """Every folder the day's files go into can be written (checked before any fetch)."""
     for name in TABLE_NAMES:
-        for folder in (out / name, out / name / f"{PARTITION}={day.isoformat()}"):
-            if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
-                shutil.rmtree(tmp, ignore_errors=True)
+        for folder in (root / name, layout.partition_dir(root, name, day)):
+            if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
                 raise ExportError(
                     f"cannot write to {folder}: permission denied; "
                     "choose another --out or fix the folder's permissions"
                 )
-    return tmp
 
 
-def check_writable(out_dir: str | os.PathLike[str], snapshot_date: date | None = None) -> None:
-    """Fail now, before any fetch, when the snapshot could not be written to `out_dir`."""
-    day = snapshot_date or datetime.now(UTC).date()
-    shutil.rmtree(_prepare(Path(out_dir), day), ignore_errors=True)
+def _refuse_links(out: Path, root: Path) -> None:
+    """Every folder dims writes through, below `out`, must be a real folder, not a link."""
+    folders = [out / part for part in _prefixes(root.relative_to(out))]
+    folders += [root / name for name in (*TABLE_NAMES, layout.MANIFESTS, layout.REPLACED)]
+    for folder in folders:
+        if folder.is_symlink():
+            raise ExportError(
+                f"{folder} is a symbolic link; dims writes only inside --out and never "
+                "through links it did not create: replace the link with a folder, or "
+                "choose another --out"
+            )
+
+
+def _prefixes(relative: Path) -> list[Path]:
+    parts = relative.parts
+    return [Path(*parts[: n + 1]) for n in range(len(parts))]
+
+
+def check_writable(
+    out_dir: str | os.PathLike[str],
+    snapshot_date: date | None = None,
+    filters: Mapping[str, Any] | None = None,
+) -> None:
+    """Fail now, before any fetch, when the snapshot could not be written to `out_dir`.
+
+    Only probes: it takes no lock and removes nothing, so it is safe beside a running export.
+    """
+    out = Path(out_dir)
+    root = layout.dataset_root(out, filters)
+    _create(out)
+    _refuse_links(out, root)
+    probe = out / f"{layout.TMP_PREFIX}probe-{secrets.token_hex(6)}"
+    try:
+        probe.mkdir()
+    except OSError as exc:
+        raise _cannot_write(out, exc) from None
+    probe.rmdir()
+    _check_permissions(root, snapshot_date or datetime.now(UTC).date())
 
 
 def _remove_stale_temporaries(out: Path) -> None:
-    """Remove temporary folders left by exports that were killed (their process is gone)."""
-    if os.name != "posix":  # no safe liveness check by pid
-        return
+    """Remove the work folders of exports that are gone.
+
+    Called only while holding the lock, which every export holds for as long as its work
+    folder exists: any work folder seen now belongs to a dead export, whatever its PID.
+    """
     for child in out.iterdir():
-        match = _TMP_NAME.match(child.name)
-        if match and child.is_dir() and not _alive(int(match[1])):
+        if layout.TMP_NAME.match(child.name) and child.is_dir() and not child.is_symlink():
             shutil.rmtree(child, ignore_errors=True)
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+# --- what is there already ------------------------------------------------------------------
+
+
+def _read_manifest(path: Path) -> dict[str, Any] | None:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        found = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
 
 
-def _publish(tmp: Path, out: Path, day: date) -> dict[str, Path]:
-    """Move every table's finished partition into place (the procedure in the module doc)."""
-    partition = f"{PARTITION}={day.isoformat()}"
+def _deployments_version(root: Path, day: date) -> dict[str, Any]:
+    """snapshot_at, export_id and deployments rows of the version of `day` in `root`."""
+    manifest = _read_manifest(layout.manifest_path(root, day))
+    if manifest is not None and isinstance(manifest.get("rows"), dict):
+        return {
+            "snapshot_at": manifest.get("snapshot_at"),
+            "export_id": manifest.get("export_id"),
+            "deployments": manifest["rows"].get("deployments"),
+        }
+    found: dict[str, Any] = {"snapshot_at": None, "export_id": None, "deployments": None}
+    folder = layout.partition_dir(root, "deployments", day)
+    try:
+        files = sorted(folder.glob("*.parquet"))
+        metas = [pq.read_metadata(path) for path in files]
+    except (OSError, pa.ArrowException):
+        return found  # unreadable: nothing known about it
+    if metas:
+        found["deployments"] = sum(meta.num_rows for meta in metas)
+        keys = metas[0].metadata or {}
+        for name, key in (
+            ("snapshot_at", layout.SNAPSHOT_AT_KEY),
+            ("export_id", layout.EXPORT_ID_KEY),
+        ):
+            value = keys.get(key)
+            found[name] = value.decode() if value else None
+    return found
+
+
+def _refuse_empty(root: Path, exported: int, counts: Mapping[str, int]) -> None:
+    """No deployments now, some in the latest snapshot: the listing, not the fleet, is empty."""
+    if exported:
+        return
+    days = layout.partition_days(root, "deployments")
+    if not days:
+        return
+    before = _deployments_version(root, days[-1])["deployments"]
+    if not before:
+        return
+    raise ExportError(
+        f"the export found 0 deployments ({counts['records']:,} records read, "
+        f"{counts['rejected']:,} rejected) but the latest snapshot in {root} "
+        f"({days[-1].isoformat()}) has {before:,}; nothing was published. Check the filters "
+        "and the service, or pass --allow-empty to publish an empty snapshot"
+    )
+
+
+def _replacing(root: Path, day: date, export_id: str) -> dict[str, Any] | None:
+    """The version of `day` this export will replace, and where it will be kept; or None."""
+    present = [
+        name for name in TABLE_NAMES if os.path.lexists(layout.partition_dir(root, name, day))
+    ]
+    if not present and not os.path.lexists(layout.manifest_path(root, day)):
+        return None
+    when = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    kept_in = f"{layout.REPLACED}/{day.isoformat()}-{when}-{export_id[:8]}"
+    return {**_deployments_version(root, day), "tables": present, "kept_in": kept_in}
+
+
+# --- publishing -----------------------------------------------------------------------------
+
+
+class _Journal:
+    """The steps of a publish that changed the dataset, each with how to undo it."""
+
+    def __init__(self) -> None:
+        self.undo: list[Callable[[], object]] = []
+
+    def did(self, undo: Callable[[], object]) -> None:
+        self.undo.append(undo)
+
+    def rollback(self) -> list[str]:
+        """Undo every step, newest first; what could not be undone, as text."""
+        failed = []
+        for step in reversed(self.undo):
+            try:
+                step()
+            except OSError as exc:
+                failed.append(f"{exc.strerror or exc} ({exc.filename})")
+        self.undo.clear()
+        return failed
+
+
+class _Keeper:
+    """The folder a replaced version is kept in, created on first use."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def place(self, *parts: str) -> Path:
+        assert self.folder is not None, "nothing is replaced without a keep folder"
+        path = self.folder.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict[str, Path]:
+    """Move every table's finished partition into place, then the manifest; all or nothing."""
+    partition = layout.partition_name(day)
     names = [n for n in TABLE_NAMES if n != _PUBLISH_LAST] + [_PUBLISH_LAST]
-    new_files = {}
-    for name in names:
-        source = tmp / name / partition
-        for path in source.iterdir():
-            _fsync(path)
-        new_files[name] = sorted(p.name for p in source.iterdir())
+    new_manifest = tmp / "manifest.json"
+    new_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
+    for path in (*(p for n in names for p in (tmp / n / partition).iterdir()), new_manifest):
+        _fsync(path)
+    replaced = manifest["replaced"]
+    keeper = _Keeper(root / replaced["kept_in"] if replaced else None)
+    journal = _Journal()
     paths: dict[str, Path] = {}
-    for name in names:
-        source = tmp / name / partition
-        target = out / name / partition
-        target.parent.mkdir(exist_ok=True)
-        if not target.exists():
-            os.rename(source, target)  # the complete folder appears at once
-        else:
-            for file_name in new_files[name]:
-                os.replace(source / file_name, target / file_name)  # atomic per file
-            for stale in target.iterdir():
-                if stale.name not in new_files[name]:
-                    _remove(stale)
-        _fsync_dir(target.parent)
-        paths[name] = target
+    try:
+        for name in names:
+            paths[name] = _publish_table(tmp / name / partition, root / name, keeper, journal)
+        _publish_file(new_manifest, layout.manifest_path(root, day), keeper, journal)
+    except BaseException as exc:
+        failed = journal.rollback()
+        if keeper.folder is not None and not failed:
+            shutil.rmtree(keeper.folder, ignore_errors=True)
+            _rmdir_if_empty(keeper.folder.parent)
+        if not isinstance(exc, OSError):
+            raise
+        undone = (
+            "the earlier version is back in place"
+            if not failed
+            else f"could not undo {len(failed)} step(s): {failed[0]}; "
+            f"what was moved aside is in {keeper.folder}"
+        )
+        raise ExportError(
+            f"cannot publish the {day.isoformat()} snapshot into {root}: "
+            f"{exc.strerror or exc} ({exc.filename}); nothing of that day was published and "
+            f"{undone}"
+        ) from None
     return paths
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+def _publish_table(source: Path, table_dir: Path, keeper: _Keeper, journal: _Journal) -> Path:
+    """One table's partition: a new folder appears whole; an existing one is swapped file by
+    file, each old file kept (linked) first; a link in its place is moved aside, not followed."""
+    if not os.path.lexists(table_dir):
+        table_dir.mkdir()
+        journal.did(partial(_rmdir_if_empty, table_dir))
+    target = table_dir / source.name
+    kept_parts = (table_dir.name, source.name)
+    if target.is_symlink():
+        kept = keeper.place(*kept_parts)
+        os.rename(target, kept)  # the link itself moves; its target is never touched
+        journal.did(partial(os.rename, kept, target))
+    if not os.path.lexists(target):
+        os.rename(source, target)  # the complete folder appears at once
+        journal.did(partial(os.rename, target, source))
+        _fsync_dir(table_dir)
+        return target
+    if not target.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder where a partition goes", str(target))
+    new_names = sorted(path.name for path in source.iterdir())
+    for entry in sorted(target.iterdir()):
+        if entry.name not in new_names:  # a file the new version does not have
+            kept = keeper.place(*kept_parts, entry.name)
+            os.rename(entry, kept)
+            journal.did(partial(os.rename, kept, entry))
+    for name in new_names:
+        _publish_file(source / name, target / name, keeper, journal, kept_parts)
+    _fsync_dir(target)
+    return target
+
+
+def _publish_file(
+    new: Path,
+    target: Path,
+    keeper: _Keeper,
+    journal: _Journal,
+    kept_parts: tuple[str, ...] | None = None,
+) -> None:
+    """Swap `new` in at `target` atomically, keeping what was there in the keeper's folder."""
+    if not os.path.lexists(target.parent):
+        target.parent.mkdir()
+        journal.did(partial(_rmdir_if_empty, target.parent))
+    if not os.path.lexists(target):
+        os.rename(new, target)
+        journal.did(partial(os.rename, target, new))
+        return
+    parts = (*(kept_parts or (target.parent.name,)), target.name)
+    kept = keeper.place(*parts)
+    if target.is_file() and not target.is_symlink():
+        _keep_link(target, kept)  # the old file stays readable in place until the swap
+        os.replace(new, target)
+        journal.did(partial(os.replace, kept, target))
+    else:  # a link or a folder where a file goes: moved aside whole
+        os.rename(target, kept)
+        journal.did(partial(os.rename, kept, target))
+        os.rename(new, target)
+        journal.did(partial(os.rename, target, new))
+
+
+def _keep_link(path: Path, kept: Path) -> None:
+    """A second name for `path` in the keep folder (a copy where hard links are not allowed)."""
+    try:
+        os.link(path, kept, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(path, kept, follow_symlinks=False)
+
+
+def _rmdir_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
+def _prune_replaced(root: Path, day: date, keep: int = KEEP_REPLACED) -> None:
+    """Keep the newest `keep` replaced versions of `day`; older ones are removed."""
+    folder = root / layout.REPLACED
+    if not folder.is_dir():
+        return
+    versions = sorted(p for p in folder.iterdir() if p.name.startswith(f"{day.isoformat()}-"))
+    for old in versions[:-keep] if keep else versions:
+        shutil.rmtree(old, ignore_errors=True)  # never follows links inside
 
 
 def _fsync(path: Path) -> None:
@@ -302,6 +717,3 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-# --- reading the dataset back -------------------------------------------------------------

@@ -29,6 +29,7 @@ def take_snapshot(
     snapshot_date: dt.date | None = None,
     progress: Progress | None = None,
     limits: fetch.FetchLimits | None = None,
+    allow_empty: bool = False,
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
@@ -44,6 +45,20 @@ def take_snapshot(
     def repositories_by_integration() -> dict[str, list[dict[str, Any]]]:
         fetched.append(repositories.result())
         return fetched[-1].by_integration
+
+    def evidence() -> dict[str, Any]:
+        """What was asked and what came back: the manifest's `fetch` section."""
+        repos = fetched[-1] if fetched else fetch.Repositories()
+        return {
+            "filters": {k: getattr(v, "value", v) for k, v in filters.items()},
+            **stats.evidence(),
+            "oauth_providers": len(providers),
+            "integrations": {
+                "listed": len(repos.by_integration),
+                "unknown_to_service": repos.missing,
+                "not_uuid": repos.malformed,
+            },
+        }
 
     try:
         pages = fetch.fetch_deployments(
@@ -63,6 +78,9 @@ def take_snapshot(
             snapshot_date=snapshot_date,
             include_env_values=include_env_values,
             strict=strict,
+            filters=filters,
+            allow_empty=allow_empty,
+            evidence=evidence,
         )
     finally:
         repositories.close()
@@ -113,6 +131,7 @@ def snapshot_from_dump(
     include_env_values: bool = False,
     strict: bool = False,
     snapshot_date: dt.date | None = None,
+    allow_empty: bool = False,
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service.
 
@@ -124,4 +143,5 @@ def snapshot_from_dump(
         snapshot_date=snapshot_date,
         include_env_values=include_env_values,
         strict=strict,
+        allow_empty=allow_empty,
     )

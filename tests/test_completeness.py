@@ -227,3 +227,24 @@ def test_an_integration_id_that_is_not_a_uuid_is_named_not_fatal(tmp_path):
     assert "'not-a-uuid'" in result.summary()
     repositories = read_table(tmp_path, "repositories")
     assert len(repositories) > 0  # the other integrations' repositories are there
+
+
+def test_the_manifest_says_what_was_asked_and_what_came_back(tmp_path):
+    """The evidence that the snapshot is whole, in the manifest the export writes last."""
+    fleet = generate_fleet(90, seed=20, untyped_every=9)
+    with run_sandbox(fleet=fleet, faults=Faults(page_cap=8)) as sb:
+        result, _ = snapshot(sb, tmp_path, page_size=50)
+    on_disk = orjson.loads(
+        (tmp_path / "_manifests" / f"{result.snapshot_date.isoformat()}.json").read_bytes()
+    )
+    assert on_disk == orjson.loads(orjson.dumps(result.manifest))
+    evidence = on_disk["fetch"]
+    assert evidence["complete"] is True and evidence["deployments"] == 90
+    assert evidence["deployment_type_from"] == {"record": 0, "typed_listing": 80, "none": 10}
+    fleet_listing, *typed = evidence["listings"]
+    assert (fleet_listing["listing"], fleet_listing["role"]) == ("all", "fleet")
+    assert fleet_listing["records"] == 90 and fleet_listing["largest_page"] == 8
+    assert fleet_listing["pages"] == 12 + 1  # 90 / 8 rounded up, and the empty page that ends it
+    assert sorted(item["listing"] for item in typed) == sorted(fetch.deployment_types())
+    assert evidence["integrations"]["unknown_to_service"] == []
+    assert on_disk["rows"]["deployments"] == 90

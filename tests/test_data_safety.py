@@ -8,11 +8,18 @@ Parquet files open and half written, when it sends the signal; no timing guesses
 Afterwards the earlier snapshot must read back byte-identical through pyarrow and DuckDB,
 readers must see no partition of the killed day, and the next export must succeed and clear
 what a SIGKILL left behind.
+
+Then the rules of issues 12 and 13, each on a real filesystem with real processes: links in
+--out are never followed, a day is published whole or not at all (a junk file in the way
+rolls back what was moved), one writer per folder (two exports into one day never mix; a
+second one waits for the lock), a re-run keeps the replaced version, an empty export over a
+fleet is refused, and a filtered export never touches the fleet's snapshot.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import subprocess
 import sys
@@ -26,11 +33,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis.cli import main
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from analysis.dataset import read_table
+from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
+PART = "part-0.parquet"
 DEADLINE_S = 30.0
 
 #: `dims export --from-json <any>` whose dump never ends: 6 pages, a marker, then waiting.
@@ -41,6 +50,7 @@ from pathlib import Path
 import analysis.export
 import analysis.snapshot
 from analysis.cli import main
+from analysis.dataset import read_table
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 
@@ -105,8 +115,8 @@ def poll(condition, what: str) -> None:
         time.sleep(0.01)
 
 
-def export_args(out: Path, day: date) -> list[str]:
-    return ["export", "--from-json", "unused.json", "--out", str(out), "--snapshot-date", str(day)]
+def export_args(out: Path, day: date, dump: Path | str = "unused.json") -> list[str]:
+    return ["export", "--from-json", str(dump), "--out", str(out), "--snapshot-date", str(day)]
 
 
 @contextlib.contextmanager
@@ -221,29 +231,25 @@ def test_unwritable_output_folder_is_one_line_before_any_fetch(tmp_path):
     assert "Traceback" not in done.stderr
 
 
-def test_a_full_rerun_the_same_day_replaces_that_day(tmp_path):
-    """Second export of D1 wins completely: its rows, its content, no file of the first."""
+def test_a_full_rerun_the_same_day_replaces_that_day_and_keeps_the_earlier_one(tmp_path, capsys):
+    """Second export of D1 wins completely: its rows, its content, no file of the first.
+    The first is kept, readable, in DIR/_replaced/, and the export says so."""
     out = tmp_path / "data"
     fleets = [generate_fleet(40, seed=1), generate_fleet(25, seed=2)]
     for n, fleet in enumerate(fleets):
         dump = tmp_path / f"run{n}.json"
         dump.write_bytes(fleet_dump_bytes(fleet))
-        assert (
-            main(
-                [
-                    "export",
-                    "--from-json",
-                    str(dump),
-                    "--out",
-                    str(out),
-                    "--snapshot-date",
-                    "2025-01-01",
-                ]
-            )
-            == 0
-        )
+        assert main(export_args(out, D1, dump)) == 0
         if n == 0:
             first = files(out)
+            first_ids = set(read_table(out, "deployments", D1)["id"])
+    said = capsys.readouterr().out
+    (kept,) = (out / "_replaced").iterdir()
+    assert "replaced the earlier snapshot of that day" in said and str(kept) in said
+    assert set(read_table(kept, "deployments", D1)["id"]) == first_ids  # recoverable
+    manifest = json.loads((out / "_manifests" / "2025-01-01.json").read_text())
+    assert manifest["replaced"]["kept_in"] == f"_replaced/{kept.name}"
+    assert manifest["replaced"]["deployments"] == len(first_ids)
     second = fleets[1]
     deployments = pq.read_table(out / "deployments" / "snapshot_date=2025-01-01")
     readable = [
@@ -282,3 +288,226 @@ def test_a_full_rerun_the_same_day_replaces_that_day(tmp_path):
             ["snapshot_at"]
         )
         assert replaced.to_pylist() == clean.to_pylist(), table
+
+
+# --- never outside --out, whole days, one writer (issue 13) ----------------------------------
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[0]
+
+
+def small_dump(tmp_path: Path, name: str, count: int, seed: int) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(fleet_dump_bytes(generate_fleet(count, seed=seed)))
+    return path
+
+
+@pytest.mark.parametrize("day", [D1, D2], ids=["rerun-day", "new-day"])
+def test_a_partition_folder_that_is_a_link_is_replaced_as_a_link(first_snapshot, tmp_path, day):
+    """The link moves aside (recoverable); nothing in the folder it points to is touched."""
+    out, _, rows = first_snapshot
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not dims's")
+    (elsewhere / "part-0.parquet").write_bytes(b"someone else's file")
+    outside = files(elsewhere)
+    link = out / "deployment_labels" / f"snapshot_date={day}"
+    if day == D1:
+        link.rename(tmp_path / "the-real-d1-labels")
+    link.symlink_to(elsewhere, target_is_directory=True)
+
+    done = dims(*export_args(out, day, small_dump(tmp_path, "d2", 20, seed=4)))
+    assert done.returncode == 0, done.stderr
+    assert files(elsewhere) == outside
+    assert not link.is_symlink() and [p.name for p in link.iterdir()] == ["part-0.parquet"]
+    (kept,) = (out / "_replaced").iterdir()
+    moved = kept / "deployment_labels" / f"snapshot_date={day}"
+    assert moved.is_symlink() and moved.resolve() == elsewhere.resolve()
+    assert "replaced the earlier snapshot" in done.stdout
+    if day == D2:
+        assert_readable(out, D1, rows)
+
+
+def test_a_part_file_that_is_a_link_is_replaced_not_written_through(first_snapshot, tmp_path):
+    out, _, _ = first_snapshot
+    precious = tmp_path / "precious.bin"
+    precious.write_bytes(b"not dims's")
+    part = out / "repositories" / "snapshot_date=2025-01-01" / PART
+    part.unlink()
+    part.symlink_to(precious)
+
+    done = dims(*export_args(out, D1, small_dump(tmp_path, "again", 20, seed=4)))
+    assert done.returncode == 0, done.stderr
+    assert precious.read_bytes() == b"not dims's"
+    assert not part.is_symlink() and pq.read_metadata(part).num_rows >= 0
+    (kept,) = (out / "_replaced").iterdir()
+    assert (kept / "repositories" / "snapshot_date=2025-01-01" / PART).is_symlink()
+
+
+@pytest.mark.parametrize("link", ["deployment_labels", "_manifests", "_replaced"])
+def test_a_folder_dims_writes_through_that_is_a_link_is_refused(first_snapshot, tmp_path, link):
+    """A table folder (or the manifests' or replaced versions' folder) that is a link would
+    take writes outside --out: one line, nothing of the day published, the target untouched."""
+    out, _, _ = first_snapshot
+    elsewhere = tmp_path / "elsewhere"
+    if (out / link).exists():
+        (out / link).rename(elsewhere)
+    else:
+        elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not dims's")
+    (out / link).symlink_to(elsewhere, target_is_directory=True)
+    outside, before = files(elsewhere), files(out)
+
+    line = one_error_line(dims(*export_args(out, D2, small_dump(tmp_path, "d2", 20, seed=4))))
+    assert f"{out / link} is a symbolic link" in line
+    assert files(elsewhere) == outside and files(out) == before
+    assert all("2025-01-02" not in p for p in visible_partitions(out))
+    assert temporaries(out) == []
+
+
+def test_a_junk_file_where_a_day_folder_goes_publishes_nothing_of_that_day(
+    first_snapshot, tmp_path
+):
+    """Deployments are published last, so twelve tables are in place when their step fails:
+    every one is rolled back, and the error says which path was in the way."""
+    out, _, rows = first_snapshot
+    junk = out / "deployments" / "snapshot_date=2025-01-02"
+    junk.write_text("a file where the day's folder goes")
+    before = files(out)
+
+    line = one_error_line(dims(*export_args(out, D2, small_dump(tmp_path, "d2", 20, seed=4))))
+    assert line.startswith("dims export: error: cannot publish the 2025-01-02 snapshot")
+    assert str(junk) in line and "nothing of that day was published" in line
+    assert files(out) == before
+    assert all("2025-01-02" not in p for p in visible_partitions(out))
+    assert temporaries(out) == [] and not (out / "_replaced").exists()
+    assert_readable(out, D1, rows)
+
+
+def test_a_failed_publish_of_a_rerun_day_puts_the_earlier_version_back(first_snapshot, tmp_path):
+    """Re-running D1 swaps twelve tables' files, then fails on the thirteenth: the twelve get
+    their earlier files back, byte for byte, and no half-made kept version stays."""
+    out, _, _ = first_snapshot
+    deployments = out / "deployments" / "snapshot_date=2025-01-01"
+    deployments.rename(tmp_path / "moved-away")
+    deployments.write_text("junk")
+    before = files(out)
+
+    line = one_error_line(dims(*export_args(out, D1, small_dump(tmp_path, "again", 20, seed=4))))
+    assert "the earlier version is back in place" in line
+    assert files(out) == before
+    assert temporaries(out) == [] and not (out / "_replaced").exists()
+
+
+def stamps(out: Path, day: date) -> set[bytes]:
+    """The export ids of every table's file of `day`, and of its manifest."""
+    found = {
+        pq.read_metadata(out / table / f"snapshot_date={day}" / "part-0.parquet").metadata[
+            b"dims.export_id"
+        ]
+        for table in TABLE_NAMES
+    }
+    manifest = json.loads((out / "_manifests" / f"{day}.json").read_text())
+    return found | {manifest["export_id"].encode()}
+
+
+def test_two_exports_into_one_folder_and_day_never_mix(tmp_path):
+    """Real processes started together: the lock makes one wait for the other, both succeed,
+    and the day is wholly one export's: one export id in every file and the manifest, and
+    every container row belongs to a deployment of that day."""
+    out = tmp_path / "data"
+    dumps = [small_dump(tmp_path, f"fleet{n}", 150, seed=n) for n in range(2)]
+    for _ in range(3):
+        exports = [
+            subprocess.Popen(
+                [str(DIMS), *export_args(out, D1, dump)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for dump in dumps
+        ]
+        outcomes = [child.communicate(timeout=120) for child in exports]
+        assert [child.returncode for child in exports] == [0, 0], outcomes
+        assert len(stamps(out, D1)) == 1
+        ((orphans,),) = duckdb.sql(
+            f"select count(*) from read_parquet('{out}/deployment_containers/*/*.parquet') c "
+            f"where c.deployment_id not in (select id from "
+            f"read_parquet('{out}/deployments/*/*.parquet'))"
+        ).fetchall()
+        assert orphans == 0
+        assert temporaries(out) == []
+
+
+def test_a_second_export_waits_for_the_lock_and_judges_leftovers_by_it(first_snapshot, tmp_path):
+    """While another writer holds the lock, an export says it waits and removes nothing (the
+    work folder might be the other writer's). Once the lock is free it runs, and removes
+    work folders the lock proves dead, though the PID in the name (1) is alive here."""
+    out, _, _ = first_snapshot
+    leftover = out / ".tmp-2025-01-02-1-abcd"
+    (leftover / "deployments").mkdir(parents=True)
+    import fcntl
+
+    with open(out / ".dims.lock", "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        stderr = tmp_path / "stderr.txt"
+        with open(stderr, "w") as sink:
+            child = subprocess.Popen(
+                [str(DIMS), *export_args(out, D2, small_dump(tmp_path, "d2", 20, seed=4))],
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+            )
+        try:
+            poll(lambda: "waiting" in stderr.read_text(), "the export to say it waits")
+            assert leftover.is_dir() and child.poll() is None
+        finally:
+            fcntl.flock(held, fcntl.LOCK_UN)
+    assert child.wait(timeout=DEADLINE_S) == 0
+    (line,) = stderr.read_text().strip().splitlines()
+    assert line.startswith(f"dims: warning: another export is writing to {out}; waiting")
+    assert not leftover.exists()
+    assert read_table(out, "deployments", D2).shape[0] > 0
+
+
+# --- snapshots are not destroyed by accident (issue 12) --------------------------------------
+
+
+def test_an_empty_export_over_a_fleet_is_refused_unless_allowed(first_snapshot, tmp_path):
+    out, before, _ = first_snapshot
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    line = one_error_line(dims(*export_args(out, D2, empty)))
+    assert "found 0 deployments" in line and "2025-01-01" in line and "--allow-empty" in line
+    assert files(out) == before and temporaries(out) == []
+
+    done = dims(*export_args(out, D2, empty), "--allow-empty")
+    assert done.returncode == 0, done.stderr
+    assert read_table(out, "deployments", D2).empty
+
+
+def test_a_filtered_export_never_touches_the_fleets_snapshot(first_snapshot):
+    """`--name-contains` with a typo finds nothing: its snapshot goes to its own root, the
+    filters in its metadata and manifest, and the fleet's snapshot of that day stays."""
+    out, before, _ = first_snapshot
+    with run_sandbox(deployments=60, seed=2) as sandbox:
+        args = ["--base-url", sandbox.base_url, "--out", str(out), "--snapshot-date", str(D1)]
+        typo = dims("export", *args, "--name-contains", "no-such-name", "--json")
+        assert typo.returncode == 0, typo.stderr
+        some = dims("export", *args, "--name-contains", "a")
+        assert some.returncode == 0, some.stderr
+    assert {p: b for p, b in files(out).items() if not p.startswith("filtered/")} == before
+    manifest = json.loads(typo.stdout)
+    assert manifest["filters"] == {"name_contains": "no-such-name"}
+    assert manifest["dataset"] == "filtered/name_contains-no-such-name"
+    root = out / manifest["dataset"]
+    assert read_table(root, "deployments", D1).empty
+    metadata = pq.read_metadata(
+        root / "deployments" / "snapshot_date=2025-01-01" / "part-0.parquet"
+    )
+    assert json.loads(metadata.metadata[b"dims.filters"]) == {"name_contains": "no-such-name"}
+    assert "filtered (name_contains=a)" in some.stdout
+    assert not read_table(out / "filtered" / "name_contains-a", "deployments", D1).empty

@@ -16,16 +16,26 @@ def dims() -> str:
     return shutil.which("dims", path=str(Path(sys.executable).parent)) or "dims"
 
 
-def test_demo_exports_every_table_and_writes_the_report(tmp_path):
-    out = tmp_path / "data"
+def test_demo_exports_every_table_and_writes_the_report_into_its_own_folder(tmp_path):
+    """Run where a real export's default folder holds data: the demo goes to ./dims-demo
+    and never touches ./dims-data."""
+    real = tmp_path / "dims-data" / "deployments" / "snapshot_date=2025-01-01"
+    real.mkdir(parents=True)
+    (real / "part-0.parquet").write_bytes(b"a real export's file")
     done = subprocess.run(
-        [dims(), "demo", "--out", str(out), "--deployments", "150", "--seed", "5"],
+        [dims(), "demo", "--deployments", "150", "--seed", "5"],
         capture_output=True,
         text=True,
         timeout=300,
         stdin=subprocess.DEVNULL,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
+    out = tmp_path / "dims-demo"
+    assert [p.name for p in (tmp_path / "dims-data").rglob("*") if p.is_file()] == [
+        "part-0.parquet"
+    ]
+    assert (real / "part-0.parquet").read_bytes() == b"a real export's file"
     report = Path(done.stdout.split("report: ", 1)[1].split()[0])
     assert report.is_file() and report.name == "report.html"
     assert report.parent.parent.name == "reports"

@@ -79,6 +79,12 @@ def count_rows(out: Path, table: str) -> int:
     ).fetchall()[0][0]
 
 
+def work_folders(out: Path) -> list[Path]:
+    """Dot entries an export leaves in its folder, besides its lock file (which stays:
+    removing a lock file races with a writer that has just opened it)."""
+    return [p for p in out.iterdir() if p.name.startswith(".") and p.name != ".dims.lock"]
+
+
 def read(out: Path, table: str) -> pa.Table:
     return pq.read_table(partition(out, table) / "part-0.parquet")
 
@@ -124,7 +130,7 @@ def test_every_table_is_written_with_schema_version_and_portable_types(exported)
         if metadata.num_row_groups:
             assert metadata.row_group(0).column(0).compression == "ZSTD"
         assert pq.read_metadata(path).num_rows == result.rows[table]
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert work_folders(out) == []
 
 
 def test_duckdb_and_polars_read_the_dataset(exported, fleet):
@@ -318,7 +324,7 @@ def test_a_failure_mid_stream_leaves_earlier_snapshots_untouched(fleet, tmp_path
             _failing_pages(fleet, 3, error), tmp_path, snapshot_date=day, row_group_records=50
         )
     assert _snapshot_state(tmp_path) == before
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert work_folders(tmp_path) == []
     assert snapshot_dates(tmp_path) == [DAY]
 
 
@@ -326,7 +332,7 @@ def test_strict_mode_writes_nothing_on_a_rejected_record(tmp_path):
     pages = [Page([{"id": "a"}, {"id": "b", "created_at": "never"}], source="dump.json[0..1]")]
     with pytest.raises(RejectedRecordError, match=r"dump.json\[0..1\] record 1: created_at"):
         export_snapshot(pages, tmp_path, strict=True)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == [".dims.lock"]  # the lock file stays
 
 
 def test_rerunning_the_same_day_replaces_it(fleet, tmp_path):
@@ -397,3 +403,58 @@ def test_progress_and_row_groups(fleet, tmp_path):
     metadata = pq.read_metadata(partition(tmp_path, "deployments") / "part-0.parquet")
     assert metadata.num_row_groups >= 3
     assert metadata.num_rows == result.rows["deployments"]
+
+
+# --- the manifest ----------------------------------------------------------------------------
+
+
+def test_the_manifest_is_written_with_the_callers_fetch_evidence(fleet, tmp_path):
+    """`evidence` is called once the pages are consumed; its mapping lands under "fetch"
+    verbatim, and the manifest on disk is the one ExportResult carries."""
+    consumed = []
+
+    def pages():
+        for page in fleet_pages(fleet):
+            consumed.append(len(page.records))
+            yield page
+
+    def evidence():
+        return {"pages": len(consumed), "records": sum(consumed), "listings": ["all"]}
+
+    result = export_snapshot(pages(), tmp_path, snapshot_date=DAY, evidence=evidence)
+    on_disk = orjson.loads((tmp_path / "_manifests" / "2025-03-01.json").read_bytes())
+    assert on_disk == result.manifest
+    assert on_disk["fetch"] == {
+        "pages": len(consumed),
+        "records": len(fleet.deployments),
+        "listings": ["all"],
+    }
+    assert on_disk["rows"] == result.rows and on_disk["records"] == result.records
+    assert on_disk["snapshot_date"] == "2025-03-01" and on_disk["schema_version"] == 1
+    assert (on_disk["dataset"], on_disk["filters"], on_disk["replaced"]) == (".", {}, None)
+    for table, path in on_disk["files"].items():
+        metadata = pq.read_metadata(tmp_path / path).metadata
+        assert metadata[b"dims.export_id"].decode() == on_disk["export_id"], table
+
+
+def test_evidence_that_is_not_json_publishes_nothing(tmp_path):
+    with pytest.raises(ExportError, match="the fetch evidence for the manifest is not JSON"):
+        export_snapshot([Page([{"id": "a"}], source="s")], tmp_path, evidence={"at": object()})
+    assert snapshot_dates(tmp_path) == [] and work_folders(tmp_path) == []
+
+
+def test_a_filtered_export_goes_to_its_own_root_and_says_so(fleet, tmp_path):
+    export_fleet(fleet, tmp_path)
+    before = _snapshot_state(tmp_path)
+    result = export_snapshot(
+        [Page([{"id": "one"}], source="s")],
+        tmp_path,
+        snapshot_date=DAY,
+        filters={"status": "READY", "name_contains": None, "deployment_ids": ["a/b", "c"]},
+    )
+    assert {k: v for k, v in _snapshot_state(tmp_path).items() if "filtered" not in k} == before
+    assert result.out_dir.parent == tmp_path / "filtered"
+    assert result.out_dir.name.startswith("deployment_ids-a_b+c__status-READY-")  # hashed: a/b
+    assert result.manifest["filters"] == {"deployment_ids": ["a/b", "c"], "status": "READY"}
+    assert "filtered (deployment_ids=['a/b', 'c'], status=READY)" in result.summary()
+    assert read_table(result.out_dir, "deployments")["id"].tolist() == ["one"]

@@ -41,11 +41,14 @@ def resolve_date(out_dir: str | Path, snapshot_date: str | date | None) -> str:
 def read_table(
     out_dir: str | Path, table: str, snapshot_date: str, columns: list[str] | None = None
 ) -> pd.DataFrame | None:
-    """One table of one snapshot, or None when that table was not written."""
-    try:
-        return dataset.read_table(out_dir, table, snapshot_date, columns)
-    except DatasetError:
+    """One table of one snapshot, or None when that table was not written.
+
+    A file that cannot be read is still an error (DatasetError): a report must not show a
+    table as empty because a stranger's file sits in its place.
+    """
+    if date.fromisoformat(snapshot_date) not in dataset.snapshot_dates(out_dir, table):
         return None
+    return dataset.read_table(out_dir, table, snapshot_date, columns)
 
 
 @dataclass
@@ -91,13 +94,17 @@ CONTAINER_COLUMNS = [
 
 def load_snapshot(out_dir: str | Path, snapshot_date: str | date | None = None) -> Snapshot:
     """The snapshot dated `snapshot_date` (default: the latest) of the dataset in `out_dir`."""
-    date = resolve_date(out_dir, snapshot_date)
-    deployments = read_table(out_dir, "deployments", date)
-    assert deployments is not None  # resolve_date saw its files
-    containers = read_table(out_dir, "deployment_containers", date, columns=CONTAINER_COLUMNS)
-    if containers is None:
+    day = dataset.resolve_date(out_dir, snapshot_date)
+    # Both tables from the same export, even while a re-export replaces that day.
+    found = dataset.read_tables(
+        out_dir, {"deployments": None, "deployment_containers": CONTAINER_COLUMNS}, day
+    )
+    deployments = dataset.as_frame(found["deployments"], day)
+    if "deployment_containers" in found:
+        containers = dataset.as_frame(found["deployment_containers"], day)
+    else:
         containers = pd.DataFrame({c: pd.Series(dtype="object") for c in CONTAINER_COLUMNS})
-    return Snapshot(Path(out_dir), date, deployments, containers)
+    return Snapshot(Path(out_dir), day.isoformat(), deployments, containers)
 
 
 def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | date | None = None) -> Snapshot:

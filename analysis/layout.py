@@ -1,0 +1,121 @@
+"""Where things live in a dims dataset folder: the one place both the writer and the readers
+take their paths from.
+
+```
+DIR/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet     the snapshot (readers glob these)
+DIR/_manifests/YYYY-MM-DD.json                          evidence of a whole snapshot
+DIR/_replaced/YYYY-MM-DD-<when>-<id>/…                  earlier versions of a re-run day
+DIR/filtered/<slug of the filters>/…                    a filtered export: the same layout
+DIR/.dims.lock, DIR/.tmp-…                              the writer's lock and work folders
+```
+
+Everything that is not a snapshot starts with `_` or `.` or sits one level deeper than a
+table's partitions, so `DIR/<table>/*/*.parquet` (DuckDB, pyarrow, Spark) never matches it,
+and Hadoop-style readers skip `_`/`.` names anyway.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+PARTITION = "snapshot_date"
+PART_FILE = "part-0.parquet"
+MANIFESTS = "_manifests"
+REPLACED = "_replaced"
+FILTERED = "filtered"
+LOCK_FILE = ".dims.lock"
+TMP_PREFIX = ".tmp-"
+#: Work folders of the writer (the old `.tmp-<date>-<pid>-<hex>` form included).
+TMP_NAME = re.compile(r"^\.tmp-(\d{4}-\d{2}-\d{2}|probe)-[0-9a-z-]+$")
+#: Keys of every part file's Parquet metadata (besides tables.SCHEMA_VERSION_KEY).
+SNAPSHOT_AT_KEY = b"dims.snapshot_at"
+EXPORT_ID_KEY = b"dims.export_id"
+FILTERS_KEY = b"dims.filters"
+_PARTITION_DIR = re.compile(rf"^{PARTITION}=(\d{{4}}-\d{{2}}-\d{{2}})$")
+_SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+_SLUG_MAX = 80
+
+PathLike = str | os.PathLike[str]
+
+
+def partition_name(day: date) -> str:
+    return f"{PARTITION}={day.isoformat()}"
+
+
+def partition_dir(root: PathLike, table: str, day: date) -> Path:
+    return Path(root) / table / partition_name(day)
+
+
+def part_path(table: str, day: date) -> str:
+    """Where a table's file of `day` lives, relative to the dataset root (POSIX form)."""
+    return f"{table}/{partition_name(day)}/{PART_FILE}"
+
+
+def manifest_path(root: PathLike, day: date) -> Path:
+    return Path(root) / MANIFESTS / f"{day.isoformat()}.json"
+
+
+def partition_days(root: PathLike, table: str) -> list[date]:
+    """The days that have a partition folder holding Parquet files for `table`, oldest first."""
+    folder = Path(root) / table
+    if not folder.is_dir():
+        return []
+    found = []
+    for child in folder.iterdir():
+        match = _PARTITION_DIR.match(child.name)
+        if match and child.is_dir() and any(child.glob("*.parquet")):
+            try:
+                found.append(date.fromisoformat(match[1]))
+            except ValueError:
+                continue  # e.g. 2025-13-40: not a snapshot dims wrote
+    return sorted(found)
+
+
+def clean_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The filters that narrow the listing (None values and empty lists dropped), by name."""
+    return {
+        key: value
+        for key, value in sorted((filters or {}).items())
+        if value is not None and value != [] and value != ()
+    }
+
+
+def filters_slug(filters: Mapping[str, Any]) -> str:
+    """A readable folder name for a set of filters: `name_contains-web__status-READY`.
+
+    Characters a folder name cannot hold safely become `_`; when that (or shortening) makes
+    the name ambiguous, a short hash of the exact filters is appended, so two different
+    filter sets never share a folder. (`=` is avoided: Hive-style readers take `key=value`
+    folders for partitions.)
+    """
+    cleaned = clean_filters(filters)
+    values = [_text(value) for value in cleaned.values()]
+    exact = "__".join(f"{key}-{value}" for key, value in zip(cleaned, values, strict=True))
+    readable = _SLUG_UNSAFE.sub("_", exact).strip("._") or "filters"
+    if readable == exact and len(readable) <= _SLUG_MAX and not any("__" in v for v in values):
+        return readable
+    digest = hashlib.sha256(json.dumps(cleaned, default=str).encode()).hexdigest()[:10]
+    return f"{readable[:_SLUG_MAX]}-{digest}"
+
+
+def dataset_root(out_dir: PathLike, filters: Mapping[str, Any] | None) -> Path:
+    """Where a snapshot with these filters lives: `out_dir` for the fleet, else its own root."""
+    cleaned = clean_filters(filters)
+    if not cleaned:
+        return Path(out_dir)
+    return Path(out_dir) / FILTERED / filters_slug(cleaned)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple | set | frozenset):
+        return "+".join(_text(v) for v in value)
+    return str(value)

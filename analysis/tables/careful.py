@@ -34,6 +34,7 @@ from .rules import (
     Reject,
     RoutedFn,
     Row,
+    Step,
     Unknown,
     check_shape,
     compile_function,
@@ -60,46 +61,79 @@ def _read_one(key: str, value: Any, plan: Plan, path: str, row: Row, unknown: Un
         if step[3]:
             return
         raise Reject(path + key, f"expected {EXPECTED.get(step[1], step[1])}, got null")
-    op = step[0]
-    index = cast(int, step[2])  # None only for steps that store nothing (checked below)
-    if op == NUMBER:
-        t = type(value)
-        if t is float:
-            row[index] = value
-            return
-        if t is int and -EXACT_INT <= value <= EXACT_INT:
-            row[index] = value  # Arrow stores it as float64 exactly
-            return
-    elif op == TEXT:
-        if type(value) is str:
-            row[index] = value
-            return
-    elif op == BOOLEAN:
-        if type(value) is bool:
-            row[index] = value
-            return
-    elif op == NESTED:
-        if type(value) is not dict:
-            raise Reject(path + key, f"expected object, got {describe(value, False)}")
-        step[4].read(value, f"{path}{key}.", row, unknown)
-        return
-    elif op == CALL:
-        step[4](value, path + key, row)
-        return
-    elif op == PASSWORD:
-        if type(value) is not str:
-            raise Reject(path + key, f"expected string, got {json_type(value)}")
-        if step[2] is not None:
-            row[index] = value
-        return
-    elif op in (JSON, CHECK):
-        prop, must_object, hide = step[4]
-        check_shape(value, prop, must_object, path + key, not (plan.sensitive or hide))
-        if op == JSON:
-            row[index] = to_json_text(value)
-        return
-    # A scalar of another kind, or of the wrong type: the careful path converts or rejects.
-    row[index] = convert(value, step[1], path + key, not plan.sensitive)
+    read = _CAREFUL.get(step[0])
+    if read is None or not read(key, value, step, plan, path, row, unknown):
+        # A scalar of another kind, or of the wrong type: converted, or rejected with why.
+        row[cast(int, step[2])] = convert(value, step[1], path + key, not plan.sensitive)
+
+
+# Each careful step returns True when it has read the value, False to let `convert` decide.
+_CarefulStep = Callable[[str, Any, Step, Plan, str, Row, Unknown], bool]
+
+
+def _number(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown) -> bool:
+    if type(value) is float or (type(value) is int and -EXACT_INT <= value <= EXACT_INT):
+        row[cast(int, step[2])] = value  # such an int is stored exactly as float64 by Arrow
+        return True
+    return False
+
+
+def _text(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown) -> bool:
+    if type(value) is str:
+        row[cast(int, step[2])] = value
+        return True
+    return False
+
+
+def _boolean(
+    key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown
+) -> bool:
+    if type(value) is bool:
+        row[cast(int, step[2])] = value
+        return True
+    return False
+
+
+def _nested(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, u: Unknown) -> bool:
+    if type(value) is not dict:
+        raise Reject(path + key, f"expected object, got {describe(value, False)}")
+    step[4].read(value, f"{path}{key}.", row, u)
+    return True
+
+
+def _call(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown) -> bool:
+    step[4](value, path + key, row)
+    return True
+
+
+def _password(
+    key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown
+) -> bool:
+    if type(value) is not str:
+        raise Reject(path + key, f"expected string, got {json_type(value)}")
+    if step[2] is not None:
+        row[step[2]] = value
+    return True
+
+
+def _shaped(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown) -> bool:
+    prop, must_object, hide = step[4]
+    check_shape(value, prop, must_object, path + key, not (plan.sensitive or hide))
+    if step[0] == JSON:
+        row[cast(int, step[2])] = to_json_text(value)
+    return True
+
+
+_CAREFUL: dict[int, _CarefulStep] = {
+    NUMBER: _number,
+    TEXT: _text,
+    BOOLEAN: _boolean,
+    NESTED: _nested,
+    CALL: _call,
+    PASSWORD: _password,
+    JSON: _shaped,
+    CHECK: _shaped,
+}
 
 
 def _compile_reader(plan: Plan) -> ReadFn:

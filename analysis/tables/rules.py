@@ -159,38 +159,73 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EXACT_INT = 2**53  # the largest integers a float64 holds exactly
 
 
-def convert(value: Any, kind: str, path: str, show: bool) -> Any:
-    """The column value for a non-null JSON scalar, or Reject naming the field."""
+def parse_datetime(text: str) -> datetime:
+    """A date-time as both readers read it: ISO 8601, and UTC when it names no offset.
+
+    ValueError when it is not one (the careful reader turns that into a reason).
+    """
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _wrong(value: Any, kind: str, path: str, show: bool) -> Reject:
+    return Reject(path, f"expected {EXPECTED[kind]}, got {describe(value, show)}")
+
+
+def _to_text(value: Any, kind: str, path: str, show: bool) -> Any:
+    if type(value) is str:
+        return value
+    raise _wrong(value, kind, path, show)
+
+
+def _to_number(value: Any, kind: str, path: str, show: bool) -> Any:
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:
+            raise Reject(path, "number out of range") from None
+    raise _wrong(value, kind, path, show)
+
+
+def _to_datetime(value: Any, kind: str, path: str, show: bool) -> Any:
+    if type(value) is str:
+        try:
+            return parse_datetime(value)
+        except ValueError:
+            pass
+    raise _wrong(value, kind, path, show)
+
+
+def _to_boolean(value: Any, kind: str, path: str, show: bool) -> Any:
+    if type(value) is bool:
+        return value
+    raise _wrong(value, kind, path, show)
+
+
+def _to_integer(value: Any, kind: str, path: str, show: bool) -> Any:
     t = type(value)
-    if kind == "string" or kind == "uuid":
-        if t is str:
-            return value
-    elif kind == "number":
-        if t is float:
-            return value
-        if t is int:
-            try:
-                return float(value)
-            except OverflowError:
-                raise Reject(path, "number out of range") from None
-    elif kind == "datetime":
-        if t is str:
-            try:
-                parsed = datetime.fromisoformat(value)
-            except ValueError:
-                raise Reject(
-                    path, f"expected date-time string, got {describe(value, show)}"
-                ) from None
-            return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-    elif kind == "boolean":
-        if t is bool:
-            return value
-    elif kind == "integer":
-        if t is int and INT64_MIN <= value <= INT64_MAX:
-            return value
-        if t is float and value.is_integer() and INT64_MIN <= value <= INT64_MAX:
-            return int(value)
-    raise Reject(path, f"expected {EXPECTED[kind]}, got {describe(value, show)}")
+    if t is int and INT64_MIN <= value <= INT64_MAX:
+        return value
+    if t is float and value.is_integer() and INT64_MIN <= value <= INT64_MAX:
+        return int(value)
+    raise _wrong(value, kind, path, show)
+
+
+_CONVERTERS: dict[str, Callable[[Any, str, str, bool], Any]] = {
+    "string": _to_text,
+    "uuid": _to_text,
+    "number": _to_number,
+    "datetime": _to_datetime,
+    "boolean": _to_boolean,
+    "integer": _to_integer,
+}
+
+
+def convert(value: Any, kind: str, path: str, show: bool) -> Any:
+    """The column value for a non-null JSON scalar of `kind`, or Reject naming the field."""
+    return _CONVERTERS[kind](value, kind, path, show)
 
 
 # --- reading plans: one per object schema, compiled from the spec -----------------------

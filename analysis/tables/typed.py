@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
@@ -177,8 +176,7 @@ class _Code:
             "_dumps": orjson.dumps,
             "_SORTED": orjson.OPT_SORT_KEYS,
             "_shape": t.check_shape,
-            "_fromisoformat": datetime.fromisoformat,
-            "_UTC": UTC,
+            "_parse_datetime": t.parse_datetime,
         }
 
     def name(self, prefix: str, value: Any) -> str:
@@ -214,17 +212,14 @@ class _Code:
             elif op == t.PASSWORD:
                 if index is not None:
                     exprs[index] = value
-            elif op == t.OTHER_SCALAR:  # a date-time: as rules.convert reads it
+            elif op == t.OTHER_SCALAR:  # a date-time: the one rule both readers apply
                 lines += [
                     f"{indent}v = {value}",
                     f"{indent}if v is not None:",
                     f"{indent}    try:",
-                    f"{indent}        v = _fromisoformat(v)",
+                    f"{indent}        {row}[{index}] = _parse_datetime(v)",
                     f"{indent}    except ValueError:",
                     f"{indent}        raise Fallback from None",
-                    f"{indent}    if v.tzinfo is None:",
-                    f"{indent}        v = v.replace(tzinfo=_UTC)",
-                    f"{indent}    {row}[{index}] = v",
                 ]
             elif op == t.NESTED:
                 sub = f"{obj}_{n}"

@@ -31,6 +31,7 @@ from typing import Any
 from uuid import UUID
 
 import httpx
+import msgspec
 import orjson
 
 from generated_client import Client
@@ -51,9 +52,9 @@ from .errors import (
     describe,
     raise_for_status,
 )
-from .pages import Page, own_type
+from .pages import Page, RecordKeys, keys_of
 from .progress import Progress
-from .transport import JSON_EXTENSION
+from .transport import DECODER_EXTENSION, JSON_EXTENSION
 
 log = logging.getLogger("dims.fetch")
 
@@ -246,6 +247,8 @@ class _Listing:
 
 def _page_body(response: httpx.Response) -> tuple[list[Any], int]:
     body = _json(response)
+    if isinstance(body, _RawPage):
+        return body.resources, body.offset
     if (
         not isinstance(body, dict)
         or not isinstance(body.get("resources"), list)
@@ -259,9 +262,30 @@ def _page_body(response: httpx.Response) -> tuple[list[Any], int]:
     return body["resources"], body["offset"]
 
 
-def _record_id(record: Any) -> str | None:
-    record_id = record.get("id") if type(record) is dict else None
-    return record_id if type(record_id) is str else None
+class _RawPage(msgspec.Struct, gc=False):
+    resources: list[msgspec.Raw]
+    offset: int
+
+
+_RAW_PAGE = msgspec.json.Decoder(_RawPage)
+
+
+def _decode_raw_page(content: bytes) -> _RawPage | None:
+    """A list-deployments body with its records left as raw JSON text (checked to be JSON,
+    in C); None for JSON that is not a page. Raises ValueError for text that is not JSON,
+    so the transport retries it like any cut body."""
+    try:
+        return _RAW_PAGE.decode(content)
+    except msgspec.ValidationError:
+        return None
+
+
+@dataclass
+class _Batch:
+    """A page's records not seen before, with what the fetch needs of each."""
+
+    records: list[Any] = field(default_factory=list)
+    keys: list[RecordKeys] = field(default_factory=list)
 
 
 class _Scheduler:
@@ -284,10 +308,13 @@ class _Scheduler:
         stats: FetchStats,
         limits: FetchLimits,
         tag: bool = False,
+        raw: bool = False,
         start_offset: int = 0,
         progress: Progress | None = None,
     ) -> None:
         self.filters = _check_filters(filters)
+        #: Read the fleet's records as raw JSON text (the tables' fast reader takes them).
+        self.raw = raw
         _listing_request(start_offset, page_size, self.filters)  # validate before sending
         self.page_size = page_size
         self.concurrency = max(1, concurrency)
@@ -299,7 +326,7 @@ class _Scheduler:
         #: id -> type from the typed listings; None when this fetch does not tag.
         self.tags: dict[str, str] | None = {} if tag else None
         self.tag_listings: list[_Listing] = []
-        self.held: deque[Page] = deque()
+        self.held: deque[tuple[Page, list[RecordKeys]]] = deque()
 
     def _add(self, filters: dict[str, Any], offset: int, *, tags_only: bool) -> _Listing:
         label = _type_label(filters)
@@ -335,7 +362,10 @@ class _Scheduler:
                 return
             listing = min(open_listings, key=lambda item: (not item.tags_only, len(item.pending)))
             offset = listing.issue()
-            yield listing, offset, _listing_request(offset, self.page_size, listing.filters)
+            request = _listing_request(offset, self.page_size, listing.filters)
+            if self.raw or listing.tags_only:  # typed listings only give ids: never parsed
+                request["extensions"] = {DECODER_EXTENSION: _decode_raw_page}
+            yield listing, offset, request
 
     def heads(self) -> dict[Any, _Listing]:
         """The oldest request in flight of each listing (the only ones that may yield)."""
@@ -370,17 +400,17 @@ class _Scheduler:
         if listing.tags_only:
             return [], stale
         if self.progress:
-            self.progress.page(len(kept))
-        if not kept:
+            self.progress.page(len(kept.records))
+        if not kept.records:
             return [], stale
         page = Page(
-            records=kept,
+            records=kept.records,
             source=f"page offset={offset}",
             deployment_type=listing.label,
             first_index=offset,
             tags=self.tags,
         )
-        return self._route(page), stale
+        return self._route(page, kept.keys), stale
 
     def _check_ceilings(self, listing: _Listing) -> None:
         stats, limits = listing.stats, self.limits
@@ -392,16 +422,18 @@ class _Scheduler:
                 "does not end the listing (raise FetchLimits if the fleet is really larger)"
             )
 
-    def _new_records(self, listing: _Listing, offset: int, records: list[Any]) -> list[Any]:
-        """The records not seen before in this listing; a page with none is an error."""
-        kept: list[Any] = []
+    def _new_records(self, listing: _Listing, offset: int, records: list[Any]) -> _Batch:
+        """The records not seen before in this listing; pages with none are an error."""
+        kept = _Batch()
         judged = fresh = 0
         tags, label = self.tags, listing.label or ""
         for record in records:
-            record_id = _record_id(record)
+            keys = keys_of(record)
+            record_id = keys.id
             if record_id is None:  # cannot be judged; the tables reject it
                 if not listing.tags_only:
-                    kept.append(record)
+                    kept.records.append(record)
+                    kept.keys.append(keys)
                 continue
             judged += 1
             if listing.tags_only and tags is not None:
@@ -415,7 +447,9 @@ class _Scheduler:
             else:
                 self.seen.add(record_id)
             fresh += 1
-            kept.append(record)
+            if not listing.tags_only:
+                kept.records.append(record)
+                kept.keys.append(keys)
         # One page of records already seen is what an insertion while paging leaves at the
         # tail (the next page is empty); two in a row mean the service ignores `offset`.
         listing.stale_pages = listing.stale_pages + 1 if judged and not fresh else 0
@@ -440,12 +474,12 @@ class _Scheduler:
                 stacklevel=2,
             )
 
-    def _route(self, page: Page) -> list[Page]:
+    def _route(self, page: Page, keys: list[RecordKeys]) -> list[Page]:
         """Yield the page now, or hold it until the typed listings have tagged its records."""
         if self.tags is None or self._tagging_done():
-            return self._count(page)
-        if not self.held and all(self._typed(record) for record in page.records):
-            return self._count(page)
+            return self._count(page, keys)
+        if not self.held and all(self._typed(k) for k in keys):
+            return self._count(page, keys)
         if not self.tag_listings:
             self.tag_listings = [
                 self._add({**self.filters, "deployment_type": t}, 0, tags_only=True)
@@ -453,39 +487,36 @@ class _Scheduler:
             ]
             for listing in self.tag_listings:
                 listing.step = self.fleet.step
-        self.held.append(page)
+        self.held.append((page, keys))
         return []
 
-    def _typed(self, record: Any) -> bool:
+    def _typed(self, keys: RecordKeys) -> bool:
         """Whether the record's type is settled now (its own, already tagged, or no id)."""
-        record_id = _record_id(record)
         return (
-            record_id is None
-            or own_type(record) is not None
-            or (self.tags is not None and record_id in self.tags)
+            keys.id is None
+            or keys.own_type is not None
+            or (self.tags is not None and keys.id in self.tags)
         )
 
     def _release(self) -> list[Page]:
-        out = [page for held in self.held for page in self._count(held)]
+        out = [page for held, keys in self.held for page in self._count(held, keys)]
         self.held.clear()
         return out
 
-    def _count(self, page: Page) -> list[Page]:
+    def _count(self, page: Page, keys: list[RecordKeys]) -> list[Page]:
         stats = self.stats
-        for record in page.records:
-            record_id = _record_id(record)
-            if record_id is None:
+        for record_keys in keys:
+            if record_keys.id is None:
                 continue
             stats.records += 1
-            if own_type(record) is not None:
+            if record_keys.own_type is not None:
                 stats.typed_by_record += 1
-            elif page.listed_type(record_id) is not None:
+            elif page.listed_type(record_keys.id) is not None:
                 stats.typed_by_listing += 1
             else:
                 stats.untyped += 1
-            integration_id = integration_of(record)
-            if integration_id is not None:
-                stats.integration_ids.add(integration_id)
+            if record_keys.integration_id is not None:
+                stats.integration_ids.add(record_keys.integration_id)
         return [page]
 
     def finish(self) -> None:
@@ -624,22 +655,13 @@ async def aiter_deployments(client: Client, **options: Any) -> AsyncIterator[dic
 # -- a full fetch: the fleet, each record with its type -------------------------------------
 
 
-def integration_of(record: Any) -> str | None:
-    """The code-host integration a deployment record references, if it names one."""
-    source_config = record.get("source_config") if isinstance(record, dict) else None
-    if isinstance(source_config, dict):
-        integration_id = source_config.get("integration_id")
-        if isinstance(integration_id, str):
-            return integration_id
-    return None
-
-
 def _fleet_scheduler(
     stats: FetchStats | None,
     page_size: int,
     concurrency: int,
     progress: Progress | None,
     limits: FetchLimits | None,
+    raw: bool,
     filters: dict[str, Any],
 ) -> _Scheduler:
     return _Scheduler(
@@ -649,6 +671,7 @@ def _fleet_scheduler(
         stats=stats if stats is not None else FetchStats(),
         limits=limits or FetchLimits(),
         tag=filters.get("deployment_type") is None,
+        raw=raw,
         progress=progress,
     )
 
@@ -661,6 +684,7 @@ def fetch_deployments(
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
     limits: FetchLimits | None = None,
+    raw: bool = False,
     **filters: Any,
 ) -> Iterator[Page]:
     """Every deployment of the fleet, once, each page able to tell each record's type.
@@ -670,8 +694,11 @@ def fetch_deployments(
     listings run too, concurrently, and only tag (`Page.listed_type`): a deployment no
     typed listing returns keeps no type. With a `deployment_type` filter, that listing is
     the fleet and its type the tag. `stats` gets the evidence of completeness.
+
+    With `raw`, records are raw JSON text (`msgspec.Raw`): never parsed into dicts here,
+    they go to the tables' fast typed reader (what `take_snapshot` uses).
     """
-    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, filters)
+    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, raw, filters)
     return _run_sync(client, scheduler)
 
 
@@ -683,10 +710,11 @@ def afetch_deployments(
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: Progress | None = None,
     limits: FetchLimits | None = None,
+    raw: bool = False,
     **filters: Any,
 ) -> AsyncIterator[Page]:
     """The async twin of `fetch_deployments`."""
-    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, filters)
+    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, raw, filters)
     return _run_async(client, scheduler)
 
 
@@ -786,8 +814,10 @@ class RepositoryFetcher:
         self._pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos")
         self._futures: dict[str, Any] = {}
         self._malformed: set[str] = set()
+        self._seen: set[str] = set()
 
     def add(self, integration_id: str) -> None:
+        self._seen.add(integration_id)
         if not _is_uuid(integration_id):
             self._malformed.add(integration_id)
             return
@@ -796,14 +826,15 @@ class RepositoryFetcher:
                 list_repositories, self._client, integration_id
             )
 
-    def add_from(self, pages: Iterable[Page]) -> Iterator[Page]:
-        """Pass pages through, starting a listing for each new integration they name."""
+    def add_from(self, pages: Iterable[Page], stats: FetchStats) -> Iterator[Page]:
+        """Pass pages through, starting a listing for each new integration they name
+        (`stats.integration_ids`, which the fetch fills as the pages pass)."""
         for page in pages:
-            for record in page.records:
-                integration_id = integration_of(record)
-                if integration_id is not None:
-                    self.add(integration_id)
+            for integration_id in stats.integration_ids - self._seen:
+                self.add(integration_id)
             yield page
+        for integration_id in stats.integration_ids - self._seen:
+            self.add(integration_id)
 
     def result(self) -> Repositories:
         out = Repositories(malformed=sorted(self._malformed))

@@ -1,22 +1,29 @@
 """The unit that flows from a source (the service or a saved dump) into the tables.
 
-It also holds the one rule for a deployment's type, because both the fetch (which counts
-how each record got its type) and the tables (which write it) must apply the same rule:
-the record's own `source_config.deployment_type` when it is a string (any value, types
-newer than the spec included), else the type of the listing that returned the record,
-else none.
+It also holds what the fetch and the tables both need to know of a record, so that they
+apply one rule:
+- its type: the record's own `source_config.deployment_type` when it is a string (any
+  value, types newer than the spec included), else the type of the listing that returned
+  the record, else none;
+- its keys (`keys_of`): id, own type and integration id, read from a parsed record or
+  probed from raw JSON text without building the record.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from . import spec
 
 #: Where a record names its own type: `source_config.deployment_type` (openapi.yaml).
 _OWN_TYPE_PATH = spec.own_type_path()
+#: Where a record names the code-host integration it builds from.
+_INTEGRATION_PATH = ("source_config", "integration_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +63,73 @@ class Page:
 
 def own_type(record: Any) -> str | None:
     """The record's own `source_config.deployment_type`, when it carries one as a string."""
+    return _at(record, _OWN_TYPE_PATH)
+
+
+def _at(record: Any, path: tuple[str, ...]) -> str | None:
     value = record
-    for key in _OWN_TYPE_PATH:
+    for key in path:
         if type(value) is not dict:
             return None
         value = value.get(key)
     return value if type(value) is str else None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordKeys:
+    """What the fetch needs of a record: each a string, or None when the record lacks it."""
+
+    id: str | None
+    own_type: str | None
+    integration_id: str | None
+
+
+class _Probe:
+    """Reads only some paths of raw JSON text: each level is a Struct whose other fields
+    msgspec skips in C, and whose deeper objects stay raw until needed."""
+
+    def __init__(self, paths: tuple[tuple[str, ...], ...], name: str = "Probe") -> None:
+        children: dict[str, list[tuple[str, ...]]] = {}
+        for path in paths:
+            children.setdefault(path[0], []).append(path[1:])
+        self.deeper = {
+            key: _Probe(tuple(r for r in rests if r), f"{name}_{key}")
+            for key, rests in children.items()
+            if any(rests)
+        }
+        fields = [(key, msgspec.Raw if key in self.deeper else Any, None) for key in children]
+        self.decode = msgspec.json.Decoder(msgspec.defstruct(name, fields, gc=False)).decode
+
+    def read(self, raw: msgspec.Raw, paths: tuple[tuple[str, ...], ...]) -> list[Any]:
+        """The value at each path (None where the text holds another shape or nothing),
+        decoding each level once."""
+        try:
+            found = self.decode(raw)
+        except msgspec.ValidationError:  # not an object here
+            return [None] * len(paths)
+        out: list[Any] = []
+        for key, group in itertools.groupby(paths, key=lambda path: path[0]):
+            rests = tuple(path[1:] for path in group)
+            value = getattr(found, key)
+            if not rests[0]:
+                out.append(value)
+            elif value is None:
+                out += [None] * len(rests)
+            else:
+                out += self.deeper[key].read(value, rests)
+        return out
+
+
+#: Grouped by their first key (the probe reads each level once, in this order).
+_PATHS = tuple(sorted({("id",), _OWN_TYPE_PATH, _INTEGRATION_PATH}))
+_PROBE = _Probe(_PATHS)
+
+
+def keys_of(record: Any) -> RecordKeys:
+    """The id, own type and integration id of a parsed record or of raw JSON text."""
+    if type(record) is msgspec.Raw:
+        values = _PROBE.read(record, _PATHS)
+        found = dict(zip(_PATHS, (v if type(v) is str else None for v in values), strict=True))
+    else:
+        found = {path: _at(record, path) for path in _PATHS}
+    return RecordKeys(found[("id",)], found[_OWN_TYPE_PATH], found[_INTEGRATION_PATH])

@@ -68,10 +68,11 @@ def take_snapshot(
             concurrency=concurrency,
             progress=progress,
             limits=limits,
+            raw=True,  # records as raw JSON text: the tables' fast reader takes them
             **filters,
         )
         result = export_snapshot(
-            repositories.add_from(pages),
+            repositories.add_from(pages, stats),
             out_dir,
             providers=providers,
             repositories=repositories_by_integration,

@@ -23,6 +23,10 @@ from .errors import ResponseFormatError, describe
 log = logging.getLogger("dims.transport")
 
 JSON_EXTENSION = "dims.json"
+#: A request extension: the function that parses a 200 JSON body instead of orjson.loads
+#: (the fetch layer reads pages as raw msgspec values). It raises ValueError for a body
+#: that is not JSON, which is retried like one.
+DECODER_EXTENSION = "dims.decoder"
 
 
 @dataclass(frozen=True)
@@ -148,9 +152,10 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if response.status_code in self.policy.statuses:
             raise _Retry(f"HTTP {response.status_code}", response)
         if response.status_code == 200 and self.policy.validate_json and _is_json(response):
+            decode = request.extensions.get(DECODER_EXTENSION, orjson.loads)
             try:
-                response.extensions[JSON_EXTENSION] = orjson.loads(response.content)
-            except orjson.JSONDecodeError as exc:
+                response.extensions[JSON_EXTENSION] = decode(response.content)
+            except ValueError as exc:  # orjson's and msgspec's decode errors are ValueErrors
                 raise _Retry("invalid JSON body", response, bad_body=True) from exc
         return response
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from analysis.sandbox.fleet import generate_fleet
+from analysis.sandbox.fleet import Fleet, generate_fleet
 
 DATA = Path(__file__).parent / "data"
 SEED = 0
@@ -41,16 +41,22 @@ def dump_path(deployments: int, profile: str = "sandbox") -> Path:
     return path
 
 
+def real_fleet(deployments: int) -> Fleet:
+    """The `real` profile as a fleet the sandbox can serve."""
+    fleet = generate_fleet(deployments, seed=SEED, real_shaped=True)
+    rng = random.Random(SEED)
+    for n, record in enumerate(fleet.deployments):
+        awkward(record, n, rng)
+    return fleet
+
+
 def _records(deployments: int, profile: str) -> list[dict[str, Any]]:
-    fleet = generate_fleet(deployments, seed=SEED, real_shaped=profile == "real")
     if profile == "real":
-        rng = random.Random(SEED)
-        for n, record in enumerate(fleet.deployments):
-            _awkward(record, n, rng)
-    return fleet.deployments
+        return real_fleet(deployments).deployments
+    return generate_fleet(deployments, seed=SEED).deployments
 
 
-def _awkward(record: dict[str, Any], n: int, rng: random.Random) -> None:
+def awkward(record: dict[str, Any], n: int, rng: random.Random) -> None:
     """What a real, newer service sends that the sandbox fleet does not."""
     newer = rng.random() < NEWER_FIELDS_SHARE
     if newer:

@@ -24,7 +24,7 @@ import asyncio
 import logging
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -311,8 +311,10 @@ class _Scheduler:
         raw: bool = False,
         start_offset: int = 0,
         progress: Progress | None = None,
+        on_integration: Callable[[str], None] | None = None,
     ) -> None:
         self.filters = _check_filters(filters)
+        self.on_integration = on_integration
         #: Read the fleet's records as raw JSON text (the tables' fast reader takes them).
         self.raw = raw
         _listing_request(start_offset, page_size, self.filters)  # validate before sending
@@ -450,6 +452,7 @@ class _Scheduler:
             if not listing.tags_only:
                 kept.records.append(record)
                 kept.keys.append(keys)
+                self._note_integration(keys.integration_id)
         # One page of records already seen is what an insertion while paging leaves at the
         # tail (the next page is empty); two in a row mean the service ignores `offset`.
         listing.stale_pages = listing.stale_pages + 1 if judged and not fresh else 0
@@ -461,6 +464,15 @@ class _Scheduler:
                 "was written; report it to the service, or narrow the listing with filters)"
             )
         return kept
+
+    def _note_integration(self, integration_id: str | None) -> None:
+        """A new integration is named: say so at once (its repositories can be listed
+        while the fleet is still paged, even while its pages wait for their tags)."""
+        known = self.stats.integration_ids
+        if integration_id is not None and integration_id not in known:
+            known.add(integration_id)
+            if self.on_integration is not None:
+                self.on_integration(integration_id)
 
     def _fall_back(self, listing: _Listing, offset: int, answered: int, next_offset: int) -> None:
         listing.stats.offset_fallbacks += 1
@@ -515,8 +527,6 @@ class _Scheduler:
                 stats.typed_by_listing += 1
             else:
                 stats.untyped += 1
-            if record_keys.integration_id is not None:
-                stats.integration_ids.add(record_keys.integration_id)
         return [page]
 
     def finish(self) -> None:
@@ -662,6 +672,7 @@ def _fleet_scheduler(
     progress: Progress | None,
     limits: FetchLimits | None,
     raw: bool,
+    on_integration: Callable[[str], None] | None,
     filters: dict[str, Any],
 ) -> _Scheduler:
     return _Scheduler(
@@ -673,6 +684,7 @@ def _fleet_scheduler(
         tag=filters.get("deployment_type") is None,
         raw=raw,
         progress=progress,
+        on_integration=on_integration,
     )
 
 
@@ -685,6 +697,7 @@ def fetch_deployments(
     progress: Progress | None = None,
     limits: FetchLimits | None = None,
     raw: bool = False,
+    on_integration: Callable[[str], None] | None = None,
     **filters: Any,
 ) -> Iterator[Page]:
     """Every deployment of the fleet, once, each page able to tell each record's type.
@@ -697,8 +710,12 @@ def fetch_deployments(
 
     With `raw`, records are raw JSON text (`msgspec.Raw`): never parsed into dicts here,
     they go to the tables' fast typed reader (what `take_snapshot` uses).
+    `on_integration(id)` is called for each integration the fleet names, as soon as a page
+    names it (a `RepositoryFetcher.add` lists its repositories meanwhile).
     """
-    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, raw, filters)
+    scheduler = _fleet_scheduler(
+        stats, page_size, concurrency, progress, limits, raw, on_integration, filters
+    )
     return _run_sync(client, scheduler)
 
 
@@ -711,10 +728,13 @@ def afetch_deployments(
     progress: Progress | None = None,
     limits: FetchLimits | None = None,
     raw: bool = False,
+    on_integration: Callable[[str], None] | None = None,
     **filters: Any,
 ) -> AsyncIterator[Page]:
     """The async twin of `fetch_deployments`."""
-    scheduler = _fleet_scheduler(stats, page_size, concurrency, progress, limits, raw, filters)
+    scheduler = _fleet_scheduler(
+        stats, page_size, concurrency, progress, limits, raw, on_integration, filters
+    )
     return _run_async(client, scheduler)
 
 
@@ -814,10 +834,9 @@ class RepositoryFetcher:
         self._pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos")
         self._futures: dict[str, Any] = {}
         self._malformed: set[str] = set()
-        self._seen: set[str] = set()
 
     def add(self, integration_id: str) -> None:
-        self._seen.add(integration_id)
+        """List the integration's repositories in the background (once)."""
         if not _is_uuid(integration_id):
             self._malformed.add(integration_id)
             return
@@ -825,16 +844,6 @@ class RepositoryFetcher:
             self._futures[integration_id] = self._pool.submit(
                 list_repositories, self._client, integration_id
             )
-
-    def add_from(self, pages: Iterable[Page], stats: FetchStats) -> Iterator[Page]:
-        """Pass pages through, starting a listing for each new integration they name
-        (`stats.integration_ids`, which the fetch fills as the pages pass)."""
-        for page in pages:
-            for integration_id in stats.integration_ids - self._seen:
-                self.add(integration_id)
-            yield page
-        for integration_id in stats.integration_ids - self._seen:
-            self.add(integration_id)
 
     def result(self) -> Repositories:
         out = Repositories(malformed=sorted(self._malformed))

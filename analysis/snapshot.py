@@ -69,10 +69,11 @@ def take_snapshot(
             progress=progress,
             limits=limits,
             raw=True,  # records as raw JSON text: the tables' fast reader takes them
+            on_integration=repositories.add,  # listed while the fleet is paged
             **filters,
         )
         result = export_snapshot(
-            repositories.add_from(pages, stats),
+            pages,
             out_dir,
             providers=providers,
             repositories=repositories_by_integration,

@@ -1,28 +1,52 @@
 """dims analysis layer: connect → fetch → tables → export → reports.
 
-The public entry points are re-exported here; each module holds one step of the flow.
+The public entry points are re-exported here and imported when first used, so that
+`import analysis.cli` (and `dims --help`) loads only what the command at hand needs.
 """
 
-from . import fetch
-from .connect import Settings, connect
-from .errors import (
-    APIError,
-    AuthenticationError,
-    ConfigurationError,
-    DimsError,
-    NotFoundError,
-    PaginationError,
-    RateLimitError,
-    ResponseFormatError,
-    ServerError,
-    TransportError,
-    ValidationError,
-)
-from .pages import Page
-from .secrets import protect_generated_models
-from .transport import RetryPolicy
+from __future__ import annotations
 
-protect_generated_models()
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import fetch
+    from .connection import Settings, connect
+    from .errors import (
+        APIError,
+        AuthenticationError,
+        ConfigurationError,
+        DimsError,
+        NotFoundError,
+        PaginationError,
+        RateLimitError,
+        ResponseFormatError,
+        ServerError,
+        TransportError,
+        ValidationError,
+    )
+    from .pages import Page
+    from .transport import RetryPolicy
+
+#: public name -> the module that holds it
+_HOMES = {
+    "APIError": ".errors",
+    "AuthenticationError": ".errors",
+    "ConfigurationError": ".errors",
+    "DimsError": ".errors",
+    "NotFoundError": ".errors",
+    "PaginationError": ".errors",
+    "RateLimitError": ".errors",
+    "ResponseFormatError": ".errors",
+    "ServerError": ".errors",
+    "TransportError": ".errors",
+    "ValidationError": ".errors",
+    "Page": ".pages",
+    "RetryPolicy": ".transport",
+    "Settings": ".connection",
+    "connect": ".connection",
+    "fetch": ".fetch",
+}
 
 __all__ = [
     "APIError",
@@ -42,3 +66,17 @@ __all__ = [
     "connect",
     "fetch",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(home, __name__)
+    value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

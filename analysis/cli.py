@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from . import fetch, spec
+from . import defaults, spec
 from .errors import DimsError
 
 DEFAULT_OUT = Path("dims-data")
@@ -135,9 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_out(export)
     _add_connection(export)
     _add_filters(export)
-    export.add_argument("--concurrency", type=_bounded(1, 64), default=fetch.DEFAULT_CONCURRENCY)
+    export.add_argument("--concurrency", type=_bounded(1, 64), default=defaults.CONCURRENCY)
     export.add_argument(
-        "--page-size", type=_bounded(1, 100), default=fetch.DEFAULT_PAGE_SIZE, help="limit"
+        "--page-size",
+        type=_bounded(*spec.page_size_range()),
+        default=defaults.PAGE_SIZE,
+        help="limit",
     )
     export.add_argument("--from-json", type=Path, metavar="FILE", help="read a saved dump")
     export.add_argument("--include-env-values", action="store_true")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .connect import connect
+from .connection import connect
 from .errors import ConfigurationError
 from .progress import Progress
 from .transport import RetryPolicy

@@ -42,7 +42,7 @@ from generated_client.api.oauth_providers import (
     list_oauth_providers_request_kwargs,
 )
 
-from . import spec
+from . import defaults, spec
 from .errors import (
     ConfigurationError,
     NotFoundError,
@@ -58,8 +58,8 @@ from .transport import DECODER_EXTENSION, JSON_EXTENSION
 
 log = logging.getLogger("dims.fetch")
 
-DEFAULT_PAGE_SIZE = 100
-DEFAULT_CONCURRENCY = 8
+DEFAULT_PAGE_SIZE = defaults.PAGE_SIZE
+DEFAULT_CONCURRENCY = defaults.CONCURRENCY
 
 
 deployment_types = spec.deployment_types
@@ -92,8 +92,9 @@ def _check_filters(filters: dict[str, Any]) -> dict[str, Any]:
 
 
 def _listing_request(offset: int, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
-    if not 1 <= limit <= 100:
-        raise ConfigurationError(f"page size (limit) must be within 1..100, got {limit}")
+    low, high = spec.page_size_range()
+    if not low <= limit <= high:
+        raise ConfigurationError(f"page size (limit) must be within {low}..{high}, got {limit}")
     return list_deployments_request_kwargs(limit=limit, offset=offset, **filters)
 
 

@@ -1,9 +1,12 @@
 """Keeping secret values out of reprs of the generated models.
 
 openapi.yaml marks secret values `format: password` (a deployment's secrets[].value and a
-container's env[].value). The generated attrs models print every field in their repr and
-the generator cannot be told otherwise, so the analysis layer replaces the repr of each
-model holding such a field when it is imported; the generated files stay untouched.
+container's env[].value). The generated attrs models print every field in their repr, and
+the generator's templates offer no per-field repr without copying its model template
+whole, so the repr of each model holding such a field is replaced by one explicit step,
+`protect_generated_models()`, which `analysis.connect()` takes before it hands out a
+client (call it yourself to use the generated client without `connect`); the generated
+files stay untouched.
 """
 
 from __future__ import annotations

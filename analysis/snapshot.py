@@ -12,7 +12,7 @@ from typing import Any
 from generated_client import Client
 
 from . import fetch
-from .connect import retry_transport
+from .connection import retry_transport
 from .dumps import read_dump
 from .export import ExportResult, export_snapshot
 from .progress import Progress

@@ -168,6 +168,26 @@ def deployment_types() -> tuple[str, ...]:
     return tuple(document()["components"]["schemas"]["DeploymentType"]["enum"])
 
 
+def _listing_parameter(name: str) -> dict[str, Any]:
+    params = document()["paths"]["/v2/deployments"]["get"]["parameters"]
+    found: dict[str, Any] = next(p for p in params if p["name"] == name)
+    return found
+
+
+@functools.cache
+def page_size_range() -> tuple[int, int]:
+    """The `limit` a deployments listing accepts: (minimum, maximum), 1..100."""
+    schema = _listing_parameter("limit")["schema"]
+    return int(schema["minimum"]), int(schema["maximum"])
+
+
+@functools.cache
+def header_names() -> tuple[str, str]:
+    """The headers carrying the API key and the tenant (openapi.yaml's securitySchemes)."""
+    schemes = document()["components"]["securitySchemes"]
+    return str(schemes["ApiKeyHeader"]["name"]), str(schemes["TenantHeader"]["name"])
+
+
 @functools.cache
 def service_fields() -> dict[str, str]:
     """Fields the real service sends beyond the interface spec: dotted path -> column.

@@ -29,7 +29,7 @@ import pandas as pd
 import pytest
 
 from analysis import fetch
-from analysis.connect import connect
+from analysis.connection import connect
 from analysis.dataset import read_table
 from analysis.errors import PaginationError
 from analysis.pages import own_type

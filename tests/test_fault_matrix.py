@@ -37,7 +37,7 @@ import httpx
 import pytest
 
 from analysis import fetch
-from analysis.connect import connect, retry_transport
+from analysis.connection import connect, retry_transport
 from analysis.errors import (
     AuthenticationError,
     NotFoundError,

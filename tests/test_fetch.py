@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 from analysis import fetch
-from analysis.connect import connect, retry_transport
+from analysis.connection import connect, retry_transport
 from analysis.errors import (
     AuthenticationError,
     ConfigurationError,

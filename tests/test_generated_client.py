@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.connect import connect
+from analysis.connection import connect
 from analysis.sandbox import run_sandbox
 from generated_client.api.deployments import list_deployments
 from generated_client.api.integrations import list_integration_repositories

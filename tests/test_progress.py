@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from analysis import connect, fetch
-from analysis.connect import retry_transport
+from analysis.connection import retry_transport
 from analysis.progress import Progress
 from analysis.sandbox import Faults, run_sandbox
 

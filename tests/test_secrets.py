@@ -26,7 +26,7 @@ import pytest
 import analysis  # noqa: F401  (importing analysis masks secret fields of generated models)
 from analysis import fetch
 from analysis.cli import main
-from analysis.connect import ApiKeyAuth, Settings, connect, retry_transport
+from analysis.connection import ApiKeyAuth, Settings, connect, retry_transport
 from analysis.errors import (
     AuthenticationError,
     ConfigurationError,

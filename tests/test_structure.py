@@ -149,3 +149,31 @@ def test_generated_readers_show_their_source_in_tracebacks():
         shown = traceback.format_exc()
     assert "return 1 // x  # the generated line" in shown
     assert "<dims generated: t #" in shown
+
+
+def test_the_cli_starts_without_the_heavy_modules():
+    """`dims --help` imports only what parsing the command line needs (start-up time)."""
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "generated_client", "msgspec")
+    code = (
+        "import sys, analysis.cli; analysis.cli.build_parser(); "
+        f"print([m for m in {heavy!r} if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_package_exports_resolve_lazily_to_their_homes():
+    import analysis
+    from analysis import connection as connect_module
+    from analysis import errors
+
+    assert analysis.DimsError is errors.DimsError
+    assert analysis.connect is connect_module.connect
+    assert analysis.fetch.__name__ == "analysis.fetch"
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        analysis.nothing  # noqa: B018

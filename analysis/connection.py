@@ -18,6 +18,7 @@ import httpx
 from generated_client import Client
 
 from .errors import ConfigurationError
+from .secrets import protect_generated_models
 from .transport import RetryPolicy, RetryTransport
 
 #: The embedded sandbox's default address (`dims sandbox`).
@@ -165,6 +166,7 @@ def connect(
     )
     if not isinstance(timeout, httpx.Timeout):
         timeout = httpx.Timeout(timeout)
+    protect_generated_models()  # the models this client returns never show a secret value
     return Client(
         base_url=settings.base_url,
         timeout=timeout,

@@ -1,0 +1,18 @@
+"""Defaults the command line and the library share.
+
+Kept apart from the modules that use them, and importing nothing heavy, so that `dims
+--help` starts without loading httpx, pyarrow or pandas. Facts of the service come from
+openapi.yaml (`spec`); the rest are dims' own choices.
+"""
+
+from __future__ import annotations
+
+from . import spec
+
+#: Pages as large as the spec allows: fewer requests for the same fleet.
+PAGE_SIZE = spec.page_size_range()[1]
+#: Requests in flight per budget (deployment pages; repositories have their own).
+CONCURRENCY = 8
+#: Seconds a request may wait for the service (per read; see the transport for the whole).
+TIMEOUT_S = 30.0
+API_KEY_HEADER, TENANT_HEADER = spec.header_names()

@@ -279,7 +279,7 @@ def _write_tables(
             # the background while this one was flattened. One batch in flight at most,
             # so memory stays bounded by two batches. Tables are written by two threads,
             # which matters for the last batch, when nothing else is left to do.
-            spent: list[list] = []
+            spent: list[list[Any]] = []
             tables = flattener.take(spent=spent)
             while writing:
                 writing.pop().result()

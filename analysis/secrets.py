@@ -12,6 +12,7 @@ files stay untouched.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import generated_client.models as models
@@ -22,7 +23,7 @@ from . import spec
 REDACTED = "***REDACTED***"
 
 
-def _masked_repr(secret_names: tuple[str, ...]):
+def _masked_repr(secret_names: tuple[str, ...]) -> Callable[[Any], str]:
     def __repr__(self: Any) -> str:
         parts = []
         for attribute in type(self).__attrs_attrs__:

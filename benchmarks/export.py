@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from analysis.dumps import read_dump
 from analysis.tables import Flattener
@@ -91,8 +92,10 @@ def fast_path_share(path: Path) -> float:
     return flattener.typed_records / max(1, flattener.counts["records"])
 
 
-def run(sizes=(20_000, 100_000), profiles=("real", "sandbox")) -> dict:
-    results: dict[str, dict] = {}
+def run(
+    sizes: tuple[int, ...] = (20_000, 100_000), profiles: tuple[str, ...] = ("real", "sandbox")
+) -> dict[str, Any]:
+    results: dict[str, Any] = {}
     for profile in profiles:
         for size in sizes:
             path = dump_path(size, profile)

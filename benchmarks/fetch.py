@@ -26,12 +26,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from analysis import connect, fetch
 from analysis.sandbox import run_sandbox
+from generated_client import Client
 from generated_client.api.deployments import list_deployments
+from generated_client.models import DeploymentPage
 
 from .fleetdata import real_fleet
 from .timing import measure, measure_interleaved, save, table
@@ -43,18 +46,20 @@ TARGET = 1.3
 ROOT = Path(__file__).parent.parent
 
 
-def sequential_loop(client) -> int:
+def sequential_loop(client: Client) -> int:
     """The baseline a user would write: one page after another, typed models."""
     offset, count = 0, 0
     while True:
         page = list_deployments.sync(client=client, limit=PAGE, offset=offset)
+        if not isinstance(page, DeploymentPage):
+            raise RuntimeError(f"the sandbox answered {page!r}")
         count += len(page.resources)
         if len(page.resources) < PAGE:
             return count
         offset = page.offset
 
 
-def full_fetch(client, stats: fetch.FetchStats | None = None) -> int:
+def full_fetch(client: Client, stats: fetch.FetchStats | None = None) -> int:
     pages = fetch.fetch_deployments(client, page_size=PAGE, concurrency=CONCURRENCY, stats=stats)
     return sum(len(p.records) for p in pages)
 
@@ -75,8 +80,8 @@ def export_from_dump(dump: Path, out: Path) -> None:
     shutil.rmtree(out, ignore_errors=True)
 
 
-def run(sizes=(6_000, 20_000), runs: int = 3) -> dict:
-    results = {}
+def run(sizes: tuple[int, ...] = (6_000, 20_000), runs: int = 3) -> dict[int, Any]:
+    results: dict[int, Any] = {}
     for size in sizes:
         fleet = real_fleet(size)
         with tempfile.TemporaryDirectory(prefix="dims-bench-") as tmp:
@@ -129,7 +134,7 @@ def run(sizes=(6_000, 20_000), runs: int = 3) -> dict:
             "export_ratio_to_ideal": {k: whole.median_s / v for k, v in ideals.items()},
         }
         r = results[size]
-        ratio = r["export_ratio_to_ideal"]
+        ratio: dict[int, float] = r["export_ratio_to_ideal"]
         print(table([base, ours, start, write, whole]))
         print(
             f"  fetch: {r['fetch_speedup_vs_sequential']:.1f}x the sequential loop, "

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .fleetdata import dump_path
 from .timing import save
@@ -39,7 +40,7 @@ print(json.dumps({
 LIMIT_MIB = 1024
 
 
-def child(dump: str, out: str) -> dict:
+def child(dump: str, out: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, dump, out],
         check=True,
@@ -47,10 +48,11 @@ def child(dump: str, out: str) -> dict:
         text=True,
         cwd=Path(__file__).parent.parent,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
 
 
-def run(sizes=(10_000, 50_000, 100_000), runs: int = 2) -> dict:
+def run(sizes: tuple[int, ...] = (10_000, 50_000, 100_000), runs: int = 2) -> dict[int, Any]:
     base = statistics.median(child("-", "-")["peak_rss_mib"] for _ in range(runs))
     results = {}
     print(

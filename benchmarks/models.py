@@ -12,6 +12,8 @@ the figure compares the model building, not the collector.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import orjson
 
@@ -68,7 +70,7 @@ def typed(pages: list[bytes]) -> int:
     return flattener.counts["records"]
 
 
-def run(size: int = 20_000, runs: int = 5) -> dict:
+def run(size: int = 20_000, runs: int = 5) -> dict[str, Any]:
     pages = pages_of(size)
     assert generated(pages) == ours(pages, True) == typed(pages) == size
     timings = [

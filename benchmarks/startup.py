@@ -11,6 +11,7 @@ import functools
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from .timing import measure_interleaved, save, table
 
@@ -23,7 +24,7 @@ def _python(*args: str) -> None:
     subprocess.run([sys.executable, *args], check=True, cwd=ROOT, capture_output=True)
 
 
-def run(runs: int = 7) -> dict:
+def run(runs: int = 7) -> dict[str, Any]:
     timings = measure_interleaved(
         [
             ("python -c pass (interpreter alone)", functools.partial(_python, "-c", "pass"), runs),
@@ -37,7 +38,7 @@ def run(runs: int = 7) -> dict:
         check=True, cwd=ROOT, capture_output=True, text=True,
     ).stdout.split()  # fmt: skip
     base, imported, helped = timings
-    result = {
+    result: dict[str, Any] = {
         "timings": timings,
         "import_cli_s": imported.median_s - base.median_s,
         "help_s": helped.median_s - base.median_s,

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -52,7 +53,7 @@ def measure_interleaved(cases: list[tuple[str, Callable[[], object], int]]) -> l
     ]
 
 
-def machine() -> dict:
+def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -67,7 +68,7 @@ def table(rows: list[Timing]) -> str:
     return "\n".join(lines)
 
 
-def save(benchmark: str, payload: dict) -> Path:
+def save(benchmark: str, payload: dict[str, Any]) -> Path:
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{benchmark}.json"
     payload = {"benchmark": benchmark, "machine": machine(), **payload}

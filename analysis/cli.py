@@ -75,12 +75,11 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _folder(text: str) -> Path:
+def _named_path(text: str) -> Path:
     """A path that names something: an empty one would silently mean the current folder."""
     if not text.strip():
         raise argparse.ArgumentTypeError(
-            f"empty path {text!r} (it would mean the current folder); name a folder, "
-            f"e.g. ./{DEFAULT_OUT}"
+            f"empty path {text!r} (it would mean the current folder); give a path"
         )
     return Path(text)
 
@@ -97,7 +96,7 @@ def _bool(text: str) -> bool:
 def _add_out(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
-        type=_folder,
+        type=_named_path,
         default=DEFAULT_OUT,
         help=f"dataset folder (default ./{DEFAULT_OUT})",
     )
@@ -194,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--page-size", type=_bounded(1, 100), default=fetch.DEFAULT_PAGE_SIZE, help="limit"
     )
     export.add_argument(
-        "--from-json", type=_folder, metavar="FILE", help="read a saved dump (or /dev/stdin)"
+        "--from-json", type=_named_path, metavar="FILE", help="read a saved dump (or /dev/stdin)"
     )
     export.add_argument("--include-env-values", action="store_true")
     export.add_argument("--strict", action="store_true", help="fail on the first bad record")

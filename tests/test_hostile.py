@@ -11,6 +11,7 @@ Bounded time is shown by the call ending under a generous test-side deadline (`w
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -170,13 +171,17 @@ def leaks(text: str) -> bool:
 
 
 @MODES
-def test_row09_a_401_echoing_the_key_does_not_show_it(mode):
+def test_row09_a_401_echoing_the_key_does_not_show_it(mode, caplog):
+    caplog.set_level(logging.DEBUG)
     with serve(echoes_key()) as server:
         with pytest.raises(AuthenticationError) as info:
             providers(server.base_url, mode=mode, limits=SMALL, api_key=KEY)
         assert server.requests[0].headers["x-api-key"] == KEY  # the key was really sent...
     assert_one_line(info.value, "401", "bad key ***REDACTED***")  # ...and echoed, scrubbed
     assert not leaks(str(info.value)) and not leaks(repr(info.value))
+    # httpx logs the reason phrase, httpcore the response headers: both echo the key
+    assert "Unauthorized ***REDACTED***" in caplog.text
+    assert "x-rejected-key" in caplog.text.lower() and not leaks(caplog.text)
 
 
 def test_row09_the_cli_at_debug_level_does_not_show_an_echoed_key(tmp_path):

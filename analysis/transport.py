@@ -13,7 +13,9 @@ read, so a body dripping a byte a second would never end), and a size limit on t
 sent and once decompressed. The body is streamed and decoded here, chunk by chunk, and
 reading stops at the first byte over a limit: a 2 GiB body or a gzip bomb costs at most the
 limit in memory. A breach is not retried: it is its own one-line error saying what the
-service did.
+service did. The async client bounds the whole exchange with the deadline; the sync one
+checks it between body chunks and caps every read at the time left, so a service dripping
+its headers (not its body) is bounded there by h11's 16 KiB header limit instead.
 """
 
 from __future__ import annotations

@@ -1,29 +1,41 @@
 """`dims`: the command line. Every command calls the same public functions as notebooks.
 
 Errors print as one line (what failed, where, what to do) with a non-zero exit; `--debug`
-shows the traceback instead.
+shows the traceback instead. SIGTERM (Kubernetes stopping a pod, also as PID 1) and SIGHUP
+(a closed terminal) stop a command the way Ctrl-C does: one line, nothing partial left,
+exit 128 + the signal's number. A closed output pipe (`dims report | head -1`) ends the
+command quietly with exit 141, as a Unix tool killed by SIGPIPE does.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import logging
+import math
+import os
+import signal
 import sys
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from . import defaults, spec
-from .errors import DimsError
+from .errors import DimsError, ScrubFilter, scrub
+from .transport import MIB, ResponseLimits
 
 DEFAULT_OUT = Path("dims-data")
 #: The demo's synthetic fleet never goes where real exports go.
 DEMO_OUT = Path("dims-demo")
 EXIT_ERROR = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+#: Signals that stop a command like Ctrl-C (SIGINT already raises KeyboardInterrupt).
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,6 +66,26 @@ def _bounded(low: int, high: int | None = None):
     return parse
 
 
+def _seconds(text: str) -> float:
+    """A duration: a finite number of seconds above zero (not -1, 0, nan or inf)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected seconds above 0, got {text!r}")
+    return value
+
+
+def _named_path(text: str) -> Path:
+    """A path that names something: an empty one would silently mean the current folder."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"empty path {text!r} (it would mean the current folder); give a path"
+        )
+    return Path(text)
+
+
 def _bool(text: str) -> bool:
     lowered = text.lower()
     if lowered in ("true", "1", "yes"):
@@ -66,7 +98,7 @@ def _bool(text: str) -> bool:
 def _add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
     parser.add_argument(
         "--out",
-        type=Path,
+        type=_named_path,
         default=default,
         help=f"dataset folder (default ./{default})",
     )
@@ -87,9 +119,32 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="allow sending the key over plain http to a non-loopback host",
     )
-    group.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    group.add_argument(
+        "--timeout", type=_seconds, default=30.0, help="seconds per connect or read (default 30)"
+    )
     group.add_argument(
         "--retries", type=_bounded(0, 20), default=5, help="retries per request (default 5)"
+    )
+    defaults = ResponseLimits()
+    group.add_argument(
+        "--deadline",
+        type=_seconds,
+        default=defaults.deadline,
+        help=f"seconds one request may take, retries included (default {defaults.deadline:g})",
+    )
+    group.add_argument(
+        "--max-body-mib",
+        type=_bounded(1),
+        default=defaults.max_body_bytes // MIB,
+        metavar="MIB",
+        help=f"largest response body (default {defaults.max_body_bytes // MIB})",
+    )
+    group.add_argument(
+        "--max-decoded-mib",
+        type=_bounded(1),
+        default=defaults.max_decoded_bytes // MIB,
+        metavar="MIB",
+        help=f"largest body once decompressed (default {defaults.max_decoded_bytes // MIB})",
     )
 
 
@@ -142,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=defaults.PAGE_SIZE,
         help="limit",
     )
-    export.add_argument("--from-json", type=Path, metavar="FILE", help="read a saved dump")
+    export.add_argument(
+        "--from-json", type=_named_path, metavar="FILE", help="read a saved dump (or /dev/stdin)"
+    )
     export.add_argument("--include-env-values", action="store_true")
     export.add_argument("--strict", action="store_true", help="fail on the first bad record")
     export.add_argument("--snapshot-date", type=_date, help="default: today (UTC)")
@@ -234,29 +291,102 @@ def _run(args: argparse.Namespace) -> int:
     return getattr(commands, args.command)(args, _filters(args))
 
 
+def _limits(args: argparse.Namespace) -> ResponseLimits | None:
+    """The connection limits of the options, for commands that connect."""
+    if not hasattr(args, "deadline"):
+        return None
+    return ResponseLimits(
+        deadline=args.deadline,
+        max_body_bytes=args.max_body_mib * MIB,
+        max_decoded_bytes=args.max_decoded_mib * MIB,
+    )
+
+
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: handled everywhere exactly as Ctrl-C is (clean-up included)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _stop_signals_interrupt() -> Iterator[None]:
+    """Turn STOP_SIGNALS into `_Stopped` while a command runs (main thread only).
+
+    The first one wins; later ones are ignored so that clean-up can finish (Kubernetes
+    sends SIGKILL after its grace period anyway). Without a handler, PID 1 in a container
+    would ignore SIGTERM, and anyone else would die without cleaning up.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        for number in STOP_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+        raise _Stopped(signum)
+
+    previous = {number: signal.signal(number, stop) for number in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _say_error(text: str) -> None:
+    """One line on stderr; a closed stderr (a dead terminal after SIGHUP) is no reason to fail."""
+    with contextlib.suppress(OSError, ValueError):
+        print(scrub(text), file=sys.stderr, flush=True)
+
+
+def _silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so Python's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _configure_logging(debug: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, ScrubFilter) for f in handler.filters):
+            handler.addFilter(ScrubFilter())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    args.limits = _limits(args)
+    _configure_logging(args.debug)
     warnings.showwarning = _warning_line
     try:
-        return _run(args)
+        with _stop_signals_interrupt():
+            return _run(args)
+    except _Stopped as stop:
+        _say_error(f"dims: stopped by {stop}; nothing partial was left behind")
+        return 128 + stop.signum
     except KeyboardInterrupt:
-        print("dims: interrupted; nothing partial was left behind", file=sys.stderr)
+        _say_error("dims: interrupted; nothing partial was left behind")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # whoever read the output has gone: stop quietly
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except DimsError as exc:
         if args.debug:
             raise
-        print(f"dims {args.command}: error: {exc}", file=sys.stderr)
+        _say_error(f"dims {args.command}: error: {exc}")
         return EXIT_ERROR
     except OSError as exc:  # files and folders: say which
         if args.debug:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
-        print(f"dims {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        _say_error(f"dims {args.command}: error: {exc.strerror or exc}{where}")
         return EXIT_ERROR
 
 

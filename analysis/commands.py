@@ -47,6 +47,7 @@ def export(args: argparse.Namespace, filters: dict) -> int:
             allow_insecure_http=args.allow_insecure_http,
             timeout=args.timeout,
             retry=RetryPolicy(attempts=args.retries + 1),
+            limits=args.limits,
         )
         with Progress() as progress:
             result = take_snapshot(

@@ -4,12 +4,19 @@ The API key is attached per request by `ApiKeyAuth` (an httpx auth flow) rather 
 in the client's default headers, because the generated `Client` is an attrs class whose
 repr prints its headers. The auth flow also refuses to send the key over plain http to a
 host other than loopback unless explicitly allowed.
+
+The key is checked before any use: surrounding whitespace (a key file with a trailing
+newline or Windows line ending) is stripped with a warning, and any other character that
+cannot be part of a key (a space, a control character, non-ASCII) is a ConfigurationError
+that does not show the key. Once configured, the key is scrubbed from any text that came
+from the service (errors, HTTP logs): see `analysis.errors.scrub`.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import warnings
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
@@ -17,9 +24,9 @@ import httpx
 
 from generated_client import Client
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, add_secret, scrub_http_logs
 from .secrets import protect_generated_models
-from .transport import RetryPolicy, RetryTransport
+from .transport import ResponseLimits, RetryPolicy, RetryTransport
 
 #: The embedded sandbox's default address (`dims sandbox`).
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
@@ -42,6 +49,48 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+_NAMES = {"\r": "a carriage return", "\n": "a line feed", "\t": "a tab", " ": "a space"}
+_SURROUNDING = " \t\r\n"
+
+
+def clean_credential(value: str | None, what: str) -> str | None:
+    """`value` without surrounding whitespace (with a warning), or None when unset.
+
+    `what` names the setting in messages ("the API key (DIMS_API_KEY / --api-key)"); the
+    value itself is never shown.
+    """
+    if not value:
+        return None
+    stripped = value.strip(_SURROUNDING)
+    if not stripped:
+        raise ConfigurationError(f"{what} is blank (only whitespace)")
+    if stripped != value:
+        warnings.warn(
+            f"{what} had leading or trailing whitespace (a key file with a final newline or "
+            "Windows line endings?); it was stripped",
+            stacklevel=2,
+        )
+    check_credential(stripped, what)
+    return stripped
+
+
+def check_credential(value: str, what: str) -> None:
+    """A header value that is a token: printable ASCII without spaces, or an error."""
+    for position, char in enumerate(value, start=1):
+        if not "!" <= char <= "~":
+            kind = _NAMES.get(char) or (
+                "a control character" if char.isascii() else "a non-ASCII character"
+            )
+            raise ConfigurationError(
+                f"{what} contains {kind} at position {position}; expected printable ASCII "
+                "without spaces (the value is not shown)"
+            )
+
+
+KEY_SETTING = "the API key (DIMS_API_KEY / --api-key)"
+TENANT_SETTING = "the tenant id (DIMS_TENANT_ID / --tenant-id)"
+
+
 class ApiKeyAuth(httpx.Auth):
     """Adds the key and tenant headers to each request; never shows the key."""
 
@@ -54,6 +103,11 @@ class ApiKeyAuth(httpx.Auth):
         tenant_header: str = DEFAULT_TENANT_HEADER,
         allow_insecure_http: bool = False,
     ) -> None:
+        if api_key:
+            add_secret(api_key)  # scrubbed from text the service sends, even if malformed
+            check_credential(api_key, KEY_SETTING)
+        if tenant_id:
+            check_credential(tenant_id, TENANT_SETTING)
         self._api_key = api_key
         self._tenant_id = tenant_id
         self._api_key_header = api_key_header
@@ -102,10 +156,12 @@ class Settings:
         **options: object,
     ) -> Settings:
         """Arguments first, then `DIMS_*` environment variables, then the sandbox default."""
+        key = api_key or os.environ.get(ENV_API_KEY)
+        add_secret(key or "")  # as given, whitespace and all: a service may echo it back
         settings = cls(
             base_url=(base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/"),
-            api_key=api_key or os.environ.get(ENV_API_KEY) or None,
-            tenant_id=tenant_id or os.environ.get(ENV_TENANT_ID) or None,
+            api_key=clean_credential(key, KEY_SETTING),
+            tenant_id=clean_credential(tenant_id or os.environ.get(ENV_TENANT_ID), TENANT_SETTING),
             **options,  # type: ignore[arg-type]
         )
         settings.validate()
@@ -129,7 +185,10 @@ class Settings:
                 "expected http(s)://host[:port], e.g. http://127.0.0.1:8765"
             )
         if self.api_key:
+            check_credential(self.api_key, KEY_SETTING)
             check_key_transport(url, self.allow_insecure_http)
+        if self.tenant_id:
+            check_credential(self.tenant_id, TENANT_SETTING)
 
 
 def connect(
@@ -142,13 +201,17 @@ def connect(
     allow_insecure_http: bool = False,
     timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
     retry: RetryPolicy | None = None,
+    limits: ResponseLimits | None = None,
     transport: RetryTransport | None = None,
 ) -> Client:
-    """The generated client, with a timeout, retries, and the key attached safely.
+    """The generated client, with a timeout, retries, limits, and the key attached safely.
 
     Unset arguments come from `DIMS_BASE_URL`, `DIMS_API_KEY` and `DIMS_TENANT_ID`; with
-    neither, the client points at the local sandbox (`dims sandbox`).
+    neither, the client points at the local sandbox (`dims sandbox`). `timeout` bounds each
+    connect and read; `limits` bound a whole request (a deadline, body sizes; see
+    `ResponseLimits`). A `transport` given brings its own policy and limits.
     """
+    scrub_http_logs()
     settings = Settings.resolve(
         base_url,
         api_key,
@@ -170,7 +233,7 @@ def connect(
     return Client(
         base_url=settings.base_url,
         timeout=timeout,
-        httpx_args={"auth": auth, "transport": transport or RetryTransport(retry)},
+        httpx_args={"auth": auth, "transport": transport or RetryTransport(retry, limits=limits)},
     )
 
 

@@ -24,6 +24,13 @@ Why it reads the way it does:
 - `Page.source` names where the records are (`dump.json[0..999]`, `dump.json[3].resources`,
   `dump.ndjson:lines 1-1000`) and `record_index` (first_index + i) is the position in that
   array; for NDJSON records it is the line number, so a rejected record is easy to find.
+- Hostile files stay bounded: a record larger than `max_record_bytes` (default 64 MiB; no
+  deployment comes near) is a DumpError as soon as the reading holds that much of it,
+  never a 9 GB parse; nesting too deep for the parsers is a DumpError, not RecursionError.
+  The limit holds where records are read as text (arrays read raw or in chunks, NDJSON
+  lines); a file small enough to be parsed whole is bounded by its own size.
+- A pipe (`/dev/stdin`, a FIFO) is copied to a temporary file first, because the shape is
+  found by looking at the file more than once; messages still name the pipe.
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +59,9 @@ WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 #: many times larger whole (cheaper than the chunk cutting; about 5% of a 20k export).
 _RAW_WHOLE_FACTOR = 4
 _CHUNK = 4 * 1024 * 1024
+#: The largest record (or NDJSON line) read; larger ones are a DumpError. No real deployment
+#: is a thousandth of this; a 1 GiB string in a dump is damage, not data.
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 _EXPECTED = (
     "expected a JSON array of deployments, a list-deployments page "
     '({"resources": [...], "offset": n}), a JSON array of such pages, or NDJSON'
@@ -58,7 +71,11 @@ _WHITESPACE = " \t\r\n"
 
 
 def read_dump(
-    path: str | os.PathLike[str], *, page_size: int = 1000, raw: bool = False
+    path: str | os.PathLike[str],
+    *,
+    page_size: int = 1000,
+    raw: bool = False,
+    max_record_bytes: int = MAX_RECORD_BYTES,
 ) -> Iterator[Page]:
     """Yield the dump's records as Pages of at most `page_size` records.
 
@@ -72,19 +89,22 @@ def read_dump(
     Flattener with the record's position.
     """
     path = Path(path)
-    if page_size < 1:
-        raise ValueError("page_size must be at least 1")
+    if page_size < 1 or max_record_bytes < 1:
+        raise ValueError("page_size and max_record_bytes must be at least 1")
+    if _is_pipe(path):
+        return _read_pipe(path, page_size=page_size, raw=raw, max_record_bytes=max_record_bytes)
+    limit = max_record_bytes
     first = _first_char(path)
     if path.suffix.lower() in _NDJSON_SUFFIXES:
-        return _read_ndjson(path, page_size)
+        return _read_ndjson(path, page_size, limit)
     if first == "[":
         if raw and _size(path) <= WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR:
-            return _pages_of_elements(path, _indexed(_split_whole(path)), page_size)
+            return _pages_of_elements(path, _indexed(_split_whole(path, limit)), page_size)
         if _size(path) <= WHOLE_FILE_LIMIT:
             return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
-        return _pages_of_elements(path, _chunked_array(path, raw), page_size)
-    if first == "{" and _is_ndjson(path):
-        return _read_ndjson(path, page_size)
+        return _pages_of_elements(path, _chunked_array(path, raw, limit), page_size)
+    if first == "{" and _is_ndjson(path, limit):
+        return _read_ndjson(path, page_size, limit)
     document = _load_whole(path)
     if isinstance(document, dict) and "resources" in document:
         return iter(_split_page(path, document, path.name, page_size))
@@ -183,6 +203,59 @@ def _shape(value: Any) -> str:
 # --- reading ------------------------------------------------------------------------------
 
 
+def _is_pipe(path: Path) -> bool:
+    """A pipe, FIFO, socket or terminal: something that can be read only once."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # reading reports it
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def _read_pipe(path: Path, **options: Any) -> Iterator[Page]:
+    """Copy the pipe to a temporary file of the same name and read that; messages name
+    the pipe, and the copy goes when the reading ends (or fails)."""
+    folder = tempfile.TemporaryDirectory(prefix="dims-dump-")
+    copy = Path(folder.name) / (path.name or "dump")
+    try:
+        with path.open("rb") as source, copy.open("wb") as target:
+            shutil.copyfileobj(source, target, _CHUNK)
+        pages = read_dump(copy, **options)
+    except OSError as exc:
+        folder.cleanup()
+        raise _unreadable(path, exc) from None
+    except DumpError as exc:
+        folder.cleanup()
+        raise DumpError(str(exc).replace(str(copy), str(path))) from None
+    return _from_copy(pages, copy, path, folder)
+
+
+def _from_copy(
+    pages: Iterator[Page], copy: Path, path: Path, folder: tempfile.TemporaryDirectory
+) -> Iterator[Page]:
+    try:
+        yield from pages
+    except DumpError as exc:
+        raise DumpError(str(exc).replace(str(copy), str(path))) from None
+    finally:
+        folder.cleanup()
+
+
+def _too_large(path: Path, what: str, limit: int) -> DumpError:
+    return DumpError(
+        f"{path}: {what} is larger than {limit:,} bytes (the record size limit, "
+        "max_record_bytes); no deployment is that large: check the dump"
+    )
+
+
+def _check_sizes(path: Path, elements: list[Any], first_index: int, limit: int) -> None:
+    """Raw records (msgspec.Raw: their JSON text) must fit the record size limit."""
+    for i, element in enumerate(elements):
+        if type(element) is msgspec.Raw and len(element) > limit:
+            where = f"element {first_index + i} ({len(element):,} bytes)"
+            raise _too_large(path, where, limit)
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -257,16 +330,18 @@ def _indexed(elements: list[Any]) -> Iterable[tuple[int, Any]]:
     return [(0, elements)] if type(elements) is _Run else enumerate(elements)
 
 
-def _split_whole(path: Path) -> list[Any]:
+def _split_whole(path: Path, limit: int) -> list[Any]:
     """The elements of a whole-file array as raw JSON text; `_load_whole` reports errors."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise _unreadable(path, exc) from None
     try:
-        return _raw_elements(data.removeprefix(b"\xef\xbb\xbf"))
-    except msgspec.DecodeError:
-        return _load_whole(path)  # raises with line and column
+        elements = _raw_elements(data.removeprefix(b"\xef\xbb\xbf"))
+    except (msgspec.DecodeError, RecursionError):  # not JSON, or nested beyond msgspec
+        return _load_whole(path)  # raises with line and column (orjson stops at depth 1024)
+    _check_sizes(path, elements, 0, limit)
+    return elements
 
 
 def _load_whole(path: Path) -> Any:
@@ -287,10 +362,10 @@ def _not_json(path: Path, line: int, column: int, message: str) -> DumpError:
     return DumpError(f"{path}: not JSON at line {line} column {column}: {message}")
 
 
-def _is_ndjson(path: Path) -> bool:
+def _is_ndjson(path: Path, limit: int) -> bool:
     """Whether the first line is a whole JSON value with more content after it."""
     with path.open("rb") as fh:
-        first_line = fh.readline()
+        first_line = fh.readline(limit + 1)
         try:
             orjson.loads(first_line)
         except orjson.JSONDecodeError:
@@ -298,20 +373,30 @@ def _is_ndjson(path: Path) -> bool:
         return any(line.strip() for line in iter(lambda: fh.readline(), b""))
 
 
-def _read_ndjson(path: Path, page_size: int) -> Iterator[Page]:
+def _read_ndjson(path: Path, page_size: int, limit: int) -> Iterator[Page]:
     def label(number: int) -> str:
         return f"{path.name}:line {number}"
 
-    return _group(path, _ndjson_values(path), page_size, label, _line_page)
+    return _group(path, _ndjson_values(path, limit), page_size, label, _line_page)
 
 
-def _ndjson_values(path: Path) -> Iterator[tuple[int, Any]]:
+def _lines(fh: Any, path: Path, limit: int) -> Iterator[bytes]:
+    """The file's lines, none read beyond `limit` bytes (plus its newline)."""
+    number = 0
+    while line := fh.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            raise _too_large(path, f"line {number}", limit)
+        yield line
+
+
+def _ndjson_values(path: Path, limit: int) -> Iterator[tuple[int, Any]]:
     try:
         fh = path.open("rb")
     except OSError as exc:
         raise _unreadable(path, exc) from None
     with fh:
-        for number, line in enumerate(fh, start=1):
+        for number, line in enumerate(_lines(fh, path, limit), start=1):
             if not line.strip():
                 yield number, _GAP
                 continue
@@ -359,8 +444,9 @@ class _Window:
         return self.dropped_lines + self.text.count("\n", 0, at) + 1, at - line_start + 1
 
 
-def _stream_array(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield (index, element) of a top-level JSON array, holding about one chunk in memory."""
+def _stream_array(path: Path, limit: int) -> Iterator[tuple[int, Any]]:
+    """Yield (index, element) of a top-level JSON array, holding about one chunk in memory
+    (or one element, up to `limit` characters)."""
     decoder = json.JSONDecoder()
     try:
         fh = path.open("r", encoding="utf-8-sig")
@@ -402,10 +488,16 @@ def _stream_array(path: Path) -> Iterator[tuple[int, Any]]:
                 continue
             try:
                 element, end = decoder.raw_decode(text, pos)
+            except RecursionError:
+                raise fail(pos, "nested too deeply to read") from None
             except json.JSONDecodeError as exc:
                 truncated = exc.pos >= len(text) - 32 or exc.msg.startswith("Unterminated")
                 if window.eof or not truncated:
                     raise fail(exc.pos, exc.msg) from None
+                if len(text) - pos > limit:
+                    line, column = window.where(pos)
+                    where = f"element {index} (from line {line} column {column})"
+                    raise _too_large(path, where, limit) from None
                 # The element runs past the window: drop what is done, read on, retry.
                 window.drop(pos)
                 pos = 0
@@ -432,7 +524,7 @@ _AFTER_STRING = frozenset(b":,}] \t\r\n")
 _NEXT_TOKEN = re.compile(rb"[ \t\r\n]*(.)", re.DOTALL)
 
 
-def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
+def _chunked_array(path: Path, raw: bool, limit: int) -> Iterator[tuple[int, Any]]:
     """Yield (index, element) of a large top-level array, a few megabytes at a time.
 
     The file is read in blocks; in the last `_TAIL` bytes of the buffer a vectorised scan
@@ -445,6 +537,9 @@ def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
     """
     index = 0
     block = max(_CHUNK, 1)
+    # A buffer grows up to this while one element does not end; then the careful reader
+    # says where it starts and whether it is over the record size limit.
+    most = min(_MAX_CHUNK, max(2 * block, 2 * limit))
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -466,16 +561,18 @@ def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
             else:
                 end = _element_end(buf, start)
                 if end is None:  # an element larger than the tail: read on, up to a limit
-                    if wanted >= _MAX_CHUNK:
+                    if wanted >= most:
                         break
                     wanted *= 2
                     continue
                 chunk = b"[" + buf[start:end] + b"]"
             try:
+                if not raw and len(chunk) > limit:
+                    _measure(path, chunk, index, limit)
                 elements = _parse_chunk(chunk, raw)
             except orjson.JSONDecodeError as exc:
                 inside = exc.pos >= len(chunk) - 1 or exc.msg == "unexpected end of data"
-                if end == len(buf) or not inside or wanted >= _MAX_CHUNK:
+                if end == len(buf) or not inside or wanted >= most:
                     break  # a syntax error: the careful reader reports where
                 wanted *= 2  # the cut was inside one element: read on and cut later
                 continue
@@ -487,6 +584,8 @@ def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
                 if start is None:
                     break
             wanted = 2 * block
+            if raw:
+                _check_sizes(path, elements, index, limit)
             for element in _indexed(elements):
                 yield index + element[0], element[1]
             index += len(elements)
@@ -494,7 +593,7 @@ def _chunked_array(path: Path, raw: bool = False) -> Iterator[tuple[int, Any]]:
             if start == len(buf) and end == len(buf):
                 return
     # The careful path: re-read from the start, skipping what was already yielded.
-    for i, element in _stream_array(path):
+    for i, element in _stream_array(path, limit):
         if i >= index:
             yield i, element
 
@@ -505,9 +604,19 @@ def _parse_chunk(chunk: bytes, raw: bool) -> list[Any]:
         if raw:
             try:
                 return _raw_elements(chunk)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, RecursionError):
                 pass  # orjson says where and why
         return orjson.loads(chunk)
+
+
+def _measure(path: Path, chunk: bytes, first_index: int, limit: int) -> None:
+    """A parsed chunk larger than the record size limit may hold a record over it: measure
+    its elements as raw text first (one more pass in C, only for such chunks)."""
+    try:
+        elements = _raw_elements(chunk)
+    except (msgspec.DecodeError, RecursionError):
+        return  # orjson's parse says where and why
+    _check_sizes(path, elements, first_index, limit)
 
 
 def _after_comma(buf: bytes, end: int) -> int | None:

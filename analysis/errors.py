@@ -2,15 +2,23 @@
 
 Each error prints as one line that says what failed, where, and what to do about it, so
 the CLI can show `str(error)` instead of a traceback. No message ever contains the API key:
-requests are described by method and URL only, never by their headers.
+requests are described by method and URL only, never by their headers, and any text that
+came from the service (an error body, a reason phrase, a header in a debug log) passes
+through `scrub` first, because a service may echo the key it rejected.
 """
 
 from __future__ import annotations
 
+import logging
+
 import httpx
 import orjson
 
+from .secrets import REDACTED
+
 _DETAIL_MAX = 300
+#: Every secret configured in this process (API keys); `scrub` removes them from text.
+_SECRETS: set[str] = set()
 
 
 class DimsError(Exception):
@@ -41,6 +49,14 @@ class ExportError(DimsError):
     """A snapshot could not be written; earlier snapshots are untouched."""
 
 
+class ResponseTooLargeError(ResponseFormatError):
+    """The service sent a body larger than the limit, as sent or once decompressed."""
+
+
+class DeadlineExceededError(TransportError):
+    """One request (its attempts and waits included) did not finish within the deadline."""
+
+
 class APIError(DimsError):
     """The service answered with an error status."""
 
@@ -49,7 +65,7 @@ class APIError(DimsError):
     def __init__(self, request: str, status_code: int, detail: str) -> None:
         self.request = request
         self.status_code = status_code
-        self.detail = detail
+        self.detail = detail = scrub(detail)
         super().__init__(f"{request} failed: HTTP {status_code}: {detail} ({self.hint})")
 
 
@@ -125,3 +141,57 @@ def error_for(response: httpx.Response) -> APIError:
 def raise_for_status(response: httpx.Response) -> None:
     if response.status_code >= 400:
         raise error_for(response)
+
+
+# --- secrets in text from the service ------------------------------------------------------
+
+
+#: Shorter values are not scrubbed: no real key is that short, and replacing every "k" in a
+#: message would make it unreadable.
+MIN_SECRET_LENGTH = 8
+
+
+def add_secret(value: str) -> None:
+    """Remember a secret (an API key) so that `scrub` removes it from any text shown later."""
+    if len(value) >= MIN_SECRET_LENGTH:
+        _SECRETS.add(value)
+
+
+def scrub(text: str) -> str:
+    """`text` with every known secret replaced by REDACTED (longest first: keys may nest)."""
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class ScrubFilter(logging.Filter):
+    """Rewrites a log record's message without secrets (a service can echo a key in a header
+    that httpcore logs at DEBUG, or in a reason phrase that httpx logs at INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _SECRETS:
+            message = record.getMessage()
+            clean = scrub(message)
+            if clean != message:
+                record.msg, record.args = clean, None
+        return True
+
+
+#: Loggers of the HTTP stack that print text from the service.
+HTTP_LOGGERS = (
+    "httpx",
+    "httpcore.connection",
+    "httpcore.connection_pool",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+)
+
+
+def scrub_http_logs() -> None:
+    """Attach one ScrubFilter to each logger in HTTP_LOGGERS (once; idempotent)."""
+    for name in HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, ScrubFilter) for f in logger.filters):
+            logger.addFilter(ScrubFilter())

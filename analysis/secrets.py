@@ -15,8 +15,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import generated_client.models as models
-
 from . import spec
 
 #: What stands in for a secret value wherever one would otherwise be shown or stored.
@@ -38,6 +36,8 @@ def _masked_repr(secret_names: tuple[str, ...]) -> Callable[[Any], str]:
 @functools.cache
 def protect_generated_models() -> tuple[str, ...]:
     """Mask secret fields in the reprs of the generated models; returns the models changed."""
+    import generated_client.models as models  # here: REDACTED alone must stay light to import
+
     changed = []
     for schema_name, secret_names in spec.secret_fields().items():
         model = getattr(models, schema_name, None)

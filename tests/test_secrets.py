@@ -341,3 +341,70 @@ def test_a_redirect_is_not_followed_so_the_key_stays_with_the_first_host():
         fetch.list_providers(client)
     assert [r.url.host for r in seen] == ["deployments.example.com"]
     assert leaks(described(info.value)) == []
+
+
+# --- the key checked before use (issue 13, row 9) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "padded",
+    [API_KEY + "\r", API_KEY + "\r\n", API_KEY + "\n", " " + API_KEY, "\t" + API_KEY + " "],
+    ids=["CR", "CRLF", "LF", "leading-space", "tab-and-space"],
+)
+def test_whitespace_around_the_key_is_stripped_with_a_warning(padded, monkeypatch):
+    """A key file with a final newline or Windows line endings: the key works, a warning
+    says what was done, and neither shows the key (h11 used to print it in its error)."""
+    monkeypatch.setenv("DIMS_API_KEY", padded)
+    with pytest.warns(UserWarning, match="leading or trailing whitespace") as warned:
+        settings = Settings.resolve("http://127.0.0.1:1")
+    assert settings.api_key == API_KEY
+    assert leaks(" ".join(str(w.message) for w in warned)) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("dims-key\rCANARY-5f2a0e", "a carriage return at position 9"),
+        ("dims-key CANARY-5f2a0e", "a space at position 9"),
+        ("dims-key\x00CANARY-5f2a0e", "a control character"),
+        ("dims-key-CANARY-5f2a0é", "a non-ASCII character"),
+        ("dims-key\nCANARY-5f2a0e", "a line feed"),
+    ],
+    ids=["CR", "space", "NUL", "non-ASCII", "LF"],
+)
+def test_a_malformed_key_is_refused_without_showing_it(key, kind):
+    with pytest.raises(ConfigurationError, match=kind) as info:
+        connect("http://127.0.0.1:1", api_key=key)
+    assert "the API key" in str(info.value)
+    assert "CANARY" not in described(info.value)
+    with pytest.raises(ConfigurationError):
+        ApiKeyAuth(key)  # the auth flow refuses it too, whoever builds it
+
+
+def test_a_blank_key_is_an_error_not_an_anonymous_request():
+    with pytest.raises(ConfigurationError, match=r"the API key .* is blank"):
+        connect("http://127.0.0.1:1", api_key=" \r\n")
+
+
+def test_the_cli_strips_a_crlf_key_and_refuses_an_inner_cr(tmp_path):
+    """Through `dims export` with the key in DIMS_API_KEY: CRLF works with one warning
+    line; a CR inside the key is one error line; neither output shows the key."""
+    with run_sandbox(deployments=5, seed=3, api_key=API_KEY) as plain:
+        env = {**os.environ, "DIMS_BASE_URL": plain.base_url}
+        outputs = [export_with_key(tmp_path, env, key) for key in (API_KEY + "\r\n", "k\rK")]
+    for done, code in zip(outputs, [0, 1], strict=True):
+        assert done.returncode == code, done.stderr
+        (line,) = done.stderr.strip().splitlines()
+        expected = "dims: warning: the API key" if code == 0 else "dims export: error: the API"
+        assert line.startswith(expected), line
+        assert leaks(done.stdout + done.stderr) == [] and "CANARY" not in done.stderr
+
+
+def export_with_key(tmp_path: Path, env: dict, key: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(DIMS), "export", "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env={**env, "DIMS_API_KEY": key},
+        timeout=120,
+    )

@@ -1,0 +1,204 @@
+"""A hostile service (issue 13, rows 7-9): bounded time, bounded memory, the key never shown.
+
+Each test points dims at a small raw server on loopback (tests/hostile_servers.py) that
+misbehaves on purpose: drips its body, sends without end, announces 2 GiB, streams a gzip
+bomb, echoes the key it rejected. Each breach must end in its own one-line error that says
+what the service did, both through the sync fetch (threads) and the async one; the server's
+byte count shows the client stopped reading at the limit instead of reading everything.
+Bounded time is shown by the call ending under a generous test-side deadline (`within`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hostile_servers import (
+    GENEROUS_S,
+    announces,
+    drip,
+    echoes_key,
+    endless_body,
+    gzip_bomb,
+    serve,
+    within,
+)
+
+from analysis import fetch
+from analysis.connection import connect
+from analysis.errors import (
+    AuthenticationError,
+    DeadlineExceededError,
+    ResponseFormatError,
+    ResponseTooLargeError,
+)
+from analysis.transport import MIB, ResponseLimits, RetryPolicy
+
+DIMS = Path(sys.executable).parent / "dims"
+FAST = RetryPolicy(attempts=3, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
+SMALL = ResponseLimits(deadline=30.0, max_body_bytes=1 * MIB, max_decoded_bytes=2 * MIB)
+KEY = "dims-key-CANARY-hostile-4c1e9a"
+
+
+def providers(base_url: str, *, mode: str, limits: ResponseLimits, **options) -> list:
+    """list_providers through the sync or the async client, under the test-side deadline."""
+    client = connect(base_url, retry=FAST, limits=limits, **options)
+    if mode == "sync":
+        return within(lambda: fetch.list_providers(client))
+    return within(lambda: asyncio.run(fetch.alist_providers(client)))
+
+
+MODES = pytest.mark.parametrize("mode", ["sync", "async"])
+
+
+def assert_one_line(error: BaseException, *names: str) -> None:
+    text = str(error)
+    assert text and "\n" not in text, text
+    for name in names:
+        assert name in text, (name, text)
+    assert "proxy" not in text  # it says what the service did; it does not guess at proxies
+
+
+# --- row 7: a body that drips -------------------------------------------------------------------
+
+
+@MODES
+def test_row07_a_dripping_body_ends_at_the_deadline(mode):
+    """Every read gets a byte in time, so only a deadline for the whole request ends it."""
+    with serve(drip(0.05)) as server:
+        limits = ResponseLimits(deadline=1.0)
+        with pytest.raises(DeadlineExceededError) as info:
+            providers(server.base_url, mode=mode, limits=limits)
+        assert len(server.requests) == 1  # a deadline is not retried
+    assert_one_line(info.value, "GET", "/v2/auth/providers", "did not finish within 1 s")
+    assert "still sending after" in str(info.value)
+
+
+@MODES
+def test_row07_the_deadline_covers_every_attempt(mode):
+    """A service that never answers within the read timeout: retries stop at the deadline."""
+    with serve(announces(100)) as server:
+        policy = RetryPolicy(attempts=50, initial_backoff=0.01, max_backoff=0.01, jitter=0.0)
+        client = connect(
+            server.base_url, retry=policy, timeout=0.3, limits=ResponseLimits(deadline=1.0)
+        )
+        call = (
+            (lambda: fetch.list_providers(client))
+            if mode == "sync"
+            else (lambda: asyncio.run(fetch.alist_providers(client)))
+        )
+        with pytest.raises(DeadlineExceededError, match="did not finish within 1 s"):
+            within(call)
+        assert len(server.requests) < 50  # the deadline ended it, not the attempts
+
+
+# --- row 8: bodies too large --------------------------------------------------------------------
+
+
+@MODES
+def test_row08_an_endless_body_stops_at_the_size_limit(mode):
+    with serve(endless_body()) as server:
+        with pytest.raises(ResponseTooLargeError) as info:
+            providers(server.base_url, mode=mode, limits=SMALL)
+        assert len(server.requests) == 1  # not retried
+    assert_one_line(info.value, "/v2/auth/providers", "sent more than 1 MiB", "--max-body-mib")
+    # memory stays bounded: reading stopped near the limit (plus what socket buffers hold)
+    assert server.sent < 64 * MIB
+
+
+@MODES
+def test_row08_an_announced_2_gib_body_is_refused_before_reading(mode):
+    with serve(announces(2 * 1024 * MIB)) as server, pytest.raises(ResponseTooLargeError) as info:
+        providers(server.base_url, mode=mode, limits=ResponseLimits())
+    assert_one_line(info.value, "sent more than 256 MiB", "2,147,483,648 bytes")
+
+
+@MODES
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+def test_row08_a_compression_bomb_stops_at_the_decompressed_limit(mode, coding):
+    with serve(gzip_bomb(coding)) as server:
+        with pytest.raises(ResponseTooLargeError) as info:
+            providers(server.base_url, mode=mode, limits=SMALL)
+        sent = server.sent
+    assert_one_line(info.value, f"{coding} body that expands beyond 2 MiB", "--max-decoded-mib")
+    assert sent < 64 * MIB
+
+
+def test_row08_a_coding_dims_did_not_ask_for_is_refused():
+    """Only gzip and deflate are asked for and decoded here, so every body is bounded."""
+
+    async def handler(request, connection):
+        await connection.head("200 OK", {"Content-Encoding": "br", "Content-Length": "2"})
+        await connection.send(b"[]")
+
+    with serve(handler) as server:
+        with pytest.raises(ResponseFormatError, match="content-encoding 'br'") as info:
+            providers(server.base_url, mode="sync", limits=SMALL)
+        assert server.requests[0].headers["accept-encoding"] == "gzip, deflate"
+    assert_one_line(info.value)
+
+
+def test_row08_bodies_within_the_limits_arrive_whole_and_decoded():
+    """The bounded reader is also a correct one: gzip, deflate and plain bodies decode."""
+    import gzip
+    import zlib
+
+    body = b'[{"id": "p1", "name": "github"}]'
+    encoded = {"gzip": gzip.compress(body), "deflate": zlib.compress(body), "identity": body}
+    for coding, data in encoded.items():
+
+        async def handler(request, connection, coding=coding, data=data):
+            headers = {"Content-Type": "application/json", "Content-Length": str(len(data))}
+            await connection.head("200 OK", {**headers, "Content-Encoding": coding})
+            await connection.send(data)
+
+        with serve(handler) as server:
+            for mode in ("sync", "async"):
+                got = providers(server.base_url, mode=mode, limits=SMALL)
+                assert got == [{"id": "p1", "name": "github"}], (coding, mode)
+
+
+# --- row 9: a service that echoes the key ----------------------------------------------------
+
+
+def leaks(text: str) -> bool:
+    return KEY in text
+
+
+@MODES
+def test_row09_a_401_echoing_the_key_does_not_show_it(mode, caplog):
+    caplog.set_level(logging.DEBUG)
+    with serve(echoes_key()) as server:
+        with pytest.raises(AuthenticationError) as info:
+            providers(server.base_url, mode=mode, limits=SMALL, api_key=KEY)
+        assert server.requests[0].headers["x-api-key"] == KEY  # the key was really sent...
+    assert_one_line(info.value, "401", "bad key ***REDACTED***")  # ...and echoed, scrubbed
+    assert not leaks(str(info.value)) and not leaks(repr(info.value))
+    # httpx logs the reason phrase, httpcore the response headers: both echo the key
+    assert "Unauthorized ***REDACTED***" in caplog.text
+    assert "x-rejected-key" in caplog.text.lower() and not leaks(caplog.text)
+
+
+def test_row09_the_cli_at_debug_level_does_not_show_an_echoed_key(tmp_path):
+    """The key echoed in the body, a header (httpcore logs it at DEBUG) and the reason
+    phrase (httpx logs it): stderr with --debug, traceback and all, never shows it."""
+    with serve(echoes_key()) as server:
+        env = {**os.environ, "DIMS_API_KEY": KEY}
+        options = ["--base-url", server.base_url, "--retries", "0", "--out", str(tmp_path / "o")]
+        for debug in ([], ["--debug"]):
+            done = subprocess.run(
+                [str(DIMS), *debug, "export", *options],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=GENEROUS_S,
+            )
+            assert done.returncode == 1
+            assert "401" in done.stderr and "REDACTED" in done.stderr
+            assert ("DEBUG httpcore" in done.stderr) == bool(debug)  # headers were logged
+            assert not leaks(done.stdout + done.stderr), done.stderr

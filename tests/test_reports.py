@@ -93,13 +93,17 @@ def test_overcommit_and_db(fleet, snap) -> None:
     per_deployment = [fm.totals(r) for r in fleet.deployments]
     request = sum(t["cpu_request_cores_max_scale"] for t in per_deployment)
     limit = sum(t["cpu_limit_cores_max_scale"] for t in per_deployment)
-    over = reports.overcommit(snap).set_index("component")
-    assert over.loc["overall", "cpu_overcommit"] == pytest.approx(limit / request)
-    db = reports.db_capacity(snap).set_index("deployment_type")
+    over = reports.overcommit(snap)
+    assert "overall" not in set(over["component"])  # the fleet's ratio is separate
+    assert reports.overcommit_total(snap)["cpu_overcommit"] == pytest.approx(limit / request)
+    db = reports.db_capacity(snap)
     rs = [fm.resource_spec(r) for r in fleet.deployments]
-    assert db.loc["all", "db_max_connections"] == pytest.approx(
-        sum(s.get("db_max_connections") or 0 for s in rs)
-    )
+    connections = sum(s.get("db_max_connections") or 0 for s in rs)
+    assert "all" not in set(db["deployment_type"])
+    assert db["db_max_connections"].sum() == connections  # summing gives the fleet, once
+    assert reports.db_capacity_total(snap)["db_max_connections"] == connections
+    storage = sum(s.get("db_storage_gi") or 0 for s in rs)
+    assert db["db_storage_gib"].sum() == pytest.approx(storage)
 
 
 def test_pod_requests_follow_kubernetes_rule(fleet, snap) -> None:
@@ -173,7 +177,11 @@ def test_image_versions(fleet, snap) -> None:
     listed = summary["image_version"].tolist()
     assert listed[: len(present)] == present  # version order, unparseable after
     assert (None in counts) == (len(listed) == len(present) + 1)
-    got = dict(zip(summary["image_version"], summary["deployments"], strict=True))
+    missing = summary["image_version"].isna()  # a missing version is NaN in a `str` column
+    present_rows = summary[~missing]
+    got = dict(zip(present_rows["image_version"], present_rows["deployments"], strict=True))
+    if missing.any():
+        got[None] = int(summary["deployments"][missing].item())
     assert got == counts
     behind = dict(zip(summary["image_version"], summary["versions_behind"], strict=True))
     parseable = [v for v in present if v != "latest"]
@@ -223,6 +231,7 @@ def test_report_files(report_path, dataset, fleet, snap) -> None:
     assert report_path == folder / "report.html"
     assert sorted(p.name for p in folder.iterdir()) == [
         "capacity_summary.parquet",
+        "cost_by_deployment.parquet",
         "image_version_summary.parquet",
         "report.html",
     ]

@@ -307,3 +307,42 @@ def test_importing_the_reports_leaves_the_notebook_backend_alone():
         "assert matplotlib.get_backend() == 'pdf', matplotlib.get_backend()"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_html_reads_like_a_dashboard(report_path, fleet) -> None:
+    """Human headers with units, no literal backticks, one number format per unit, costs."""
+    page = report_path.read_text(encoding="utf-8")
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", page)
+    assert headers and not [t for t in headers if "_" in t], "raw snake_case header"
+    assert "CPU requested at max scale (cores)" in headers
+    assert "Requests at max scale ($/month)" in headers
+    assert "`" not in page and "<code>sidecars_init</code>" in page
+    cells = re.findall(r'<td class="num">([^<]*)</td>', page)
+    money = [c for c in cells if c.startswith("$")]
+    assert money and all(re.fullmatch(r"\$[\d,]+\.\d\d", c) for c in money), money[:5]
+    decimals = {len(c.split(".")[1]) for c in cells if re.fullmatch(r"[\d,]+\.\d+", c)}
+    assert decimals == {2}, decimals  # never 1,424 beside 1,447.75 in a measure column
+    for heading in ("Costs", "Right-sizing: what each suggestion saves a month"):
+        assert heading in page
+    assert "OpenCost custom-pricing defaults" in page and "730 hours a month" in page
+
+
+def _chart(page: str, title: str) -> str:
+    start = page.index(f'aria-label="{title}')
+    return page[start : page.index("</svg>", start)]
+
+
+def test_charts_show_every_type_and_both_scales(report_path, fleet) -> None:
+    page = report_path.read_text(encoding="utf-8")
+    kinds = sorted(set(fleet.deployment_types.values()))
+    capacity = _chart(page, "Requested capacity by deployment type")
+    panels = set(re.findall(r'id="c[0-9a-f]+-(axes_\d+)"', capacity))
+    assert len(panels) == 2 * len(kinds)  # CPU and memory, one axis per type: none vanishes
+    costs = _chart(page, "Monthly cost by deployment type")
+    assert len(set(re.findall(r'id="c[0-9a-f]+-(axes_\d+)"', costs))) == len(kinds)
+    for kind in kinds:
+        assert f"> {kind}" in capacity or f">{kind}<" in capacity, kind
+    namespaces = _chart(page, "Top 15 namespaces")
+    assert "min scale" in namespaces and "max scale" in namespaces
+    limits = _chart(page, "Requests vs limits per component")
+    assert "request" in limits and "limit" in limits

@@ -383,7 +383,12 @@ def _history(snap: Snapshot) -> h.Section:
                     ("capacity changed", f"{counts['capacity_changes']:,}", False),
                 ]
             ),
-            h.table(result.capacity_totals, max_rows=None),
+            h.table(
+                result.capacity_totals.assign(
+                    measure=result.capacity_totals["measure"].map(h.label)
+                ),
+                max_rows=None,
+            ),
             h.heading("Image version moves"),
             h.table(moves, max_rows=40),
         )
@@ -420,7 +425,7 @@ def build_html(snap: Snapshot, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> str
         + "</ul>"
     )
     snapshot_at = snap.snapshot_at
-    meta = f"snapshot_date {snap.snapshot_date}"
+    meta = f"Snapshot {snap.snapshot_date}"
     if snapshot_at is not None:
         meta += f" · taken {snapshot_at.strftime('%Y-%m-%d %H:%M UTC')}"
     meta += f" · {len(snap.deployments):,} deployments"

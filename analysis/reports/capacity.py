@@ -31,13 +31,12 @@ from analysis.reports.measures import (
     decimals_of,
 )
 
-__all__ = ["DB_COLUMNS", "IDENTITY", "MEASURES", "MIB_PER_GIB", "SCALES", "TOTALS"]
-
 #: The pseudo-component for what sidecars and init containers add to the main pod.
 POD_EXTRA = "sidecars_init"
 COMPONENT_ORDER = (*spec.COMPONENTS, POD_EXTRA)
-#: counts: integer columns in every frame (replicas, deployments, containers, connections)
-COUNTS = ("deployments", "replicas_min", "replicas_max", "db_max_connections")
+#: counts: integer columns in every frame; connections are nullable (a group without a DB)
+COUNTS = ("deployments", "replicas_min", "replicas_max")
+NULLABLE_COUNTS = ("db_max_connections",)
 
 #: The service's documented development defaults, per replica (1 CPU, 1 GB read as 1024 MiB,
 #: one replica). Production starts at 2 CPU / 2 GB and up to 10 replicas.
@@ -211,12 +210,11 @@ def _component_sort(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _counts_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
-    """Count columns as integers (nullable where a group may have none, e.g. connections)."""
-    for name in COUNTS:
+    """Count columns as integers, `Int64` where a row may have none (connections)."""
+    for name in (*COUNTS, *NULLABLE_COUNTS):
         if name in frame.columns:
-            column = frame[name]
-            nullable = column.isna().any()
-            frame[name] = column.round().astype("Int64" if nullable else "int64")
+            dtype = "Int64" if name in NULLABLE_COUNTS else "int64"
+            frame[name] = frame[name].round().astype(dtype)
     return frame
 
 

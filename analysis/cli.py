@@ -210,9 +210,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--json", action="store_true", help="print the snapshot's manifest as JSON")
 
-    report = commands.add_parser("report", help="capacity and image-version reports")
+    report = commands.add_parser("report", help="capacity, cost and image-version reports")
     _add_out(report)
     report.add_argument("--date", type=_date, help="snapshot date (default: the latest)")
+    prices = report.add_argument_group(
+        "prices (US dollars; default: OpenCost's custom-pricing defaults, 730 hours a month)"
+    )
+    prices.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="YAML or TOML price sheet: cpu_core_hour, memory_gib_hour, storage_gib_month, "
+        "hours_per_month, and per-type overrides under `types`",
+    )
+    prices.add_argument(
+        "--cpu-hour", type=float, metavar="USD", help="$ per core-hour (default 0.031611)"
+    )
+    prices.add_argument(
+        "--gib-hour", type=float, metavar="USD", help="$ per GiB-hour of memory (default 0.004237)"
+    )
+    prices.add_argument(
+        "--storage-gib-month",
+        type=float,
+        metavar="USD",
+        help="$ per GiB-month of DB storage (default 0.04)",
+    )
 
     diff = commands.add_parser("diff", help="what changed between two snapshots")
     _add_out(diff)

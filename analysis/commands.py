@@ -67,10 +67,16 @@ def export(args: argparse.Namespace, filters: dict) -> int:
 
 
 def report(args: argparse.Namespace, filters: dict) -> int:
-    from .reports import write_report
+    from .reports import DEFAULT_PRICES, load_prices, write_report
 
     started = time.perf_counter()
-    path = write_report(args.out, snapshot_date=args.date)
+    prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
+    prices = prices.with_rates(
+        cpu_core_hour=args.cpu_hour,
+        memory_gib_hour=args.gib_hour,
+        storage_gib_month=args.storage_gib_month,
+    )
+    path = write_report(args.out, snapshot_date=args.date, prices=prices)
     _say(f"report written to {path} in {time.perf_counter() - started:.1f} s")
     return 0
 

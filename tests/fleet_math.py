@@ -148,3 +148,27 @@ def export_fleet(records: list[dict], types: dict[str, str], out_dir, snapshot_d
     snapshot_at = datetime.fromisoformat(f"{snapshot_date}T06:00:00+00:00")
     day = date.fromisoformat(snapshot_date)
     export.export_snapshot(pages, out_dir, snapshot_date=day, snapshot_at=snapshot_at)
+
+
+#: OpenCost's custom-pricing defaults, written out here (not imported) so a wrong default in
+#: the reports shows up as a difference.
+OPENCOST_RATES = {"cpu_core_hour": 0.031611, "memory_gib_hour": 0.004237, "storage_gib_month": 0.04}
+HOURS_PER_MONTH = 730
+
+
+def monthly_costs(
+    record: dict, rates: dict[str, float] = OPENCOST_RATES, hours: float = HOURS_PER_MONTH
+) -> dict[str, float]:
+    """One deployment's monthly cost in dollars: cores × $/core-hour × hours + GiB ×
+    $/GiB-hour × hours, per basis (request, limit) and scale, plus storage once a month."""
+    t = totals(record)
+    storage = t["db_storage_gib"] * rates["storage_gib_month"]
+    out = {"storage_cost_usd_month": storage}
+    for basis in ("request", "limit"):
+        for scale in ("min", "max"):
+            cpu = t[f"cpu_{basis}_cores_{scale}_scale"] * rates["cpu_core_hour"] * hours
+            memory = t[f"memory_{basis}_gib_{scale}_scale"] * rates["memory_gib_hour"] * hours
+            out[f"cpu_cost_{basis}_{scale}_scale_usd_month"] = cpu
+            out[f"memory_cost_{basis}_{scale}_scale_usd_month"] = memory
+            out[f"cost_{basis}_{scale}_scale_usd_month"] = cpu + memory + storage
+    return out

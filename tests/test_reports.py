@@ -93,13 +93,17 @@ def test_overcommit_and_db(fleet, snap) -> None:
     per_deployment = [fm.totals(r) for r in fleet.deployments]
     request = sum(t["cpu_request_cores_max_scale"] for t in per_deployment)
     limit = sum(t["cpu_limit_cores_max_scale"] for t in per_deployment)
-    over = reports.overcommit(snap).set_index("component")
-    assert over.loc["overall", "cpu_overcommit"] == pytest.approx(limit / request)
-    db = reports.db_capacity(snap).set_index("deployment_type")
+    over = reports.overcommit(snap)
+    assert "overall" not in set(over["component"])  # the fleet's ratio is separate
+    assert reports.overcommit_total(snap)["cpu_overcommit"] == pytest.approx(limit / request)
+    db = reports.db_capacity(snap)
     rs = [fm.resource_spec(r) for r in fleet.deployments]
-    assert db.loc["all", "db_max_connections"] == pytest.approx(
-        sum(s.get("db_max_connections") or 0 for s in rs)
-    )
+    connections = sum(s.get("db_max_connections") or 0 for s in rs)
+    assert "all" not in set(db["deployment_type"])
+    assert db["db_max_connections"].sum() == connections  # summing gives the fleet, once
+    assert reports.db_capacity_total(snap)["db_max_connections"] == connections
+    storage = sum(s.get("db_storage_gi") or 0 for s in rs)
+    assert db["db_storage_gib"].sum() == pytest.approx(storage)
 
 
 def test_pod_requests_follow_kubernetes_rule(fleet, snap) -> None:
@@ -173,7 +177,11 @@ def test_image_versions(fleet, snap) -> None:
     listed = summary["image_version"].tolist()
     assert listed[: len(present)] == present  # version order, unparseable after
     assert (None in counts) == (len(listed) == len(present) + 1)
-    got = dict(zip(summary["image_version"], summary["deployments"], strict=True))
+    missing = summary["image_version"].isna()  # a missing version is NaN in a `str` column
+    present_rows = summary[~missing]
+    got = dict(zip(present_rows["image_version"], present_rows["deployments"], strict=True))
+    if missing.any():
+        got[None] = int(summary["deployments"][missing].item())
     assert got == counts
     behind = dict(zip(summary["image_version"], summary["versions_behind"], strict=True))
     parseable = [v for v in present if v != "latest"]
@@ -223,6 +231,7 @@ def test_report_files(report_path, dataset, fleet, snap) -> None:
     assert report_path == folder / "report.html"
     assert sorted(p.name for p in folder.iterdir()) == [
         "capacity_summary.parquet",
+        "cost_by_deployment.parquet",
         "image_version_summary.parquet",
         "report.html",
     ]
@@ -298,3 +307,42 @@ def test_importing_the_reports_leaves_the_notebook_backend_alone():
         "assert matplotlib.get_backend() == 'pdf', matplotlib.get_backend()"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_html_reads_like_a_dashboard(report_path, fleet) -> None:
+    """Human headers with units, no literal backticks, one number format per unit, costs."""
+    page = report_path.read_text(encoding="utf-8")
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", page)
+    assert headers and not [t for t in headers if "_" in t], "raw snake_case header"
+    assert "CPU requested at max scale (cores)" in headers
+    assert "Requests at max scale ($/month)" in headers
+    assert "`" not in page and "<code>sidecars_init</code>" in page
+    cells = re.findall(r'<td class="num">([^<]*)</td>', page)
+    money = [c for c in cells if c.startswith("$")]
+    assert money and all(re.fullmatch(r"\$[\d,]+\.\d\d", c) for c in money), money[:5]
+    decimals = {len(c.split(".")[1]) for c in cells if re.fullmatch(r"[\d,]+\.\d+", c)}
+    assert decimals == {2}, decimals  # never 1,424 beside 1,447.75 in a measure column
+    for heading in ("Costs", "Right-sizing: what each suggestion saves a month"):
+        assert heading in page
+    assert "OpenCost custom-pricing defaults" in page and "730 hours a month" in page
+
+
+def _chart(page: str, title: str) -> str:
+    start = page.index(f'aria-label="{title}')
+    return page[start : page.index("</svg>", start)]
+
+
+def test_charts_show_every_type_and_both_scales(report_path, fleet) -> None:
+    page = report_path.read_text(encoding="utf-8")
+    kinds = sorted(set(fleet.deployment_types.values()))
+    capacity = _chart(page, "Requested capacity by deployment type")
+    panels = set(re.findall(r'id="c[0-9a-f]+-(axes_\d+)"', capacity))
+    assert len(panels) == 2 * len(kinds)  # CPU and memory, one axis per type: none vanishes
+    costs = _chart(page, "Monthly cost by deployment type")
+    assert len(set(re.findall(r'id="c[0-9a-f]+-(axes_\d+)"', costs))) == len(kinds)
+    for kind in kinds:
+        assert f"> {kind}" in capacity or f">{kind}<" in capacity, kind
+    namespaces = _chart(page, "Top 15 namespaces")
+    assert "min scale" in namespaces and "max scale" in namespaces
+    limits = _chart(page, "Requests vs limits per component")
+    assert "request" in limits and "limit" in limits

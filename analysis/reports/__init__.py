@@ -6,6 +6,14 @@ Every function takes a dataset folder (the latest snapshot is used) or a `Snapsh
     snap = load_snapshot("dims-data")
     capacity_summary(snap); image_version_summary(snap); anomalies(snap)
 
+Frames are tidy: one row per entity (no "all" or "total" rows: the fleet's figures come from
+`fleet_totals`, `overcommit_total`, `db_capacity_total` and `newest_share_total`), counts
+as integers, text (ids, names, types, versions) in pandas' one string dtype `str`.
+
+Costs: every capacity frame carries monthly costs in US dollars (`*_usd_month`) under a
+`PriceSheet` (default: OpenCost's custom-pricing defaults, 730 hours a month); pass
+`prices=load_prices("prices.yaml")` to use your own.
+
 `write_report` writes the files of `dims report`; `diff` is `dims diff`.
 """
 
@@ -17,11 +25,14 @@ from analysis.reports.capacity import (
     capacity_by_type,
     capacity_summary,
     component_capacity,
+    cost_by_deployment,
     db_capacity,
+    db_capacity_total,
     deployment_totals,
     fleet_totals,
     largest_deployments,
     overcommit,
+    overcommit_total,
     pod_requests,
     rightsizing,
 )
@@ -31,15 +42,27 @@ from analysis.reports.images import (
     deployments_behind,
     image_version_summary,
     newest_share_by_type,
+    newest_share_total,
     newest_version,
     pending_rollouts,
     versions_by_type,
 )
+from analysis.reports.prices import (
+    DEFAULT_PRICES,
+    HOURS_PER_MONTH,
+    PriceSheet,
+    PriceSheetError,
+    load_prices,
+)
 from analysis.reports.report import build_html, write_report
 
 __all__ = [
+    "DEFAULT_PRICES",
+    "HOURS_PER_MONTH",
     "DatasetError",
     "DiffResult",
+    "PriceSheet",
+    "PriceSheetError",
     "Snapshot",
     "anomalies",
     "build_html",
@@ -49,17 +72,22 @@ __all__ = [
     "capacity_by_type",
     "capacity_summary",
     "component_capacity",
+    "cost_by_deployment",
     "db_capacity",
+    "db_capacity_total",
     "deployment_totals",
     "deployments_behind",
     "diff",
     "fleet_totals",
     "image_version_summary",
     "largest_deployments",
+    "load_prices",
     "load_snapshot",
     "newest_share_by_type",
+    "newest_share_total",
     "newest_version",
     "overcommit",
+    "overcommit_total",
     "pending_rollouts",
     "pod_requests",
     "rightsizing",

@@ -14,27 +14,29 @@ as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in t
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from analysis import spec
-from analysis.reports.dataset import Snapshot, as_snapshot
+from analysis.reports import prices as pr
+from analysis.reports.dataset import Snapshot, as_snapshot, text_column, tidy_text
+from analysis.reports.measures import (
+    DB_COLUMNS,
+    IDENTITY,
+    MEASURES,
+    MIB_PER_GIB,
+    SCALES,
+    TOTALS,
+    decimals_of,
+)
 
-MIB_PER_GIB = 1024.0
 #: The pseudo-component for what sidecars and init containers add to the main pod.
 POD_EXTRA = "sidecars_init"
 COMPONENT_ORDER = (*spec.COMPONENTS, POD_EXTRA)
-
-#: per-replica output column -> (component measure in the spec, factor to the output unit)
-MEASURES: dict[str, tuple[str, float]] = {
-    "cpu_request_cores": ("cpu", 1.0),
-    "cpu_limit_cores": ("cpu_limit", 1.0),
-    "memory_request_gib": ("memory_mb", 1.0 / MIB_PER_GIB),
-    "memory_limit_gib": ("memory_limit_mb", 1.0 / MIB_PER_GIB),
-}
-SCALES = ("min", "max")
-TOTALS = [f"{m}_{s}_scale" for m in MEASURES for s in SCALES]
-DB_COLUMNS = ["db_storage_gib", "db_max_connections"]
-IDENTITY = ["deployment_id", "name", "deployment_type", "k8s_namespace"]
+#: counts: integer columns in every frame; connections are nullable (a group without a DB)
+COUNTS = ("deployments", "replicas_min", "replicas_max")
+NULLABLE_COUNTS = ("db_max_connections",)
 
 #: The service's documented development defaults, per replica (1 CPU, 1 GB read as 1024 MiB,
 #: one replica). Production starts at 2 CPU / 2 GB and up to 10 replicas.
@@ -60,9 +62,7 @@ def _column(frame: pd.DataFrame, name: str | None) -> pd.Series:
 
 
 def _text(frame: pd.DataFrame, name: str) -> pd.Series:
-    if name not in frame.columns:
-        return pd.Series(None, index=frame.index, dtype="object")
-    return frame[name].astype("object").where(frame[name].notna(), None)
+    return text_column(frame, name)
 
 
 def _identity(deployments: pd.DataFrame) -> pd.DataFrame:
@@ -78,7 +78,9 @@ def _identity(deployments: pd.DataFrame) -> pd.DataFrame:
 
 
 def _replicas(deployments: pd.DataFrame, field: str | None) -> pd.Series:
-    return _column(deployments, field).fillna(1.0)
+    """Replicas as a count: an empty scale is one replica, a fractional one rounds up (a
+    scheduler cannot run part of a pod)."""
+    return _column(deployments, field).fillna(1.0).map(math.ceil).astype("int64")
 
 
 def _with_totals(frame: pd.DataFrame) -> pd.DataFrame:
@@ -115,9 +117,8 @@ def _pod_requests(snap: Snapshot) -> pd.DataFrame:
         kind = kind.where(~((kind == "init") & always), "sidecar")
     ids = _text(containers, "deployment_id")
     is_sidecar, is_init = kind == "sidecar", kind == "init"
-    out["sidecars"] = out["deployment_id"].map(ids[is_sidecar].value_counts()).fillna(0)
-    out["init_containers"] = out["deployment_id"].map(ids[is_init].value_counts()).fillna(0)
-    out[["sidecars", "init_containers"]] = out[["sidecars", "init_containers"]].astype("int64")
+    out["sidecars"] = _per_deployment(out, ids[is_sidecar].value_counts()).astype("int64")
+    out["init_containers"] = _per_deployment(out, ids[is_init].value_counts()).astype("int64")
 
     requests = {
         "cpu_request_cores": _column(containers, "cpu_request").fillna(
@@ -134,8 +135,8 @@ def _pod_requests(snap: Snapshot) -> pd.DataFrame:
         main = _column(deployments, fields.get(main_field)).fillna(0.0) * factor
         sidecar_sum = values[is_sidecar].groupby(ids[is_sidecar]).sum()
         init_max = values[is_init].groupby(ids[is_init]).max()
-        sidecars = out["deployment_id"].map(sidecar_sum).fillna(0.0)
-        largest_init = out["deployment_id"].map(init_max).fillna(0.0)
+        sidecars = _per_deployment(out, sidecar_sum)
+        largest_init = _per_deployment(out, init_max)
         out[f"main_{measure}"] = main
         out[f"sidecars_{measure}"] = sidecars
         out[f"largest_init_{measure}"] = largest_init
@@ -143,6 +144,11 @@ def _pod_requests(snap: Snapshot) -> pd.DataFrame:
             main + sidecars >= largest_init, largest_init
         )
     return out.reset_index(drop=True)
+
+
+def _per_deployment(frame: pd.DataFrame, by_id: pd.Series) -> pd.Series:
+    """`by_id` (indexed by deployment id) aligned to `frame`'s deployments, 0 where absent."""
+    return frame["deployment_id"].map(by_id).astype("float64").fillna(0.0)
 
 
 def component_capacity(source: Snapshot | str) -> pd.DataFrame:
@@ -187,6 +193,8 @@ def _component_capacity(snap: Snapshot) -> pd.DataFrame:
 
     out = pd.concat(frames, ignore_index=True)
     out = _with_totals(out)
+    out["component"] = out["component"].astype("str")
+    out["db_max_connections"] = out["db_max_connections"].round().astype("Int64")
     columns = [*IDENTITY, "component", "replicas_min", "replicas_max", *MEASURES, *TOTALS]
     return out[[*columns, *DB_COLUMNS]]
 
@@ -201,66 +209,92 @@ def _component_sort(frame: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
 
 
-def capacity_by(source: Snapshot | str | pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Totals of `component_capacity` grouped by `by` (component, deployment_type, namespace).
+def _counts_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
+    """Count columns as integers, `Int64` where a row may have none (connections)."""
+    for name in (*COUNTS, *NULLABLE_COUNTS):
+        if name in frame.columns:
+            dtype = "Int64" if name in NULLABLE_COUNTS else "int64"
+            frame[name] = frame[name].round().astype(dtype)
+    return frame
 
-    `deployments` counts distinct deployments in the group; replicas and resources are sums.
+
+def capacity_by(
+    source: Snapshot | str | pd.DataFrame,
+    by: list[str],
+    prices: pr.PriceSheet = pr.DEFAULT_PRICES,
+) -> pd.DataFrame:
+    """Totals of `component_capacity` grouped by `by` (component, deployment_type, namespace),
+    with their monthly cost under `prices` (the `prices.COST_COLUMNS`).
+
+    `deployments` counts distinct deployments in the group; replicas, resources and costs are
+    sums. `db_max_connections` is null for a group without a database.
     """
     rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
+    rows = pr.add_costs(rows, prices)
     grouped = rows.groupby(by, dropna=False, sort=False)
     out = grouped[["replicas_min", "replicas_max", *TOTALS]].sum()
     out.insert(0, "deployments", grouped["deployment_id"].nunique())
     out["db_storage_gib"] = grouped["db_storage_gib"].sum(min_count=1)
     out["db_max_connections"] = grouped["db_max_connections"].sum(min_count=1)
-    return _component_sort(out.reset_index())
+    out[pr.COST_COLUMNS] = grouped[pr.COST_COLUMNS].sum()
+    return _counts_as_ints(_component_sort(out.reset_index()))
 
 
-def capacity_by_component(source: Snapshot | str) -> pd.DataFrame:
-    return capacity_by(source, ["component"])
+def capacity_by_component(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
+    return capacity_by(source, ["component"], prices)
 
 
-def capacity_by_type(source: Snapshot | str) -> pd.DataFrame:
-    return capacity_by(source, ["deployment_type"])
+def capacity_by_type(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
+    return capacity_by(source, ["deployment_type"], prices)
 
 
-def capacity_by_namespace(source: Snapshot | str) -> pd.DataFrame:
+def capacity_by_namespace(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
     """Namespaces by requested CPU at max scale, largest first (where the cluster feels it)."""
-    out = capacity_by(source, ["k8s_namespace"])
+    out = capacity_by(source, ["k8s_namespace"], prices)
     return out.sort_values(
         ["cpu_request_cores_max_scale", "k8s_namespace"], ascending=[False, True]
     ).reset_index(drop=True)
 
 
-def capacity_summary(source: Snapshot | str) -> pd.DataFrame:
-    """component × deployment_type totals: the content of `capacity_summary.parquet`."""
-    return capacity_by(source, ["component", "deployment_type"])
+def capacity_summary(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
+    """component × deployment_type totals and costs: the content of `capacity_summary.parquet`."""
+    return capacity_by(source, ["component", "deployment_type"], prices)
 
 
-def fleet_totals(source: Snapshot | str | pd.DataFrame) -> dict[str, float]:
+def _rounded(column: str, value: float) -> float:
+    places = decimals_of(column)
+    return round(value, places) if places is not None else value
+
+
+def fleet_totals(
+    source: Snapshot | str | pd.DataFrame, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> dict[str, int | float]:
     """The whole fleet's totals (all components, sidecars and init containers included).
 
-    `source` may also be a `component_capacity` frame, to avoid computing it twice.
+    Counts (deployments, replicas, DB connections) are ints; sums of measures are rounded to
+    what the unit can mean (cores and GiB to 3 decimals, dollars to cents), so 17491.000427
+    GiB reads 17491.0. `source` may also be a `component_capacity` frame.
     """
     rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
-    totals = {c: float(rows[c].sum()) for c in ("replicas_min", "replicas_max", *TOTALS)}
-    totals["deployments"] = float(rows["deployment_id"].nunique())
-    for c in DB_COLUMNS:
-        totals[c] = float(rows[c].sum())
+    rows = pr.add_costs(rows, prices)
+    totals: dict[str, int | float] = {"deployments": int(rows["deployment_id"].nunique())}
+    for name in ("replicas_min", "replicas_max", "db_max_connections"):
+        totals[name] = round(float(rows[name].sum()))
+    for name in (*TOTALS, "db_storage_gib", *pr.COST_COLUMNS):
+        totals[name] = _rounded(name, float(rows[name].sum()))
     return totals
 
 
-def overcommit(source: Snapshot | str) -> pd.DataFrame:
-    """Limit ÷ request per component and overall, at max scale (min scale gives the same
-    ratio for one component; overall differs only by the replica mix).
-
-    Above 1 the fleet can burst past what the scheduler reserved; the ratio is NaN where
-    nothing is requested.
-    """
-    rows = component_capacity(source)
-    by_component = capacity_by(rows, ["component"])
-    overall = pd.DataFrame([{"component": "overall", **fleet_totals(rows)}])
-    frame = pd.concat([by_component, overall], ignore_index=True)
-    out = frame[["component", "deployments"]].copy()
+def _overcommit_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame(index=frame.index)
     for resource in ("cpu", "memory"):
         unit = "cores" if resource == "cpu" else "gib"
         request = frame[f"{resource}_request_{unit}_max_scale"]
@@ -268,44 +302,93 @@ def overcommit(source: Snapshot | str) -> pd.DataFrame:
         out[f"{resource}_request_{unit}_max_scale"] = request
         out[f"{resource}_limit_{unit}_max_scale"] = limit
         out[f"{resource}_overcommit"] = (limit / request).where(request > 0)
-    out["deployments"] = out["deployments"].astype("int64")
     return out
 
 
-def db_capacity(source: Snapshot | str) -> pd.DataFrame:
-    """DB storage (GiB) and connections per deployment_type, with a fleet row."""
+def overcommit(source: Snapshot | str) -> pd.DataFrame:
+    """Limit ÷ request per component, at max scale (min scale gives the same ratio for one
+    component). One row per component; the fleet's ratio is `overcommit_total`.
+
+    Above 1 the fleet can burst past what the scheduler reserved; the ratio is NaN where
+    nothing is requested.
+    """
+    by_component = capacity_by(component_capacity(source), ["component"])
+    out = by_component[["component", "deployments"]].copy()
+    return pd.concat([out, _overcommit_columns(by_component)], axis=1)
+
+
+def overcommit_total(source: Snapshot | str) -> dict[str, float]:
+    """The whole fleet's limit ÷ request at max scale, with the sums it divides."""
+    totals = pd.DataFrame([fleet_totals(component_capacity(source))])
+    row = _overcommit_columns(totals).iloc[0]
+    return {name: float(value) for name, value in row.items()}
+
+
+def _db_rows(source: Snapshot | str) -> pd.DataFrame:
     rows = component_capacity(source)
-    db = rows[rows["component"] == "db"]
+    return rows[rows["component"] == "db"]
+
+
+def db_capacity(source: Snapshot | str) -> pd.DataFrame:
+    """DB storage (GiB) and connections, one row per deployment_type (the fleet's figures are
+    `db_capacity_total`, so summing a column here gives the fleet, never twice)."""
+    db = _db_rows(source)
     grouped = db.groupby("deployment_type", dropna=False)
     out = pd.DataFrame(
         {
-            "deployments_with_db": grouped["deployment_id"].nunique(),
+            "deployments_with_db": grouped["deployment_id"].nunique().astype("int64"),
             "db_storage_gib": grouped["db_storage_gib"].sum(),
             "db_storage_gib_mean": grouped["db_storage_gib"].mean(),
             "db_storage_gib_max": grouped["db_storage_gib"].max(),
-            "db_max_connections": grouped["db_max_connections"].sum(),
+            "db_max_connections": grouped["db_max_connections"].sum().round().astype("int64"),
         }
     ).reset_index()
-    total = {
-        "deployment_type": "all",
-        "deployments_with_db": db["deployment_id"].nunique(),
-        "db_storage_gib": db["db_storage_gib"].sum(),
-        "db_storage_gib_mean": db["db_storage_gib"].mean(),
-        "db_storage_gib_max": db["db_storage_gib"].max(),
-        "db_max_connections": db["db_max_connections"].sum(),
+    out["deployment_type"] = out["deployment_type"].astype("str")
+    return out
+
+
+def db_capacity_total(source: Snapshot | str) -> dict[str, int | float]:
+    """The whole fleet's DB figures, the columns of `db_capacity` over every type."""
+    db = _db_rows(source)
+    storage = db["db_storage_gib"]
+    return {
+        "deployments_with_db": int(db["deployment_id"].nunique()),
+        "db_storage_gib": _rounded("db_storage_gib", float(storage.sum())),
+        "db_storage_gib_mean": float(storage.mean()) if storage.notna().any() else float("nan"),
+        "db_storage_gib_max": float(storage.max()) if storage.notna().any() else float("nan"),
+        "db_max_connections": round(float(db["db_max_connections"].sum())),
     }
-    return pd.concat([out, pd.DataFrame([total])], ignore_index=True)
 
 
-def deployment_totals(source: Snapshot | str) -> pd.DataFrame:
-    """One row per deployment: its totals over every component (sidecars and init included)."""
+def deployment_totals(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
+    """One row per deployment: its totals and monthly costs over every component (sidecars
+    and init containers included)."""
     snap = as_snapshot(source)
-    rows = component_capacity(snap)
-    sums = rows.groupby("deployment_id", sort=False)[[*TOTALS, *DB_COLUMNS]].sum(min_count=1)
-    sums[TOTALS] = sums[TOTALS].fillna(0.0)
+    rows = pr.add_costs(component_capacity(snap), prices)
+    measures = [*TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]
+    sums = rows.groupby("deployment_id", sort=False)[measures].sum(min_count=1)
+    filled = [*TOTALS, *pr.COST_COLUMNS]
+    sums[filled] = sums[filled].fillna(0.0)
     identity = _identity(snap.deployments)
     identity["image_version"] = _text(snap.deployments, "image_version")
-    return identity.merge(sums, left_on="deployment_id", right_index=True, how="left")
+    aligned = sums.reindex(identity["deployment_id"].to_numpy()).reset_index(drop=True)
+    out = pd.concat([identity.reset_index(drop=True), aligned], axis=1)
+    return _counts_as_ints(out)
+
+
+def cost_by_deployment(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
+    """Monthly cost per deployment, most expensive (requests at max scale) first: the
+    content of `cost_by_deployment.parquet`. Every `prices.COST_COLUMNS` column, in dollars."""
+    totals = deployment_totals(source, prices)
+    columns = [*IDENTITY, "image_version", *pr.COST_COLUMNS]
+    ordered = totals.sort_values(
+        [pr.cost_column("request", "max"), "deployment_id"], ascending=[False, True]
+    )
+    return ordered[columns].reset_index(drop=True)
 
 
 def largest_deployments(
@@ -353,7 +436,7 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
         if numeric
         else pd.Series(True, index=deployments.index)
     )
-    add(absent, "all", "resource_spec_absent")
+    add(absent, "resource_spec", "resource_spec_absent")
 
     for component in spec.COMPONENTS:
         fields = spec.component_measures()[component]
@@ -411,20 +494,25 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
 
     columns = [*IDENTITY, "component", "anomaly", "detail"]
     if not findings:
-        return pd.DataFrame({c: pd.Series(dtype="object") for c in columns})
-    out = pd.concat(findings, ignore_index=True)[columns]
+        return pd.DataFrame({c: pd.Series(dtype="str") for c in columns})
+    out = tidy_text(pd.concat(findings, ignore_index=True)[columns])
     return out.sort_values(["anomaly", "deployment_type", "name"], na_position="last").reset_index(
         drop=True
     )
 
 
-def rightsizing(source: Snapshot | str) -> pd.DataFrame:
-    """Signals the data allows about size, not load (the dataset has no usage figures).
+def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> pd.DataFrame:
+    """Signals the data allows about size, not load (the dataset has no usage figures), with
+    what acting on each saves a month.
 
+    `dev_above_dev_defaults`: a development-type deployment asking for more CPU, memory or
+    replicas than development provides — production load on a development tier, or a
+    leftover. The suggestion brings its main workload back to the development defaults
+    (1 CPU, 1024 MiB, 1 replica; never up), and `savings_usd_month` is the difference in its
+    main workload's monthly cost, requests at max scale, under `prices`.
     `prod_at_dev_defaults`: a production deployment whose main workload still has the
-    development defaults (1 CPU, 1024 MiB) — probably never sized. `dev_above_dev_defaults`:
-    a development-type deployment asking for more CPU, memory or replicas than development
-    provides — production load on a development tier, or a leftover.
+    development defaults (1 CPU, 1024 MiB) — probably never sized. Its suggestion is a review,
+    which saves nothing (sizing up costs more): `savings_usd_month` is 0.
     """
     snap = as_snapshot(source)
     deployments = snap.deployments
@@ -435,7 +523,7 @@ def rightsizing(source: Snapshot | str) -> pd.DataFrame:
     max_scale = _column(deployments, fields.get("max_scale"))
     out["cpu_request_cores"] = cpu
     out["memory_request_gib"] = mem / MIB_PER_GIB
-    out["max_scale"] = max_scale
+    out["max_scale"] = _replicas(deployments, fields.get("max_scale"))
     kind = out["deployment_type"].astype("object")
     is_prod = kind.isin(PRODUCTION_TYPES)
     is_dev = kind.fillna("").str.startswith("dev")
@@ -445,8 +533,47 @@ def rightsizing(source: Snapshot | str) -> pd.DataFrame:
         | (mem > DEV_DEFAULT_MEMORY_MIB)
         | (max_scale > DEV_MAX_REPLICAS)
     )
-    out["signal"] = None
-    out.loc[is_prod & at_defaults, "signal"] = "prod_at_dev_defaults"
-    out.loc[is_dev & above, "signal"] = "dev_above_dev_defaults"
+    signal = pd.Series(None, index=out.index, dtype="str")
+    signal[is_prod & at_defaults] = "prod_at_dev_defaults"
+    signal[is_dev & above] = "dev_above_dev_defaults"
+    out["signal"] = signal
+    out["suggestion"] = signal.map(SUGGESTIONS).astype("str")
+    out["savings_usd_month"] = _dev_default_savings(out, prices).where(
+        signal == "dev_above_dev_defaults", 0.0
+    )
     flagged = out[out["signal"].notna()]
-    return flagged.sort_values(["signal", "deployment_type", "name"]).reset_index(drop=True)
+    return flagged.sort_values(
+        ["signal", "savings_usd_month", "name"], ascending=[True, False, True]
+    ).reset_index(drop=True)
+
+
+SUGGESTIONS = {
+    "dev_above_dev_defaults": (
+        f"bring the main workload down to the development defaults ({DEV_DEFAULT_CPU_CORES:g} "
+        f"CPU, {DEV_DEFAULT_MEMORY_MIB:g} MiB, {DEV_MAX_REPLICAS:g} replica), or make it prod"
+    ),
+    "prod_at_dev_defaults": "review its size: production still at the development defaults",
+}
+
+
+def _dev_default_savings(frame: pd.DataFrame, prices: pr.PriceSheet) -> pd.Series:
+    """Monthly cost of the main workload's requests at max scale, now minus at the dev
+    defaults (each of CPU, memory and replicas capped at its default, never raised)."""
+    rates = frame["deployment_type"].astype("object").map(prices.rates)
+    cpu_rate = rates.map(lambda r: r.cpu_core_hour).astype("float64")
+    mem_rate = rates.map(lambda r: r.memory_gib_hour).astype("float64")
+    cpu = frame["cpu_request_cores"].fillna(0.0)
+    mem = frame["memory_request_gib"].fillna(0.0)
+    replicas = frame["max_scale"].astype("float64")
+    default_mem_gib = DEV_DEFAULT_MEMORY_MIB / MIB_PER_GIB
+
+    def monthly(cores: pd.Series, gib: pd.Series, count: pd.Series) -> pd.Series:
+        return count * (cores * cpu_rate + gib * mem_rate) * prices.hours_per_month
+
+    now = monthly(cpu, mem, replicas)
+    after = monthly(
+        cpu.clip(upper=DEV_DEFAULT_CPU_CORES),
+        mem.clip(upper=default_mem_gib),
+        replicas.clip(upper=DEV_MAX_REPLICAS),
+    )
+    return now - after

@@ -17,10 +17,10 @@ import re
 import matplotlib as mpl
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from analysis import versions
-from analysis.reports.capacity import COMPONENT_ORDER
+from analysis.reports.capacity import COMPONENT_ORDER, SCALES
 
 PALETTE = [
     "#4269d0",
@@ -83,76 +83,154 @@ def _empty(title: str, message: str) -> str:
         return to_svg(fig, title)
 
 
+def _types(frame: pd.DataFrame) -> list[str]:
+    return sorted(frame["deployment_type"].fillna("(none)").astype(str).unique())
+
+
 def capacity_chart(summary: pd.DataFrame) -> str:
     """Requested CPU and memory per deployment_type, min vs max scale, stacked by component.
 
-    `summary` is `capacity_summary` (component × deployment_type totals).
+    One panel per type and resource, each with its own axis: dev and dev_free stay readable
+    next to a production fleet a hundred times larger. `summary` is `capacity_summary`.
     """
     title = "Requested capacity by deployment type and component, at min and max scale"
     if summary.empty:
         return _empty(title, "no deployments")
-    types = sorted(summary["deployment_type"].fillna("(none)").unique())
-    colors = component_colors()
-    panels = (
-        ("cpu_request_cores", "CPU requested (cores)"),
-        ("memory_request_gib", "Memory requested (GiB)"),
-    )
     frame = summary.assign(deployment_type=summary["deployment_type"].fillna("(none)"))
+    types = _types(frame)
+    colors = component_colors()
+    rows = (("cpu_request_cores", "CPU (cores)"), ("memory_request_gib", "memory (GiB)"))
     with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(11, 4.2))
-        axes = fig.subplots(1, 2)
-        width = 0.38
-        for ax, (measure, label) in zip(axes, panels, strict=True):
-            for offset, scale, hatch in ((-0.2, "min", "//"), (0.2, "max", "")):
-                bottoms = [0.0] * len(types)
+        fig = Figure(figsize=(max(6.0, 2.6 * len(types)), 5.6))
+        axes = fig.subplots(len(rows), len(types), squeeze=False)
+        for r, (measure, label) in enumerate(rows):
+            for c, kind in enumerate(types):
+                ax = axes[r][c]
+                mine = frame[frame["deployment_type"] == kind].set_index("component")
+                bottoms = [0.0, 0.0]
                 for component in COMPONENT_ORDER:
-                    rows = frame[frame["component"] == component].set_index("deployment_type")
-                    values = [
-                        float(rows[f"{measure}_{scale}_scale"].get(t, 0.0) or 0.0) for t in types
-                    ]
-                    if not any(values):
+                    if component not in mine.index:
                         continue
+                    values = [
+                        float(mine.loc[component, f"{measure}_{s}_scale"] or 0.0) for s in SCALES
+                    ]
                     ax.bar(
-                        [i + offset for i in range(len(types))],
+                        [0, 1],
                         values,
-                        width,
+                        0.6,
                         bottom=bottoms,
                         color=colors[component],
-                        hatch=hatch,
                         edgecolor="white",
                         linewidth=0.4,
-                        label=component if scale == "max" else None,
+                        label=component,
                     )
                     bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-            ax.set_xticks(range(len(types)))
-            ax.set_xticklabels([f"{t}\nmin | max" for t in types])
-            ax.set_title(label, fontsize=11, loc="left")
-        handles, labels = axes[1].get_legend_handles_labels()
-        handles += [
-            Patch(facecolor="#bbbbbb", hatch="//", edgecolor="white"),
-            Patch(facecolor="#bbbbbb"),
-        ]
-        labels += ["left bar: at min scale (hatched)", "right bar: at max scale"]
-        fig.legend(handles, labels, loc="lower center", ncol=5, frameon=False, fontsize=9)
-        fig.subplots_adjust(bottom=0.27)
+                ax.set_xticks([0, 1], ["min scale", "max scale"])
+                ax.yaxis.set_major_locator(MaxNLocator(4))
+                if r == 0:
+                    ax.set_title(kind, fontsize=11, loc="left")
+                if c == 0:
+                    ax.set_ylabel(label)
+        handles, labels = {}, []
+        for ax in axes.flat:
+            for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
+                handles.setdefault(name, handle)
+        labels = [c for c in COMPONENT_ORDER if c in handles]
+        fig.legend([handles[n] for n in labels], labels, loc="lower center", ncol=7, frameon=False)
+        fig.subplots_adjust(bottom=0.14, hspace=0.45, wspace=0.35)
+        return to_svg(fig, title)
+
+
+def cost_by_type_chart(by_type: pd.DataFrame) -> str:
+    """Monthly cost per deployment_type: requests and limits at min and max scale.
+
+    One panel per type with its own axis, so a small type is as readable as a large one.
+    `by_type` is `capacity_by_type` (its cost columns).
+    """
+    title = "Monthly cost by deployment type (US dollars)"
+    if by_type.empty:
+        return _empty(title, "no deployments")
+    frame = by_type.assign(deployment_type=by_type["deployment_type"].fillna("(none)"))
+    types = _types(frame)
+    bars = [
+        (f"cost_{basis}_{scale}_scale_usd_month", f"{basis}s, {scale} scale", color)
+        for (basis, scale), color in zip(
+            [("request", "min"), ("request", "max"), ("limit", "min"), ("limit", "max")],
+            [PALETTE[7], PALETTE[0], "#f6d58a", PALETTE[1]],
+            strict=True,
+        )
+    ][::-1]  # top to bottom: requests at min scale first
+    with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
+        fig = Figure(figsize=(max(7.0, 2.6 * len(types) + 1.6), 2.6))
+        axes = fig.subplots(1, len(types), squeeze=False, sharey=True)[0]
+        for ax, kind in zip(axes, types, strict=True):
+            row = frame[frame["deployment_type"] == kind].iloc[0]
+            values = [float(row[column]) for column, _, _ in bars]
+            ax.barh(range(len(bars)), values, 0.7, color=[color for _, _, color in bars])
+            ax.set_yticks(range(len(bars)), [label for _, label, _ in bars])
+            ax.xaxis.set_major_formatter(FuncFormatter(_short_usd))
+            ax.xaxis.set_major_locator(MaxNLocator(3))
+            ax.set_title(kind, fontsize=10, loc="left")
+        fig.subplots_adjust(wspace=0.3)
+        return to_svg(fig, title)
+
+
+def _short_usd(value: float, _position: object = None) -> str:
+    """Axis ticks in dollars: $950, $12k, $1.2M."""
+    for factor, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"${value / factor:,.3g}{suffix}"
+    return f"${value:,.0f}"
+
+
+def requests_limits_chart(by_component: pd.DataFrame) -> str:
+    """Requested vs limit CPU and memory per component at max scale (grouped bars): where
+    the fleet may burst past what the scheduler reserved. `by_component` is
+    `capacity_by_component`."""
+    title = "Requests vs limits per component at max scale"
+    if by_component.empty:
+        return _empty(title, "no deployments")
+    names = by_component["component"].astype(str).tolist()
+    panels = (("cpu", "cores", "CPU (cores)"), ("memory", "gib", "Memory (GiB)"))
+    with mpl.rc_context(_STYLE):
+        fig = Figure(figsize=(11, 3.8))
+        axes = fig.subplots(1, 2)
+        for ax, (resource, unit, label) in zip(axes, panels, strict=True):
+            positions = range(len(names))
+            for offset, basis, color in ((-0.2, "request", PALETTE[0]), (0.2, "limit", PALETTE[1])):
+                values = by_component[f"{resource}_{basis}_{unit}_max_scale"].astype(float)
+                ax.bar([p + offset for p in positions], values, 0.4, color=color, label=basis)
+            ax.set_xticks(list(positions), names, rotation=30, ha="right")
+            ax.set_title(label, fontsize=10, loc="left")
+        axes[1].legend(frameon=False, loc="upper right")
+        fig.subplots_adjust(wspace=0.25)
         return to_svg(fig, title)
 
 
 def namespace_chart(by_namespace: pd.DataFrame, top: int = 15) -> str:
-    """The namespaces asking for the most CPU at max scale, as horizontal bars."""
-    title = f"Top {top} namespaces by CPU requested at max scale (cores)"
+    """The namespaces asking for the most CPU at max scale: min and max scale side by side
+    (never one drawn over the other)."""
+    title = f"Top {top} namespaces by CPU requested (cores), at min and max scale"
     if by_namespace.empty:
         return _empty(title, "no deployments")
     rows = by_namespace.head(top).iloc[::-1]
-    names = rows["k8s_namespace"].fillna("(none)").astype(str)
+    names = rows["k8s_namespace"].fillna("(none)").astype(str).tolist()
     with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
-        fig = Figure(figsize=(10, 0.32 * len(rows) + 1.0))
+        fig = Figure(figsize=(10, 0.42 * len(rows) + 1.2))
         ax = fig.subplots()
-        ax.barh(names, rows["cpu_request_cores_max_scale"], color=PALETTE[0], label="max scale")
-        ax.barh(names, rows["cpu_request_cores_min_scale"], color=PALETTE[1], label="min scale")
+        positions = list(range(len(rows)))
+        for offset, scale, color in ((0.2, "min", PALETTE[1]), (-0.2, "max", PALETTE[0])):
+            ax.barh(
+                [p + offset for p in positions],
+                rows[f"cpu_request_cores_{scale}_scale"].astype(float),
+                0.4,
+                color=color,
+                label=f"{scale} scale",
+            )
+        ax.set_yticks(positions, names)
         ax.set_xlabel("cores")
         ax.set_title(title, fontsize=11, loc="left")
-        ax.legend(frameon=False, fontsize=9, loc="lower right")
+        ax.legend(frameon=False, fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         return to_svg(fig, title)
 
 
@@ -194,7 +272,13 @@ def version_distribution_chart(by_type: pd.DataFrame, newest: str | None) -> str
                 tick.set_fontweight("bold")
         ax.set_ylabel("deployments")
         ax.set_title(title, fontsize=11, loc="left")
-        ax.legend(title="deployment_type", frameon=False, fontsize=9)
+        ax.legend(  # beside the axes, so it never covers a bar
+            title="deployment type",
+            frameon=False,
+            fontsize=9,
+            loc="upper left",
+            bbox_to_anchor=(1.0, 1.0),
+        )
         return to_svg(fig, title)
 
 
@@ -246,7 +330,7 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
         ax.legend(
             handles[::-1],
             labels[::-1],
-            title="image_version",
+            title="image version",
             frameon=False,
             fontsize=9,
             loc="center left",

@@ -25,7 +25,30 @@ __all__ = [
     "read_table",
     "resolve_date",
     "snapshot_dates",
+    "text_column",
+    "tidy_text",
 ]
+
+#: The one dtype of text columns (ids, names, types, versions) in every report frame: pandas'
+#: default string dtype, missing values as NaN.
+TEXT = "str"
+
+
+def text_column(frame: pd.DataFrame, name: str) -> pd.Series:
+    """`frame[name]` as the report frames' one text dtype (all missing when it is absent)."""
+    if name not in frame.columns:
+        return pd.Series(None, index=frame.index, dtype=TEXT)
+    return frame[name].astype(TEXT)
+
+
+def tidy_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every object column that holds text converted to the one text dtype."""
+    for name in frame.columns:
+        if frame[name].dtype == object:
+            values = frame[name].dropna()
+            if values.map(lambda v: isinstance(v, str)).all():
+                frame[name] = frame[name].astype(TEXT)
+    return frame
 
 
 def snapshot_dates(out_dir: str | Path, table: str = "deployments") -> list[str]:
@@ -62,6 +85,13 @@ class Snapshot:
     containers: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: derived frames computed once per snapshot (several reports share them)
     cache: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        """A summary: a notebook shows the frames themselves when asked, not in the repr."""
+        return (
+            f"Snapshot(out_dir={str(self.out_dir)!r}, snapshot_date={self.snapshot_date!r}, "
+            f"deployments={len(self.deployments):,} rows, containers={len(self.containers):,} rows)"
+        )
 
     def derived(self, name: str, build: Callable[[Snapshot], pd.DataFrame]) -> pd.DataFrame:
         """`build(self)`, computed once per snapshot; each caller gets its own copy."""

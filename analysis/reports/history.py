@@ -123,6 +123,11 @@ class DiffResult:
     #: fleet totals: measure, from, to, delta
     capacity_totals: pd.DataFrame
 
+    def __repr__(self) -> str:
+        """A summary (dates and counts); the frames are attributes, shown when asked for."""
+        listed = ", ".join(f"{k}={v:,}" for k, v in self.counts().items())
+        return f"DiffResult({self.from_date} → {self.to_date}: {listed})"
+
     def counts(self) -> dict[str, int]:
         change = self.version_changes["change"]
         return {

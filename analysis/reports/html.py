@@ -12,7 +12,6 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from analysis.reports import capacity as cap
@@ -23,29 +22,44 @@ CSS = """
 body { margin:0; font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;
        color:var(--ink); background:#f6f7f9; }
 main { max-width:1180px; margin:0 auto; padding:24px 28px 60px; background:#fff; }
-h1 { font-size:26px; margin:0 0 4px; }
+h1 { font-size:26px; margin:0 0 4px; overflow-wrap:anywhere; }
 h2 { font-size:20px; margin:36px 0 8px; padding-top:12px; border-top:2px solid var(--line); }
 h3 { font-size:15px; margin:22px 0 6px; }
 p.meta, p.note, .muted { color:var(--muted); }
 p.note { font-size:12.5px; margin:4px 0 10px; }
-nav a { margin-right:14px; color:var(--accent); text-decoration:none; }
-.cards { display:grid; grid-template-columns:repeat(auto-fill,minmax(170px,1fr)); gap:10px;
+nav { display:flex; flex-wrap:wrap; gap:4px 14px; }
+nav a { color:var(--accent); text-decoration:none; }
+code { font-family:ui-monospace,Menlo,Consolas,monospace; font-size:0.92em;
+       background:#f0f2f5; padding:0 3px; border-radius:3px; }
+.cards { display:grid; grid-template-columns:repeat(auto-fill,minmax(160px,1fr)); gap:10px;
          margin:16px 0; }
-.card { border:1px solid var(--line); border-radius:8px; padding:10px 12px; }
-.card .v { font-size:21px; font-weight:600; }
+.card { border:1px solid var(--line); border-radius:8px; padding:10px 12px; min-width:0; }
+.card .v { font-size:21px; font-weight:600; overflow-wrap:anywhere; }
 .card .k { font-size:12px; color:var(--muted); }
 .card.warn .v { color:var(--warn); }
-figure { margin:10px 0 18px; }
-figure svg { width:100%; height:auto; max-width:100%; }
-table { border-collapse:collapse; margin:6px 0 14px; font-size:12.5px; width:auto; }
+figure { margin:10px 0 18px; overflow-x:auto; }
+figure svg { display:block; width:100%; height:auto; max-width:100%; }
+.scroll { overflow-x:auto; width:fit-content; max-width:100%; margin:6px 0 14px;
+          border:1px solid var(--line); border-radius:6px; }
+table { border-collapse:collapse; font-size:12.5px; width:auto; }
 th, td { border-bottom:1px solid var(--line); padding:4px 8px; text-align:left;
-         vertical-align:top; }
-th { background:#f0f2f5; font-weight:600; max-width:11em; }
+         vertical-align:bottom; }
+td { vertical-align:top; white-space:nowrap; }
+th { background:#f0f2f5; font-weight:600; min-width:5.5em; max-width:10em; line-height:1.25; }
+tbody tr:last-child td { border-bottom:none; }
 td.id { font-family:ui-monospace,Menlo,Consolas,monospace; font-size:11.5px; white-space:nowrap; }
-td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
+td.num { white-space:nowrap; }
+td.text { min-width:16em; white-space:normal; }
 tr.total td { font-weight:600; border-top:2px solid #c9ced8; }
-.scroll { overflow-x:auto; }
 ul.assumptions li { margin:4px 0; }
+@media (max-width: 600px) {
+  main { padding:14px 12px 40px; }
+  h1 { font-size:21px; }
+  .cards { grid-template-columns:repeat(2,minmax(0,1fr)); }
+  .card .v { font-size:18px; }
+  figure svg { min-width:560px; }
+}
 """
 
 
@@ -72,32 +86,135 @@ def _is_missing(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-def format_value(column: str, value: object) -> tuple[str, bool]:
-    """(text, is_number) for one cell; shares as percent, durations in days."""
+#: Column headers a reader understands, with units; patterns below name the rest.
+LABELS = {
+    "deployment_id": "Deployment ID",
+    "name": "Name",
+    "deployment_type": "Type",
+    "k8s_namespace": "Namespace",
+    "component": "Component",
+    "image_version": "Image version",
+    "deployments": "Deployments",
+    "replicas_min": "Replicas at min scale",
+    "replicas_max": "Replicas at max scale",
+    "sidecars": "Sidecars",
+    "init_containers": "Init containers",
+    "db_storage_gib": "DB storage (GiB)",
+    "db_storage_gib_mean": "Mean DB storage (GiB)",
+    "db_storage_gib_max": "Largest DB storage (GiB)",
+    "db_max_connections": "DB connections",
+    "deployments_with_db": "Deployments with a DB",
+    "cpu_overcommit": "CPU limit ÷ request",
+    "memory_overcommit": "Memory limit ÷ request",
+    "cpu_request_cores": "CPU request per replica (cores)",
+    "memory_request_gib": "Memory request per replica (GiB)",
+    "max_scale": "Max scale (replicas)",
+    "storage_cost_usd_month": "DB storage ($/month)",
+    "savings_usd_month": "Saves ($/month)",
+    "signal": "Signal",
+    "suggestion": "Suggestion",
+    "anomaly": "Anomaly",
+    "detail": "Detail",
+    "findings": "Findings",
+    "versions_behind": "Versions behind newest",
+    "share": "Share of fleet",
+    "version_order": "Version order",
+    "is_newest": "Newest",
+    "parseable": "Parses as a version",
+    "newest_version": "Newest version",
+    "on_newest": "On newest",
+    "share_on_newest": "Share on newest",
+    "mean_versions_behind": "Mean versions behind",
+    "max_versions_behind": "Most versions behind",
+    "unparseable_versions": "Unparseable versions",
+    "updated_at": "Updated",
+    "time_since_update": "Since update (days)",
+    "days_since_update": "Since update (days)",
+    "measure": "Measure",
+    "from_value": "From",
+    "to_value": "To",
+    "delta": "Change",
+    "change": "Change",
+    "from_version": "From version",
+    "to_version": "To version",
+    "snapshot_date": "Snapshot date",
+}
+_RESOURCE = {"cpu": "CPU", "memory": "Memory"}
+_UNIT = {"cores": "cores", "gib": "GiB"}
+_BASIS = {"request": "requested", "limit": "limit"}
+_POD_PART = {"main": "Main", "sidecars": "Sidecars", "largest_init": "Largest init", "pod": "Pod"}
+
+
+def label(column: object) -> str:
+    """The header for a column: a human label with its unit (`cpu_request_cores_max_scale`
+    reads "CPU requested at max scale (cores)"); unknown names lose their underscores."""
+    name = str(column)
+    if name in LABELS:
+        return LABELS[name]
+    parts = name.split("_")
+    if name.endswith("_usd_month") and "cost" in parts:  # [cpu_]cost_request_max_scale_usd_month
+        resource = parts[0] if parts[0] in _RESOURCE else None
+        basis, scale = parts[-5], parts[-4]
+        what = f"{_RESOURCE[resource]}, {basis}s" if resource else f"{basis.capitalize()}s"
+        return f"{what} at {scale} scale ($/month)"
+    for prefix, part in _POD_PART.items():  # pod_requests: main_cpu_request_cores, …
+        rest = name.removeprefix(prefix + "_")
+        if rest != name and rest.split("_")[0] in _RESOURCE and len(rest.split("_")) == 3:
+            resource, basis, unit = rest.split("_")
+            return f"{part} {_RESOURCE[resource]} {_BASIS[basis]} ({_UNIT[unit]})"
+    if len(parts) == 5 and parts[0] in _RESOURCE and parts[-1] == "scale":  # totals
+        resource, basis, unit, scale, _ = parts
+        return f"{_RESOURCE[resource]} {_BASIS[basis]} at {scale} scale ({_UNIT[unit]})"
+    return name.replace("_", " ").capitalize()
+
+
+def _format_of(column: str, values: pd.Series) -> str:
+    """One number format per column, chosen from its unit, so every cell of a column (and
+    every column of a unit) shows the same decimals: money `$1,234.56`, counts `1,234`,
+    cores and GiB `1,234.50`, shares `12.3 %`, ratios `1.95×`, days `3.2 d`."""
+    if pd.api.types.is_bool_dtype(values):
+        return "bool"
+    if pd.api.types.is_timedelta64_dtype(values):
+        return "days"
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return "time"
+    if not pd.api.types.is_numeric_dtype(values):
+        return "text"
+    if pd.api.types.is_integer_dtype(values):
+        return "count"
+    if "usd" in column:
+        return "usd"
+    if "share" in column:
+        return "percent"
+    if "overcommit" in column:
+        return "ratio"
+    if column.startswith("days") or "_days" in column:
+        return "days"
+    return "decimal"
+
+
+def format_value(kind: str, value: object) -> str:
+    """The text of one cell in a column of format `kind` (see `_format_of`)."""
     if _is_missing(value):
-        return "—", False
-    if isinstance(value, bool | np.bool_):
-        return ("yes" if value else "no"), False
-    if isinstance(value, pd.Timedelta):
-        return f"{value.total_seconds() / 86400:,.1f} d", True
-    if isinstance(value, pd.Timestamp):
-        return value.strftime("%Y-%m-%d %H:%M UTC"), False
-    if isinstance(value, int | np.integer):
-        return f"{int(value):,}", True
-    if isinstance(value, float):
-        if "share" in column:
-            return f"{100 * value:.1f} %", True
-        if "overcommit" in column:
-            return f"{value:.2f}×", True
-        if value.is_integer() and abs(value) < 1e15:
-            return f"{int(value):,}", True
-        return f"{value:,.2f}", True
-    return str(value), False
-
-
-def _label(column: object) -> str:
-    """A column header that may wrap after underscores, keeping the exact column name."""
-    return esc(column).replace("_", "_<wbr>")
+        return "—"
+    if kind == "bool":
+        return "yes" if value else "no"
+    if kind == "time":
+        return pd.Timestamp(value).strftime("%Y-%m-%d %H:%M UTC")
+    if kind == "days":
+        days = value.total_seconds() / 86400 if isinstance(value, pd.Timedelta) else value
+        return f"{float(days):,.1f} d"
+    if kind == "count":
+        return f"{int(value):,}"
+    if kind == "usd":
+        return f"${float(value):,.2f}"
+    if kind == "percent":
+        return f"{100 * float(value):.1f} %"
+    if kind == "ratio":
+        return f"{float(value):.2f}×"
+    if kind == "decimal":
+        return f"{float(value):,.2f}"
+    return str(value)
 
 
 def table(
@@ -113,18 +230,27 @@ def table(
     if frame.empty:
         return '<p class="muted">None.</p>'
     shown = frame if max_rows is None else frame.head(max_rows)
+    kinds = {c: _format_of(str(c), frame[c]) for c in frame.columns}
+    numeric = {"count", "usd", "percent", "ratio", "days", "decimal"}
     head = "".join(
-        f'<th class="num">{_label(c)}</th>'
-        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-        else f"<th>{_label(c)}</th>"
+        f'<th class="num" scope="col">{esc(label(c))}</th>'
+        if kinds[c] in numeric
+        else f'<th scope="col">{esc(label(c))}</th>'
         for c in frame.columns
     )
     rows = []
     for record in shown.itertuples(index=False, name=None):
         cells = []
         for column, value in zip(frame.columns, record, strict=True):
-            text, numeric = format_value(column, value)
-            cls = ' class="num"' if numeric else ' class="id"' if column.endswith("_id") else ""
+            text = format_value(kinds[column], value)
+            if kinds[column] in numeric:
+                cls = ' class="num"'
+            elif str(column).endswith("_id"):
+                cls = ' class="id"'
+            elif column in ("detail", "suggestion"):
+                cls = ' class="text"'
+            else:
+                cls = ""
             cells.append(f"<td{cls}>{esc(text)}</td>")
         first = record[0] if record else None
         is_total = total_label is not None and first == total_label
@@ -141,6 +267,13 @@ def table(
     )
 
 
+def with_total(frame: pd.DataFrame, total: dict[str, object]) -> pd.DataFrame:
+    """`frame` with a total row appended, for display only: the frames themselves are tidy."""
+    row = pd.DataFrame([{c: total.get(c) for c in frame.columns}])
+    row = row.astype(frame.dtypes.to_dict(), errors="ignore")
+    return pd.concat([frame, row], ignore_index=True)
+
+
 def figure(svg: str, caption: str | None = None) -> str:
     cap_html = f'<p class="note">{esc(caption)}</p>' if caption else ""
     return f"<figure>{svg}{cap_html}</figure>"
@@ -148,6 +281,12 @@ def figure(svg: str, caption: str | None = None) -> str:
 
 def note(text: str) -> str:
     return f'<p class="note">{esc(text)}</p>'
+
+
+def inline_code(text: str) -> str:
+    """`text` escaped, with `backticked` spans shown as <code> (never literal backticks)."""
+    pieces = esc(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(pieces))
 
 
 def heading(text: str) -> str:

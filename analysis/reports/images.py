@@ -10,14 +10,11 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import versions
-from analysis.reports.dataset import Snapshot, as_snapshot
+from analysis.reports.dataset import Snapshot, as_snapshot, text_column, tidy_text
 
 
 def _image_versions(snap: Snapshot) -> pd.Series:
-    column = snap.deployments.get("image_version")
-    if column is None:
-        return pd.Series(None, index=snap.deployments.index, dtype="object")
-    return column.astype("object").where(column.notna(), None)
+    return text_column(snap.deployments, "image_version")
 
 
 def image_version_summary(source: Snapshot | str) -> pd.DataFrame:
@@ -43,6 +40,7 @@ def image_version_summary(source: Snapshot | str) -> pd.DataFrame:
     out["share"] = out["deployments"] / total if total else 0.0
     out["deployments"] = out["deployments"].astype("int64")
     columns = ["image_version", "deployments", "versions_behind", "share", "version_order"]
+    out["image_version"] = out["image_version"].astype("str")
     return out[[*columns, "is_newest", "parseable"]].reset_index(drop=True)
 
 
@@ -54,8 +52,12 @@ def deployments_behind(source: Snapshot | str) -> pd.DataFrame:
     """
     snap = as_snapshot(source)
     summary = image_version_summary(snap)[["image_version", "versions_behind"]]
-    frame = snap.deployments[["id", "name", "deployment_type", "image_version"]].rename(
-        columns={"id": "deployment_id"}
+    frame = pd.DataFrame(
+        {
+            "deployment_id": text_column(snap.deployments, "id"),
+            **{c: text_column(snap.deployments, c) for c in ("name", "deployment_type")},
+            "image_version": _image_versions(snap),
+        }
     )
     out = frame.merge(summary, on="image_version", how="left")
     out = out.sort_values(["versions_behind", "name"], ascending=[False, True], na_position="last")
@@ -89,15 +91,11 @@ def versions_by_type(source: Snapshot | str) -> pd.DataFrame:
     )["deployments"].transform("sum")
     counts["version_order"] = versions.version_rank(counts["image_version"])
     counts = counts.sort_values(["deployment_type", "version_order"], na_position="last")
-    return counts.drop(columns="version_order").reset_index(drop=True)
+    return tidy_text(counts.drop(columns="version_order").reset_index(drop=True))
 
 
-def newest_share_by_type(source: Snapshot | str) -> pd.DataFrame:
-    """Per deployment_type (and `all`): the fleet's newest version and the share already on it.
-
-    `mean_versions_behind` averages over deployments whose version parses.
-    """
-    snap = as_snapshot(source)
+def _newest_frame(snap: Snapshot) -> tuple[pd.DataFrame, str | None]:
+    """Per deployment: its type, versions behind the fleet's newest, and whether on it."""
     values = _image_versions(snap)
     newest = versions.newest(values.dropna().unique())
     behind = versions.versions_behind(values)
@@ -109,28 +107,55 @@ def newest_share_by_type(source: Snapshot | str) -> pd.DataFrame:
     )
     frame["on_newest"] = (frame["behind"] == 0).fillna(False).astype(bool)
     frame["unparseable"] = frame["behind"].isna()
+    return frame, newest
 
-    def summarize(group: pd.DataFrame, name: object) -> dict[str, object]:
-        deployments = len(group)
-        on_newest = int(group["on_newest"].sum())
-        return {
-            "deployment_type": name,
-            "deployments": deployments,
-            "newest_version": newest,
-            "on_newest": on_newest,
-            "share_on_newest": on_newest / deployments if deployments else float("nan"),
-            "mean_versions_behind": float(group["behind"].astype("Float64").mean())
-            if group["behind"].notna().any()
-            else float("nan"),
-            "max_versions_behind": group["behind"].max() if group["behind"].notna().any() else None,
-            "unparseable_versions": int(group["unparseable"].sum()),
-        }
 
-    rows = [summarize(g, k) for k, g in frame.groupby("deployment_type", dropna=False)]
-    rows.append(summarize(frame, "all"))
-    out = pd.DataFrame(rows)
+def _summarize(group: pd.DataFrame, newest: str | None) -> dict[str, object]:
+    """One row of `newest_share_by_type` over the deployments in `group`."""
+    deployments = len(group)
+    on_newest = int(group["on_newest"].sum())
+    behind = group["behind"]
+    return {
+        "deployments": deployments,
+        "newest_version": newest,
+        "on_newest": on_newest,
+        "share_on_newest": on_newest / deployments if deployments else float("nan"),
+        "mean_versions_behind": float(behind.astype("Float64").mean())
+        if behind.notna().any()
+        else float("nan"),
+        "max_versions_behind": int(behind.max()) if behind.notna().any() else None,
+        "unparseable_versions": int(group["unparseable"].sum()),
+    }
+
+
+def newest_share_by_type(source: Snapshot | str) -> pd.DataFrame:
+    """Per deployment_type: the fleet's newest version and the share already on it, one row
+    per type (the whole fleet's figures are `newest_share_total`).
+
+    `mean_versions_behind` averages over deployments whose version parses.
+    """
+    frame, newest = _newest_frame(as_snapshot(source))
+    rows = [
+        {"deployment_type": kind, **_summarize(group, newest)}
+        for kind, group in frame.groupby("deployment_type", dropna=False)
+    ]
+    columns = ["deployment_type", *_summarize(frame.iloc[:0], newest)]
+    out = pd.DataFrame(rows, columns=columns)
+    out["deployment_type"] = out["deployment_type"].astype("str")
+    out["newest_version"] = out["newest_version"].astype("str")
+    out["deployments"] = out["deployments"].astype("int64")
+    out["on_newest"] = out["on_newest"].astype("int64")
+    out["unparseable_versions"] = out["unparseable_versions"].astype("int64")
     out["max_versions_behind"] = out["max_versions_behind"].astype("Int64")
+    out["share_on_newest"] = out["share_on_newest"].astype("float64")
+    out["mean_versions_behind"] = out["mean_versions_behind"].astype("float64")
     return out
+
+
+def newest_share_total(source: Snapshot | str) -> dict[str, object]:
+    """The whole fleet's row of `newest_share_by_type`: newest version, share on it, …"""
+    frame, newest = _newest_frame(as_snapshot(source))
+    return _summarize(frame, newest)
 
 
 def pending_rollouts(source: Snapshot | str) -> pd.DataFrame:
@@ -141,15 +166,15 @@ def pending_rollouts(source: Snapshot | str) -> pd.DataFrame:
     """
     snap = as_snapshot(source)
     d = snap.deployments
-    active = d.get("active_revision_id", pd.Series(None, index=d.index)).astype("object")
-    latest = d.get("latest_revision_id", pd.Series(None, index=d.index)).astype("object")
+    active = text_column(d, "active_revision_id")
+    latest = text_column(d, "latest_revision_id")
     differs = (active.fillna("") != latest.fillna("")) & (active.notna() | latest.notna())
     rows = d[differs]
     out = pd.DataFrame(
         {
-            "deployment_id": rows["id"].astype("object"),
-            "name": rows["name"].astype("object") if "name" in rows else None,
-            "deployment_type": rows["deployment_type"].astype("object"),
+            "deployment_id": text_column(rows, "id"),
+            "name": text_column(rows, "name"),
+            "deployment_type": text_column(rows, "deployment_type"),
             "image_version": _image_versions(snap)[differs],
             "active_revision_id": active[differs],
             "latest_revision_id": latest[differs],

@@ -1,9 +1,11 @@
 """`write_report`: the files of `dims report`, from one snapshot of the dataset.
 
-`DIR/reports/snapshot_date=YYYY-MM-DD/` gets `report.html`, `capacity_summary.parquet` and
-`image_version_summary.parquet`. Each file is written to a temporary name in the same folder
-and renamed into place, so a reader (or a dashboard polling the folder) never sees half a file,
-and an interrupted run leaves the previous report intact.
+`DIR/reports/snapshot_date=YYYY-MM-DD/` gets `report.html`, `capacity_summary.parquet`,
+`cost_by_deployment.parquet` and `image_version_summary.parquet`. Each file is written to a
+temporary name in the same folder and renamed into place, so a reader (or a dashboard polling
+the folder) never sees half a file, and an interrupted run leaves the previous report intact.
+Files get the dataset's permissions (0666 less the umask, e.g. 0644), not a temporary file's
+private 0600.
 """
 
 from __future__ import annotations
@@ -23,20 +25,32 @@ from analysis import versions
 from analysis.reports import capacity as cap
 from analysis.reports import charts, history, images
 from analysis.reports import html as h
+from analysis.reports import prices as pr
 from analysis.reports.dataset import PARTITION, Snapshot, load_snapshot, snapshot_dates
 
-REPORT_SCHEMA_VERSION = "1"
+#: 2: replicas and connections as int64, monthly cost columns, cost_by_deployment.parquet
+REPORT_SCHEMA_VERSION = "2"
+_COSTS = [pa.field(c, pa.float64()) for c in pr.COST_COLUMNS]
 
 CAPACITY_SUMMARY_SCHEMA = pa.schema(
     [
         pa.field("component", pa.string(), nullable=False),
         pa.field("deployment_type", pa.string()),
         pa.field("deployments", pa.int64(), nullable=False),
-        pa.field("replicas_min", pa.float64()),
-        pa.field("replicas_max", pa.float64()),
+        pa.field("replicas_min", pa.int64()),
+        pa.field("replicas_max", pa.int64()),
         *(pa.field(c, pa.float64()) for c in cap.TOTALS),
         pa.field("db_storage_gib", pa.float64()),
-        pa.field("db_max_connections", pa.float64()),
+        pa.field("db_max_connections", pa.int64()),
+        *_COSTS,
+    ]
+)
+COST_BY_DEPLOYMENT_SCHEMA = pa.schema(
+    [
+        pa.field("deployment_id", pa.string(), nullable=False),
+        *(pa.field(c, pa.string()) for c in cap.IDENTITY[1:]),
+        pa.field("image_version", pa.string()),
+        *_COSTS,
     ]
 )
 IMAGE_VERSION_SUMMARY_SCHEMA = pa.schema(
@@ -56,6 +70,13 @@ def report_dir(out_dir: str | Path, snapshot_date: str) -> Path:
     return Path(out_dir) / "reports" / f"{PARTITION}={snapshot_date}"
 
 
+def _file_mode() -> int:
+    """0666 less the process umask: the mode `open()` gives new files, as the dataset has."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def _atomic_write(target: Path, write: Callable[[Path], None]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -63,6 +84,7 @@ def _atomic_write(target: Path, write: Callable[[Path], None]) -> None:
     temp = Path(name)
     try:
         write(temp)
+        os.chmod(temp, _file_mode())  # mkstemp's 0600 would hide the report from its readers
         os.replace(temp, target)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -77,89 +99,163 @@ def _write_parquet(frame: pd.DataFrame, schema: pa.Schema, target: Path, kind: s
 
 
 def _fmt(value: float, unit: str = "") -> str:
-    return f"{value:,.1f}{unit}" if value % 1 else f"{value:,.0f}{unit}"
+    """A key figure: whole numbers of cores and GiB read better on a card than decimals."""
+    return f"{value:,.0f}{unit}"
 
 
-def build_html(snap: Snapshot) -> str:
-    """The report page for one snapshot (also useful to embed in a notebook via IPython)."""
-    rows = cap.component_capacity(snap)
-    summary = cap.capacity_summary(snap)
-    by_component = cap.capacity_by(rows, ["component"])
-    by_type = cap.capacity_by(rows, ["deployment_type"])
-    by_namespace = cap.capacity_by_namespace(snap)
-    totals = cap.fleet_totals(rows)
-    over = cap.overcommit(snap)
-    db = cap.db_capacity(snap)
-    pods = cap.pod_requests(snap)
-    found = cap.anomalies(snap)
-    signals = cap.rightsizing(snap)
-    version_summary = images.image_version_summary(snap)
-    by_version_type = images.versions_by_type(snap)
-    newest_share = images.newest_share_by_type(snap)
-    pending = images.pending_rollouts(snap)
-    newest = images.newest_version(snap)
+def _usd(value: float) -> str:
+    return f"${value:,.0f}"
 
-    fleet = newest_share[newest_share["deployment_type"] == "all"].iloc[0]
-    total_row = {"component": "total", **totals}
-    component_table = pd.concat([by_component, pd.DataFrame([total_row])], ignore_index=True)
-    per_replica = ["component", "deployments", "replicas_min", "replicas_max", *cap.TOTALS]
 
-    overview = h.Section("overview", "Overview").add(
+_TYPE_CAPACITY = [
+    "deployment_type",
+    "deployments",
+    "replicas_min",
+    "replicas_max",
+    "cpu_request_cores_min_scale",
+    "cpu_request_cores_max_scale",
+    "memory_request_gib_min_scale",
+    "memory_request_gib_max_scale",
+    "db_storage_gib",
+]
+_COSTS_SHOWN = [*pr.COST_TOTALS, pr.STORAGE_COST]
+
+
+def _overview(snap: Snapshot, totals: dict, fleet: dict, pending: int, found: int) -> h.Section:
+    def span(measure: str) -> str:
+        low, high = totals[f"{measure}_min_scale"], totals[f"{measure}_max_scale"]
+        return f"{_fmt(low)} / {_fmt(high)}"
+
+    newest = fleet["newest_version"]
+    return h.Section("overview", "Overview").add(
         h.cards(
             [
                 ("deployments", f"{len(snap.deployments):,}", False),
-                (
-                    "CPU requested at max scale (cores)",
-                    _fmt(totals["cpu_request_cores_max_scale"]),
-                    False,
-                ),
-                (
-                    "memory requested at max scale (GiB)",
-                    _fmt(totals["memory_request_gib_max_scale"]),
-                    False,
-                ),
-                (
-                    "CPU requested at min scale (cores)",
-                    _fmt(totals["cpu_request_cores_min_scale"]),
-                    False,
-                ),
-                (
-                    "memory requested at min scale (GiB)",
-                    _fmt(totals["memory_request_gib_min_scale"]),
-                    False,
-                ),
+                ("monthly cost, requests at min scale", _usd(totals[pr.COST_TOTALS[0]]), False),
+                ("monthly cost, requests at max scale", _usd(totals[pr.COST_TOTALS[1]]), False),
+                ("CPU requested at min / max scale (cores)", span("cpu_request_cores"), False),
+                ("memory requested at min / max scale (GiB)", span("memory_request_gib"), False),
                 ("DB storage (GiB)", _fmt(totals["db_storage_gib"]), False),
                 ("newest image version", str(newest or "—"), False),
                 ("share on the newest version", f"{100 * fleet['share_on_newest']:.1f} %", False),
-                ("rollouts pending (active ≠ latest)", f"{len(pending):,}", len(pending) > 0),
-                ("resource anomalies", f"{len(found):,}", len(found) > 0),
+                ("rollouts pending (active ≠ latest)", f"{pending:,}", pending > 0),
+                ("resource anomalies", f"{found:,}", found > 0),
             ]
         )
     )
 
-    capacity_section = h.Section("capacity", "Capacity").add(
+
+def _costs(snap: Snapshot, rows: pd.DataFrame, totals: dict, prices: pr.PriceSheet) -> h.Section:
+    by_type = cap.capacity_by(rows, ["deployment_type"], prices)
+    by_component = cap.capacity_by(rows, ["component"], prices)
+    by_namespace = cap.capacity_by(rows, ["k8s_namespace"], prices).sort_values(
+        [pr.cost_column("request", "max"), "k8s_namespace"], ascending=[False, True]
+    )
+    per_deployment = cap.cost_by_deployment(snap, prices)
+    total_row = {**totals, "deployment_type": "total", "component": "total"}
+    return h.Section("costs", "Costs").add(
+        h.note(
+            "What the fleet reserves (requests) or may burst to (limits) costs a month at "
+            f"these prices: {prices.describe()}. Min scale is the floor, max scale what "
+            "autoscaling may reach; DB storage is priced once per deployment."
+        ),
+        h.figure(
+            charts.cost_by_type_chart(by_type),
+            "Each type has its own axis: compare bars within a panel, read the axis across.",
+        ),
+        h.heading("By deployment type ($/month)"),
+        h.table(
+            h.with_total(by_type, total_row),
+            max_rows=None,
+            total_label="total",
+            columns=["deployment_type", "deployments", *_COSTS_SHOWN],
+        ),
+        h.heading("By component ($/month)"),
+        h.table(
+            h.with_total(by_component, total_row),
+            max_rows=None,
+            total_label="total",
+            columns=["component", "deployments", *_COSTS_SHOWN],
+        ),
+        h.heading("By Kubernetes namespace ($/month), most expensive first"),
+        h.table(by_namespace, max_rows=15, columns=["k8s_namespace", "deployments", *_COSTS_SHOWN]),
+        h.heading("Most expensive deployments (cost_by_deployment.parquet)"),
+        h.table(
+            per_deployment,
+            max_rows=15,
+            columns=["name", "deployment_type", "k8s_namespace", *_COSTS_SHOWN],
+        ),
+    )
+
+
+def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: dict) -> h.Section:
+    summary = cap.capacity_summary(snap)
+    by_component = cap.capacity_by(rows, ["component"])
+    by_type = cap.capacity_by(rows, ["deployment_type"])
+    by_namespace = cap.capacity_by_namespace(snap)
+    over = cap.overcommit(snap)
+    pods = cap.pod_requests(snap)
+    total_row = {**totals, "component": "total", "deployment_type": "total"}
+    max_totals = [c for c in cap.TOTALS if c.endswith("_max_scale")]
+    section = h.Section("capacity", "Capacity").add(
         h.figure(
             charts.capacity_chart(summary),
-            "Requested CPU and memory per deployment type, stacked by component; "
-            "hatched bars at min scale, solid at max scale.",
+            "Requested CPU and memory per deployment type, stacked by component, at min and "
+            "max scale. Each panel has its own axis, so small types stay visible.",
         ),
-        h.heading("By component (cores, GiB)"),
-        h.table(component_table, max_rows=None, total_label="total", columns=per_replica),
         h.heading("By deployment type (all components)"),
-        h.table(by_type, max_rows=None),
-        h.heading("By component and deployment type (capacity_summary.parquet)"),
-        h.table(summary, max_rows=None),
-        h.figure(charts.namespace_chart(by_namespace)),
-        h.heading("By Kubernetes namespace"),
-        h.table(by_namespace, max_rows=30),
+        h.table(
+            h.with_total(by_type, total_row),
+            max_rows=None,
+            total_label="total",
+            columns=_TYPE_CAPACITY,
+        ),
+        h.heading("By component, at max scale"),
+        h.table(
+            h.with_total(by_component, total_row),
+            max_rows=None,
+            total_label="total",
+            columns=["component", "deployments", "replicas_max", *max_totals],
+        ),
+        h.figure(
+            charts.requests_limits_chart(by_component),
+            "Limits above requests are what a component may burst to beyond its reservation.",
+        ),
         h.heading("Overcommit: limit ÷ request at max scale"),
         h.note("Above 1× a workload may burst beyond what the scheduler reserved for it."),
-        h.table(over, max_rows=None, total_label="overall"),
+        h.table(
+            h.with_total(over, {"component": "overall", **cap.overcommit_total(snap)}),
+            max_rows=None,
+            total_label="overall",
+        ),
+        h.heading("By component and deployment type, requests (capacity_summary.parquet)"),
+        h.table(
+            summary,
+            max_rows=None,
+            columns=[
+                "component",
+                "deployment_type",
+                "deployments",
+                "cpu_request_cores_min_scale",
+                "cpu_request_cores_max_scale",
+                "memory_request_gib_min_scale",
+                "memory_request_gib_max_scale",
+            ],
+        ),
+        h.figure(charts.namespace_chart(by_namespace)),
+        h.heading("By Kubernetes namespace"),
+        h.table(by_namespace, max_rows=30, columns=["k8s_namespace", *_TYPE_CAPACITY[1:]]),
         h.heading("Database storage and connections"),
-        h.table(db, max_rows=None, total_label="all"),
+        h.table(
+            h.with_total(
+                cap.db_capacity(snap), {"deployment_type": "all", **cap.db_capacity_total(snap)}
+            ),
+            max_rows=None,
+            total_label="all",
+        ),
         h.heading("Sidecars and init containers: effective pod request per replica"),
         h.note(
-            "pod = max(main + sidecars, largest init container), per replica; deployments "
+            "Pod = max(main + sidecars, largest init container), per replica; deployments "
             "with sidecars or init containers, largest effective CPU request first."
         ),
         h.table(
@@ -177,49 +273,44 @@ def build_html(snap: Snapshot) -> str:
                 "largest_init_cpu_request_cores",
                 "pod_cpu_request_cores",
                 "main_memory_request_gib",
-                "sidecars_memory_request_gib",
-                "largest_init_memory_request_gib",
                 "pod_memory_request_gib",
             ],
         ),
     )
-    shown = [
-        "name",
-        "deployment_type",
-        "k8s_namespace",
-        "image_version",
-        *(c for c in cap.TOTALS if c.endswith("_max_scale")),
-        "deployment_id",
-    ]
-    capacity_section.add(
+    shown = ["name", "deployment_type", "k8s_namespace", "image_version", *max_totals]
+    return section.add(
         h.heading("Largest deployments by CPU requested at max scale"),
         h.table(cap.largest_deployments(snap, 10, "cpu_request_cores_max_scale"), columns=shown),
         h.heading("Largest deployments by memory requested at max scale"),
         h.table(cap.largest_deployments(snap, 10, "memory_request_gib_max_scale"), columns=shown),
     )
 
+
+def _anomalies(snap: Snapshot, found: pd.DataFrame, prices: pr.PriceSheet) -> h.Section:
+    signals = cap.rightsizing(snap, prices)
     kinds = found["anomaly"].value_counts().rename_axis("anomaly").rename("findings").reset_index()
-    anomaly_section = h.Section("anomalies", "Anomalies and right-sizing").add(
+    by_signal = (
+        signals.groupby("signal")
+        .agg(deployments=("deployment_id", "size"), savings_usd_month=("savings_usd_month", "sum"))
+        .reset_index()
+    )
+    saved = float(signals["savings_usd_month"].sum())
+    return h.Section("anomalies", "Anomalies and right-sizing").add(
         h.table(kinds, max_rows=None),
         h.table(
             found,
             max_rows=60,
-            columns=["anomaly", "name", "deployment_type", "component", "detail", "deployment_id"],
+            columns=["anomaly", "name", "deployment_type", "component", "detail"],
         ),
-        h.heading("Right-sizing signals"),
+        h.heading("Right-sizing: what each suggestion saves a month"),
+        h.cards([("saved a month if every suggestion is taken", _usd(saved), False)]),
         h.note(
-            "prod_at_dev_defaults: production deployments still at the development defaults; "
             "dev_above_dev_defaults: development deployments asking for more than development "
-            "provides."
+            "provides; bringing the main workload back to the development defaults saves the "
+            "difference in its requests at max scale. prod_at_dev_defaults: production "
+            "deployments still at the development defaults; a review, which saves nothing."
         ),
-        h.table(
-            signals["signal"]
-            .value_counts()
-            .rename_axis("signal")
-            .rename("deployments")
-            .reset_index(),
-            max_rows=None,
-        ),
+        h.table(by_signal, max_rows=None),
         h.table(
             signals,
             max_rows=40,
@@ -230,38 +321,45 @@ def build_html(snap: Snapshot) -> str:
                 "cpu_request_cores",
                 "memory_request_gib",
                 "max_scale",
-                "deployment_id",
+                "savings_usd_month",
+                "suggestion",
             ],
         ),
     )
 
-    version_section = h.Section("versions", "Image versions").add(
-        h.figure(charts.version_distribution_chart(by_version_type, newest)),
+
+def _versions(snap: Snapshot, fleet: dict, pending: pd.DataFrame) -> h.Section:
+    newest_share = images.newest_share_by_type(snap)
+    return h.Section("versions", "Image versions").add(
+        h.figure(
+            charts.version_distribution_chart(
+                images.versions_by_type(snap), fleet["newest_version"]
+            )
+        ),
         h.heading("Deployments per image version (image_version_summary.parquet)"),
-        h.table(version_summary, max_rows=None),
+        h.table(images.image_version_summary(snap), max_rows=None),
         h.heading("Newest version per deployment type"),
-        h.table(newest_share, max_rows=None, total_label="all"),
+        h.table(
+            h.with_total(newest_share, {"deployment_type": "all", **fleet}),
+            max_rows=None,
+            total_label="all",
+        ),
         h.heading("Rollouts pending: active revision is not the latest revision"),
         h.note("Time since update is measured from the snapshot time, oldest update first."),
         h.table(
             pending,
             max_rows=40,
-            columns=[
-                "name",
-                "deployment_type",
-                "image_version",
-                "updated_at",
-                "time_since_update",
-                "deployment_id",
-            ],
+            columns=["name", "deployment_type", "image_version", "updated_at", "time_since_update"],
         ),
     )
 
-    history_section = h.Section("history", "History")
+
+def _history(snap: Snapshot) -> h.Section:
+    section = h.Section("history", "History")
     dates = [d for d in snapshot_dates(snap.out_dir) if d <= snap.snapshot_date]
     over_time = history.versions_over_time(snap.out_dir)
     over_time = over_time[over_time["snapshot_date"].isin(dates)]
-    history_section.add(h.figure(charts.adoption_chart(over_time)))
+    section.add(h.figure(charts.adoption_chart(over_time)))
     if len(dates) >= 2:
         previous = dates[-2]
         changes = history.version_changes(snap.out_dir, previous, snap.snapshot_date)
@@ -274,7 +372,7 @@ def build_html(snap: Snapshot) -> str:
         )
         result = history.diff(snap.out_dir, previous, snap.snapshot_date)
         counts = result.counts()
-        history_section.add(
+        section.add(
             h.heading(f"Changes since the previous snapshot ({previous})"),
             h.cards(
                 [
@@ -285,12 +383,17 @@ def build_html(snap: Snapshot) -> str:
                     ("capacity changed", f"{counts['capacity_changes']:,}", False),
                 ]
             ),
-            h.table(result.capacity_totals, max_rows=None),
+            h.table(
+                result.capacity_totals.assign(
+                    measure=result.capacity_totals["measure"].map(h.label)
+                ),
+                max_rows=None,
+            ),
             h.heading("Image version moves"),
             h.table(moves, max_rows=40),
         )
     else:
-        history_section.add(
+        section.add(
             h.note(
                 "Only one snapshot so far: upgrades and downgrades appear once a second "
                 "snapshot is exported."
@@ -304,36 +407,71 @@ def build_html(snap: Snapshot) -> str:
         fill_value=0,
     )
     pivot = pivot.reindex(columns=versions.sort_versions(pivot.columns)).reset_index()
-    history_section.add(
+    return section.add(
         h.heading("Deployments per version and snapshot date"), h.table(pivot, max_rows=None)
     )
 
+
+def build_html(snap: Snapshot, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> str:
+    """The report page for one snapshot (also useful to embed in a notebook via IPython)."""
+    rows = cap.component_capacity(snap)
+    totals = cap.fleet_totals(rows, prices)
+    fleet = images.newest_share_total(snap)
+    found = cap.anomalies(snap)
+    pending = images.pending_rollouts(snap)
     notes = h.Section("assumptions", "Assumptions").add(
         '<ul class="assumptions">'
-        + "".join(f"<li>{h.esc(a)}</li>" for a in h.ASSUMPTIONS)
+        + "".join(f"<li>{h.inline_code(a)}</li>" for a in (*h.ASSUMPTIONS, _price_note(prices)))
         + "</ul>"
     )
     snapshot_at = snap.snapshot_at
-    meta = f"snapshot_date {snap.snapshot_date}"
+    meta = f"Snapshot {snap.snapshot_date}"
     if snapshot_at is not None:
         meta += f" · taken {snapshot_at.strftime('%Y-%m-%d %H:%M UTC')}"
     meta += f" · {len(snap.deployments):,} deployments"
     return h.page(
         f"dims fleet report — {snap.snapshot_date}",
         meta,
-        [overview, capacity_section, version_section, history_section, anomaly_section, notes],
+        [
+            _overview(snap, totals, fleet, len(pending), len(found)),
+            _costs(snap, rows, totals, prices),
+            _capacity(snap, rows, totals),
+            _versions(snap, fleet, pending),
+            _history(snap),
+            _anomalies(snap, found, prices),
+            notes,
+        ],
     )
 
 
-def write_report(out_dir: str | Path, snapshot_date: str | date | None = None) -> Path:
-    """Write the report files for one snapshot (default: the latest); returns report.html."""
+def _price_note(prices: pr.PriceSheet) -> str:
+    return (
+        f"Costs are monthly, in US dollars: {prices.describe()}. They price what is requested "
+        "or allowed (limits), not what is used; DB storage (`db_storage_gi`) is priced once "
+        "per deployment, whatever its replicas."
+    )
+
+
+def write_report(
+    out_dir: str | Path,
+    snapshot_date: str | date | None = None,
+    prices: pr.PriceSheet = pr.DEFAULT_PRICES,
+) -> Path:
+    """Write the report files for one snapshot (default: the latest), costs priced with
+    `prices`; returns the path of report.html."""
     snap = load_snapshot(out_dir, snapshot_date)
     folder = report_dir(out_dir, snap.snapshot_date)
     _write_parquet(
-        cap.capacity_summary(snap),
+        cap.capacity_summary(snap, prices),
         CAPACITY_SUMMARY_SCHEMA,
         folder / "capacity_summary.parquet",
         "capacity_summary",
+    )
+    _write_parquet(
+        cap.cost_by_deployment(snap, prices),
+        COST_BY_DEPLOYMENT_SCHEMA,
+        folder / "cost_by_deployment.parquet",
+        "cost_by_deployment",
     )
     _write_parquet(
         images.image_version_summary(snap),
@@ -341,7 +479,7 @@ def write_report(out_dir: str | Path, snapshot_date: str | date | None = None) -
         folder / "image_version_summary.parquet",
         "image_version_summary",
     )
-    page = build_html(snap)
+    page = build_html(snap, prices)
     target = folder / "report.html"
     _atomic_write(target, lambda path: path.write_text(page, encoding="utf-8"))
     return target

@@ -676,3 +676,12 @@ def test_memory_quantities(text, mib):
 def test_unreadable_quantities_are_none(junk):
     assert parse_quantity(junk) is None
     assert cpu_cores(junk) is None and memory_mib(junk) is None
+
+
+def test_unknown_integers_beyond_64_bits_are_kept_exact():
+    """Found by the property tests: -2**63 - 1 in an unknown field must not become a float."""
+    import json
+
+    record = {"id": DEPLOYMENT_ID, "small": -(2**63) - 1, "big": 2**70, "source_config": {}}
+    row = deployments_dataframe([record]).iloc[0]
+    assert json.loads(row["unknown_fields_json"]) == {"small": -(2**63) - 1, "big": 2**70}

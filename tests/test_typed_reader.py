@@ -16,13 +16,13 @@ from typing import Any
 import msgspec
 import orjson
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import ANY_JSON, invalid_record, valid_records
 
 from analysis.dumps import read_dump
-from analysis.errors import DumpError
 from analysis.export import export_snapshot
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
@@ -241,14 +241,24 @@ def test_odd_values_read_the_same(field, text):
     assert_same_tables(typed, careful)
 
 
-def test_a_number_out_of_range_in_a_raw_dump_is_a_one_line_dump_error(tmp_path):
+@pytest.mark.parametrize("text", [b"1e999", b"-1e400"])
+def test_a_record_only_a_full_parse_rejects_is_kept_aside_not_fatal(tmp_path, text):
+    """Issue 13, row 13: one such record must not abort the export of the others."""
     records = [generate_fleet(1, seed=i).deployments[0] for i in range(3)]
     records[1]["source_config"]["resource_spec"]["cpu"] = "@@"
+    records[1]["secrets"] = [{"name": "TOKEN", "value": "secret-ish canary value"}]
     path = tmp_path / "dump.json"
-    path.write_bytes(orjson.dumps(records).replace(b'"@@"', b"1e400"))
-    with pytest.raises(DumpError, match=r"dump\.json\[0\.\.2\]: record 1 is not valid JSON"):
-        export_snapshot(read_dump(path, raw=True), tmp_path / "out")
-    assert not (tmp_path / "out" / "deployments").exists()  # nothing published
+    path.write_bytes(orjson.dumps(records).replace(b'"@@"', text))
+    result = export_snapshot(read_dump(path, raw=True), tmp_path / "out")
+    assert (result.records, result.rejected) == (3, 1)
+    out = tmp_path / "out"
+    rejected = pq.read_table(next((out / "rejected_records").glob("*/*.parquet"))).to_pylist()
+    assert [(r["source"], r["record_index"]) for r in rejected] == [("dump.json[0..2]", 1)]
+    assert rejected[0]["reason"].startswith("record: not valid JSON (")
+    assert rejected[0]["record_json"] is None  # text that cannot be parsed cannot be redacted
+    assert b"secret-ish" not in b"".join(p.read_bytes() for p in out.rglob("*.parquet"))
+    ids = pq.read_table(next((out / "deployments").glob("*/*.parquet")))["id"].to_pylist()
+    assert ids == [records[0]["id"], records[2]["id"]]
 
 
 def test_raw_dump_pages_and_records_mix(tmp_path):

@@ -11,7 +11,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from analysis.errors import DumpError, ExportError
+from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 
@@ -77,7 +77,11 @@ class Flattener:
                         typed_count += 1
                         continue
                     self._roll_back(marks)
-                    record = parse_raw(record, page.source, page.first_index + i)
+                    try:
+                        record = parse_raw(record)
+                    except Unparsable as exc:
+                        self._reject(page.source, page.first_index + i, str(exc), _UNPARSABLE)
+                        continue
                 try:
                     self._read_careful(record, page)
                 except Reject as reject:
@@ -143,9 +147,8 @@ class Flattener:
                 f"record rejected: {source} record {index}: {reason} "
                 "(drop --strict to export the rest and list it in rejected_records)"
             )
-        self._rows["rejected_records"].append(
-            (source, index, reason, to_json_text(redact(record, schema)))
-        )
+        text = None if record is _UNPARSABLE else to_json_text(redact(record, schema))
+        self._rows["rejected_records"].append((source, index, reason, text))
 
     # ----- providers and repositories
 
@@ -226,12 +229,23 @@ class Flattener:
         return {name: out[name] for name in self.schemas}
 
 
-def parse_raw(record: msgspec.Raw, source: str, index: int) -> Any:
-    """A raw record parsed for the careful reader; text that is not JSON stops the export."""
+class Unparsable(ValueError):
+    """A raw record that only a full parse finds is not JSON (1e999, bad UTF-8 in a string)."""
+
+
+#: Stands in for a record that cannot be parsed: its text cannot be redacted, so it is
+#: never stored (rejected_records.record_json is null) and only the reason says why.
+_UNPARSABLE = object()
+
+
+def parse_raw(record: msgspec.Raw) -> Any:
+    """A raw record parsed for the careful reader."""
     try:
         return orjson.loads(memoryview(record))
     except orjson.JSONDecodeError as exc:
-        raise DumpError(f"{source}: record {index} is not valid JSON: {exc}") from None
+        # orjson's message names what and where (e.g. `number out of range: line 1
+        # column 9`), never the text itself
+        raise Unparsable(f"record: not valid JSON ({exc})") from None
 
 
 def to_table(rows: list[Any], schema: pa.Schema, at: pa.Scalar) -> pa.Table:

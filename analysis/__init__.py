@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from . import fetch
     from .connection import Settings, connect
+    from .connection.transport import RetryPolicy
     from .errors import (
         APIError,
         AuthenticationError,
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from .pages import Page
-    from .transport import RetryPolicy
 
 #: public name -> the module that holds it
 _HOMES = {
@@ -42,7 +42,7 @@ _HOMES = {
     "TransportError": ".errors",
     "ValidationError": ".errors",
     "Page": ".pages",
-    "RetryPolicy": ".transport",
+    "RetryPolicy": ".connection.transport",
     "Settings": ".connection",
     "connect": ".connection",
     "fetch": ".fetch",

@@ -13,6 +13,14 @@ from . import spec
 PAGE_SIZE = spec.page_size_range()[1]
 #: Requests in flight per budget (deployment pages; repositories have their own).
 CONCURRENCY = 8
-#: Seconds a request may wait for the service (per read; see the transport for the whole).
+#: Seconds a request may wait for the service (per connect or read).
 TIMEOUT_S = 30.0
+#: Seconds for one request as a whole: every attempt, body and wait between them.
+DEADLINE_S = 300.0
+#: Largest response body as sent, and once gzip or deflate is undone (MiB).
+MAX_BODY_MIB = 256
+MAX_DECODED_MIB = 256
+#: Retries per request after the first attempt.
+RETRIES = 5
+MIB = 1024 * 1024
 API_KEY_HEADER, TENANT_HEADER = spec.header_names()

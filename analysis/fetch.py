@@ -43,6 +43,7 @@ from generated_client.api.oauth_providers import (
 )
 
 from . import defaults, spec
+from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
 from .errors import (
     ConfigurationError,
     NotFoundError,
@@ -54,7 +55,6 @@ from .errors import (
 )
 from .pages import Page, RecordKeys, keys_of
 from .progress import Progress
-from .transport import DECODER_EXTENSION, JSON_EXTENSION
 
 log = logging.getLogger("dims.fetch")
 

@@ -13,9 +13,9 @@ from generated_client import Client
 
 from . import fetch
 from .connection import retry_transport
-from .dumps import read_dump
-from .export import ExportResult, export_snapshot
 from .progress import Progress
+from .storage.dumps import read_dump
+from .storage.writer import ExportResult, export_snapshot
 
 
 def take_snapshot(

@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from analysis.dumps import read_dump
+from analysis.storage.dumps import read_dump
 from analysis.tables import Flattener
 
 from .fleetdata import dump_path

@@ -30,11 +30,11 @@ import pytest
 
 from analysis import fetch
 from analysis.connection import connect
-from analysis.dataset import read_table
 from analysis.errors import PaginationError
 from analysis.pages import own_type
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
 from analysis.snapshot import take_snapshot
+from analysis.storage.reader import read_table
 
 N = 537  # not a multiple of any page size or cap below
 
@@ -254,7 +254,7 @@ def test_raw_pages_export_the_same_tables_as_parsed_pages(tmp_path):
     """`take_snapshot` reads pages as raw text for the fast reader; a parsed fetch agrees."""
     import datetime as dt
 
-    from analysis.export import export_snapshot
+    from analysis.storage.writer import export_snapshot
 
     fleet = generate_fleet(250, seed=21, real_shaped=True, untyped_every=6)
     fleet.deployments[3]["source_config"]["region"] = {"name": "eu", "zones": [1, 2]}

@@ -33,8 +33,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis.cli import main
-from analysis.dataset import read_table
 from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
+from analysis.storage.reader import read_table
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -47,10 +47,10 @@ STALLED_EXPORT = """
 import signal, sys
 from pathlib import Path
 
-import analysis.export
+import analysis.storage.writer
 import analysis.snapshot
 from analysis.cli import main
-from analysis.dataset import read_table
+from analysis.storage.reader import read_table
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 
@@ -70,7 +70,7 @@ def small_row_groups(*args, **options):  # flush every page, so data is on disk
     return export_snapshot(*args, row_group_records=50, **options)
 
 
-export_snapshot = analysis.export.export_snapshot
+export_snapshot = analysis.storage.writer.export_snapshot
 analysis.snapshot.read_dump = endless_dump
 analysis.snapshot.export_snapshot = small_row_groups
 sys.exit(main(sys.argv[2:]))

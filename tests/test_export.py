@@ -15,11 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import spec
-from analysis.dataset import DatasetError, read_arrow, read_table, snapshot_dates
 from analysis.errors import ExportError
-from analysis.export import export_snapshot
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
+from analysis.storage.reader import DatasetError, read_arrow, read_table, snapshot_dates
+from analysis.storage.writer import export_snapshot
 from analysis.tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
 
 CANARY_SECRET = "CANARY-SECRET-7f3a9c"

@@ -38,6 +38,7 @@ import pytest
 
 from analysis import fetch
 from analysis.connection import connect, retry_transport
+from analysis.connection.transport import RetryPolicy
 from analysis.errors import (
     AuthenticationError,
     NotFoundError,
@@ -49,7 +50,6 @@ from analysis.errors import (
     ValidationError,
 )
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.transport import RetryPolicy
 from generated_client.api.deployments import list_deployments
 from generated_client.models import ValidationErrorBody
 

@@ -10,6 +10,7 @@ import pytest
 
 from analysis import fetch
 from analysis.connection import connect, retry_transport
+from analysis.connection.transport import RetryPolicy
 from analysis.errors import (
     AuthenticationError,
     ConfigurationError,
@@ -20,7 +21,6 @@ from analysis.errors import (
     ValidationError,
 )
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.transport import RetryPolicy
 
 FAST_RETRY = RetryPolicy(attempts=6, initial_backoff=0.01, max_backoff=0.05, total_seconds=20)
 N = 230  # not a multiple of any page size used below: the last page is short

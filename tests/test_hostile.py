@@ -31,13 +31,13 @@ from hostile_servers import (
 
 from analysis import fetch
 from analysis.connection import connect
+from analysis.connection.transport import MIB, ResponseLimits, RetryPolicy
 from analysis.errors import (
     AuthenticationError,
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
 )
-from analysis.transport import MIB, ResponseLimits, RetryPolicy
 
 DIMS = Path(sys.executable).parent / "dims"
 FAST = RetryPolicy(attempts=3, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)

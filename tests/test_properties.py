@@ -35,8 +35,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 
 from analysis import spec
-from analysis.export import export_snapshot
 from analysis.pages import Page
+from analysis.storage.writer import export_snapshot
 from analysis.tables import redact
 
 DAY = datetime(2025, 6, 1, tzinfo=UTC).date()

@@ -27,6 +27,7 @@ import analysis  # noqa: F401  (importing analysis masks secret fields of genera
 from analysis import fetch
 from analysis.cli import main
 from analysis.connection import ApiKeyAuth, Settings, connect, retry_transport
+from analysis.connection.transport import RetryPolicy, RetryTransport
 from analysis.errors import (
     AuthenticationError,
     ConfigurationError,
@@ -35,11 +36,10 @@ from analysis.errors import (
     ServerError,
     TransportError,
 )
-from analysis.export import export_snapshot
 from analysis.pages import Page
 from analysis.sandbox import Faults, run_sandbox
+from analysis.storage.writer import export_snapshot
 from analysis.tables import RejectedRecordError
-from analysis.transport import RetryPolicy, RetryTransport
 from generated_client.api.deployments import list_deployments
 from generated_client.models import DeploymentPage
 

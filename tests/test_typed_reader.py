@@ -22,10 +22,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import ANY_JSON, invalid_record, valid_records
 
-from analysis.dumps import read_dump
-from analysis.export import export_snapshot
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.storage.dumps import read_dump
+from analysis.storage.writer import export_snapshot
 from analysis.tables import Flattener
 from analysis.tables.typed import EXPECTED_EXTRAS
 

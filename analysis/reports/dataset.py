@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import dataset
-from analysis.dataset import PARTITION, DatasetError
+from analysis.storage import reader as dataset
+from analysis.storage.reader import PARTITION, DatasetError
 
 __all__ = [
     "PARTITION",

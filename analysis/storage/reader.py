@@ -1,8 +1,8 @@
 """Reading the Parquet dataset back: which snapshots exist, one table of one snapshot, and
 DuckDB views that are right by default (the latest snapshot unless you ask for history).
 
-The layout is `DIR/<table>/snapshot_date=YYYY-MM-DD/part-<n>.parquet` (analysis.layout; the
-writer is analysis.export). Readers look only in `snapshot_date=*` folders, so the writer's
+The layout is `DIR/<table>/snapshot_date=YYYY-MM-DD/part-<n>.parquet` (analysis.storage.paths; the
+writer is analysis.storage.writer). Readers look only in `snapshot_date=*` folders, so the writer's
 work folders, manifests and replaced versions are never seen. Reports, `dims diff`,
 `dims sql` and the notebooks read through here.
 
@@ -27,15 +27,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import layout
-from .errors import DimsError, one_line
-from .tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
+from ..errors import DimsError, one_line
+from ..tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
+from . import paths
 
 if TYPE_CHECKING:
     import duckdb
 
-PARTITION = layout.PARTITION
-_EXPORT_ID = layout.EXPORT_ID_KEY
+PARTITION = paths.PARTITION
+_EXPORT_ID = paths.EXPORT_ID_KEY
 #: Times a read starts over when a re-export moved a file between listing and opening it.
 _ATTEMPTS = 3
 #: Times read_tables reads again when its tables came from different exports.
@@ -50,7 +50,7 @@ class DatasetError(DimsError):
 
 def snapshot_dates(out_dir: PathLike, table: str = "deployments") -> list[date]:
     """The snapshot dates present for `table`, oldest first."""
-    return layout.partition_days(out_dir, table)
+    return paths.partition_days(out_dir, table)
 
 
 def resolve_date(
@@ -77,7 +77,7 @@ def latest_date(out_dir: PathLike) -> date:
 
 
 def partition_dir(out_dir: PathLike, table: str, day: date) -> Path:
-    return layout.partition_dir(out_dir, table, day)
+    return paths.partition_dir(out_dir, table, day)
 
 
 def read_arrow(

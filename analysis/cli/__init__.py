@@ -21,11 +21,15 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from . import defaults, spec
-from .errors import DimsError, ScrubFilter, scrub
-from .transport import MIB, ResponseLimits
+from .. import defaults, spec
+from ..errors import DimsError, ScrubFilter, scrub
+
+if TYPE_CHECKING:
+    from ..connection.transport import ResponseLimits
+
+__all__ = ["build_parser", "main"]
 
 DEFAULT_OUT = Path("dims-data")
 #: The demo's synthetic fleet never goes where real exports go.
@@ -112,39 +116,52 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
     )
     group.add_argument("--tenant-id", help="tenant id (DIMS_TENANT_ID)")
-    group.add_argument("--api-key-header", default="X-Api-Key", help="header carrying the key")
-    group.add_argument("--tenant-header", default="X-Tenant-Id", help="header carrying the tenant")
+    group.add_argument(
+        "--api-key-header",
+        default=defaults.API_KEY_HEADER,
+        help=f"header carrying the key (default {defaults.API_KEY_HEADER})",
+    )
+    group.add_argument(
+        "--tenant-header",
+        default=defaults.TENANT_HEADER,
+        help=f"header carrying the tenant (default {defaults.TENANT_HEADER})",
+    )
     group.add_argument(
         "--allow-insecure-http",
         action="store_true",
         help="allow sending the key over plain http to a non-loopback host",
     )
     group.add_argument(
-        "--timeout", type=_seconds, default=30.0, help="seconds per connect or read (default 30)"
+        "--timeout",
+        type=_seconds,
+        default=defaults.TIMEOUT_S,
+        help=f"seconds per connect or read (default {defaults.TIMEOUT_S:g})",
     )
     group.add_argument(
-        "--retries", type=_bounded(0, 20), default=5, help="retries per request (default 5)"
+        "--retries",
+        type=_bounded(0, 20),
+        default=defaults.RETRIES,
+        help=f"retries per request (default {defaults.RETRIES})",
     )
-    defaults = ResponseLimits()
     group.add_argument(
         "--deadline",
         type=_seconds,
-        default=defaults.deadline,
-        help=f"seconds one request may take, retries included (default {defaults.deadline:g})",
+        default=defaults.DEADLINE_S,
+        help=f"seconds one request may take, retries included (default {defaults.DEADLINE_S:g})",
     )
     group.add_argument(
         "--max-body-mib",
         type=_bounded(1),
-        default=defaults.max_body_bytes // MIB,
+        default=defaults.MAX_BODY_MIB,
         metavar="MIB",
-        help=f"largest response body (default {defaults.max_body_bytes // MIB})",
+        help=f"largest response body (default {defaults.MAX_BODY_MIB})",
     )
     group.add_argument(
         "--max-decoded-mib",
         type=_bounded(1),
-        default=defaults.max_decoded_bytes // MIB,
+        default=defaults.MAX_DECODED_MIB,
         metavar="MIB",
-        help=f"largest body once decompressed (default {defaults.max_decoded_bytes // MIB})",
+        help=f"largest body once decompressed (default {defaults.MAX_DECODED_MIB})",
     )
 
 
@@ -254,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--deployments", type=_bounded(0), default=500)
     sandbox.add_argument("--seed", type=int, default=0)
     sandbox.add_argument("--latency-ms", type=float, default=0.0)
-    sandbox.add_argument("--api-key", help="require this key in X-Api-Key")
+    sandbox.add_argument("--api-key", help=f"require this key in {defaults.API_KEY_HEADER}")
     faults = sandbox.add_argument_group("faults")
     faults.add_argument("--rate-limit-every", type=_bounded(0), default=0, metavar="N")
     faults.add_argument("--retry-after", type=_bounded(0), default=1, metavar="S")
@@ -317,10 +334,12 @@ def _limits(args: argparse.Namespace) -> ResponseLimits | None:
     """The connection limits of the options, for commands that connect."""
     if not hasattr(args, "deadline"):
         return None
+    from ..connection.transport import ResponseLimits  # only commands that connect need it
+
     return ResponseLimits(
         deadline=args.deadline,
-        max_body_bytes=args.max_body_mib * MIB,
-        max_decoded_bytes=args.max_decoded_mib * MIB,
+        max_body_bytes=args.max_body_mib * defaults.MIB,
+        max_decoded_bytes=args.max_decoded_mib * defaults.MIB,
     )
 
 
@@ -414,7 +433,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"dims: warning: {message}", file=sys.stderr)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Write one snapshot of every table as a Hive-partitioned Parquet dataset, safely.
 
-Layout (design.md, Dataset; paths from `analysis.layout`):
+Layout (design.md, Dataset; paths from `analysis.storage.paths`):
 `DIR/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet`, zstd, explicit schemas from
 `analysis.tables`, `timestamp[us, UTC]`, and in every file's metadata the schema version
 (`dims.schema_version`), `dims.snapshot_at`, `dims.export_id` and `dims.filters`. Every table
@@ -61,7 +61,6 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
-from analysis import layout
 from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
@@ -72,8 +71,10 @@ from analysis.tables import (
     Flattener,
 )
 
-PARTITION = layout.PARTITION
-PART_FILE = layout.PART_FILE
+from . import paths
+
+PARTITION = paths.PARTITION
+PART_FILE = paths.PART_FILE
 #: Published last, so a reader keyed on deployments finds the other tables already there.
 _PUBLISH_LAST = "deployments"
 #: Replaced versions kept per day in `DIR/_replaced/`; older ones are pruned.
@@ -82,7 +83,7 @@ KEEP_REPLACED = 3
 DEFAULT_LOCK_TIMEOUT_S = 3600.0
 _LOCK_POLL_S = 0.1
 MANIFEST_VERSION = 1
-_VERSION_KEYS = (("snapshot_at", layout.SNAPSHOT_AT_KEY), ("export_id", layout.EXPORT_ID_KEY))
+_VERSION_KEYS = (("snapshot_at", paths.SNAPSHOT_AT_KEY), ("export_id", paths.EXPORT_ID_KEY))
 
 Records = Iterable[Any]
 RepositoriesArg = Mapping[str, Records] | Callable[[], Mapping[str, Records]] | None
@@ -181,14 +182,14 @@ def export_snapshot(
     at = _utc(snapshot_at or datetime.now(UTC))
     day = snapshot_date or at.date()
     out = Path(out_dir)
-    chosen = _json_safe(layout.clean_filters(filters))
-    root = layout.dataset_root(out, chosen)
+    chosen = _json_safe(paths.clean_filters(filters))
+    root = paths.dataset_root(out, chosen)
     export_id = secrets.token_hex(8)
     metadata = {
         SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
-        layout.SNAPSHOT_AT_KEY: at.isoformat().encode(),
-        layout.EXPORT_ID_KEY: export_id.encode(),
-        layout.FILTERS_KEY: json.dumps(chosen).encode(),
+        paths.SNAPSHOT_AT_KEY: at.isoformat().encode(),
+        paths.EXPORT_ID_KEY: export_id.encode(),
+        paths.FILTERS_KEY: json.dumps(chosen).encode(),
     }
     _create(out)
     with _exclusive(out, lock_timeout):
@@ -223,12 +224,12 @@ def export_snapshot(
                 "records": flattener.counts["records"],
                 "rejected": flattener.counts["rejected"],
                 "rows": rows,
-                "files": {name: layout.part_path(name, day) for name in rows},
+                "files": {name: paths.part_path(name, day) for name in rows},
                 "replaced": replaced,
                 "written_at": datetime.now(UTC).isoformat(),
                 "fetch": fetch,
             }
-            paths = _publish(tmp, root, day, manifest)
+            published = _publish(tmp, root, day, manifest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         _prune_replaced(root, day)
@@ -240,7 +241,7 @@ def export_snapshot(
         records=flattener.counts["records"],
         rejected=flattener.counts["rejected"],
         seconds=time.perf_counter() - started,
-        paths=paths,
+        paths=published,
         manifest=manifest,
     )
 
@@ -264,7 +265,7 @@ def _write_tables(
     writing: list[Future[None]] = []
     try:
         for name, schema in flattener.schemas.items():
-            folder = layout.partition_dir(tmp, name, day)
+            folder = paths.partition_dir(tmp, name, day)
             folder.mkdir(parents=True)
             writers[name] = pq.ParquetWriter(
                 folder / PART_FILE, schema.with_metadata(metadata), compression="zstd"
@@ -363,7 +364,7 @@ def _exclusive(out: Path, timeout: float) -> Iterator[None]:
     if fcntl is None:  # pragma: no cover - Windows
         yield
         return
-    path = out / layout.LOCK_FILE
+    path = out / paths.LOCK_FILE
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
@@ -407,7 +408,7 @@ def _prepare(out: Path, root: Path, day: date) -> Path:
     """Under the lock: refuse links, clear dead exports' work folders, make this one's."""
     _refuse_links(out, root)
     _remove_stale_temporaries(out)
-    tmp = out / f"{layout.TMP_PREFIX}{day.isoformat()}-{secrets.token_hex(6)}"
+    tmp = out / f"{paths.TMP_PREFIX}{day.isoformat()}-{secrets.token_hex(6)}"
     _check_permissions(root, day)
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -420,7 +421,7 @@ def _prepare(out: Path, root: Path, day: date) -> Path:
 def _check_permissions(root: Path, day: date) -> None:
     """Every folder the day's files go into can be written (checked before any fetch)."""
     for name in TABLE_NAMES:
-        for folder in (root / name, layout.partition_dir(root, name, day)):
+        for folder in (root / name, paths.partition_dir(root, name, day)):
             if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
                 raise ExportError(
                     f"cannot write to {folder}: permission denied; "
@@ -431,7 +432,7 @@ def _check_permissions(root: Path, day: date) -> None:
 def _refuse_links(out: Path, root: Path) -> None:
     """Every folder dims writes through, below `out`, must be a real folder, not a link."""
     folders = [out / part for part in _prefixes(root.relative_to(out))]
-    folders += [root / name for name in (*TABLE_NAMES, layout.MANIFESTS, layout.REPLACED)]
+    folders += [root / name for name in (*TABLE_NAMES, paths.MANIFESTS, paths.REPLACED)]
     for folder in folders:
         if folder.is_symlink():
             raise ExportError(
@@ -456,10 +457,10 @@ def check_writable(
     Only probes: it takes no lock and removes nothing, so it is safe beside a running export.
     """
     out = Path(out_dir)
-    root = layout.dataset_root(out, filters)
+    root = paths.dataset_root(out, filters)
     _create(out)
     _refuse_links(out, root)
-    probe = out / f"{layout.TMP_PREFIX}probe-{secrets.token_hex(6)}"
+    probe = out / f"{paths.TMP_PREFIX}probe-{secrets.token_hex(6)}"
     try:
         probe.mkdir()
     except OSError as exc:
@@ -475,7 +476,7 @@ def _remove_stale_temporaries(out: Path) -> None:
     folder exists: any work folder seen now belongs to a dead export, whatever its PID.
     """
     for child in out.iterdir():
-        if layout.TMP_NAME.match(child.name) and child.is_dir() and not child.is_symlink():
+        if paths.TMP_NAME.match(child.name) and child.is_dir() and not child.is_symlink():
             shutil.rmtree(child, ignore_errors=True)
 
 
@@ -492,7 +493,7 @@ def _read_manifest(path: Path) -> dict[str, Any] | None:
 
 def _deployments_version(root: Path, day: date) -> dict[str, Any]:
     """snapshot_at, export_id and deployments rows of the version of `day` in `root`."""
-    manifest = _read_manifest(layout.manifest_path(root, day))
+    manifest = _read_manifest(paths.manifest_path(root, day))
     if manifest is not None and isinstance(manifest.get("rows"), dict):
         return {
             "snapshot_at": manifest.get("snapshot_at"),
@@ -500,7 +501,7 @@ def _deployments_version(root: Path, day: date) -> dict[str, Any]:
             "deployments": manifest["rows"].get("deployments"),
         }
     found: dict[str, Any] = {"snapshot_at": None, "export_id": None, "deployments": None}
-    folder = layout.partition_dir(root, "deployments", day)
+    folder = paths.partition_dir(root, "deployments", day)
     try:
         files = sorted(folder.glob("*.parquet"))
         metas = [pq.read_metadata(path) for path in files]
@@ -510,8 +511,8 @@ def _deployments_version(root: Path, day: date) -> dict[str, Any]:
         found["deployments"] = sum(meta.num_rows for meta in metas)
         keys = metas[0].metadata or {}
         for name, key in (
-            ("snapshot_at", layout.SNAPSHOT_AT_KEY),
-            ("export_id", layout.EXPORT_ID_KEY),
+            ("snapshot_at", paths.SNAPSHOT_AT_KEY),
+            ("export_id", paths.EXPORT_ID_KEY),
         ):
             value = keys.get(key)
             found[name] = value.decode() if value else None
@@ -522,7 +523,7 @@ def _refuse_empty(root: Path, exported: int, counts: Mapping[str, int]) -> None:
     """No deployments now, some in the latest snapshot: the listing, not the fleet, is empty."""
     if exported:
         return
-    days = layout.partition_days(root, "deployments")
+    days = paths.partition_days(root, "deployments")
     if not days:
         return
     before = _deployments_version(root, days[-1])["deployments"]
@@ -539,12 +540,12 @@ def _refuse_empty(root: Path, exported: int, counts: Mapping[str, int]) -> None:
 def _replacing(root: Path, day: date, export_id: str) -> dict[str, Any] | None:
     """The version of `day` this export will replace, and where it will be kept; or None."""
     present = [
-        name for name in TABLE_NAMES if os.path.lexists(layout.partition_dir(root, name, day))
+        name for name in TABLE_NAMES if os.path.lexists(paths.partition_dir(root, name, day))
     ]
-    if not present and not os.path.lexists(layout.manifest_path(root, day)):
+    if not present and not os.path.lexists(paths.manifest_path(root, day)):
         return None
     when = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    kept_in = f"{layout.REPLACED}/{day.isoformat()}-{when}-{export_id[:8]}"
+    kept_in = f"{paths.REPLACED}/{day.isoformat()}-{when}-{export_id[:8]}"
     return {**_deployments_version(root, day), "tables": present, "kept_in": kept_in}
 
 
@@ -587,7 +588,7 @@ class _Keeper:
 
 def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict[str, Path]:
     """Move every table's finished partition into place, then the manifest; all or nothing."""
-    partition = layout.partition_name(day)
+    partition = paths.partition_name(day)
     names = [n for n in TABLE_NAMES if n != _PUBLISH_LAST] + [_PUBLISH_LAST]
     new_manifest = tmp / "manifest.json"
     new_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
@@ -596,11 +597,11 @@ def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict
     replaced = manifest["replaced"]
     keeper = _Keeper(root / replaced["kept_in"] if replaced else None)
     journal = _Journal()
-    paths: dict[str, Path] = {}
+    published: dict[str, Path] = {}
     try:
         for name in names:
-            paths[name] = _publish_table(tmp / name / partition, root / name, keeper, journal)
-        _publish_file(new_manifest, layout.manifest_path(root, day), keeper, journal)
+            published[name] = _publish_table(tmp / name / partition, root / name, keeper, journal)
+        _publish_file(new_manifest, paths.manifest_path(root, day), keeper, journal)
     except BaseException as exc:
         failed = journal.rollback()
         if keeper.folder is not None and not failed:
@@ -619,7 +620,7 @@ def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict
             f"{exc.strerror or exc} ({exc.filename}); nothing of that day was published and "
             f"{undone}"
         ) from None
-    return paths
+    return published
 
 
 def _publish_table(source: Path, table_dir: Path, keeper: _Keeper, journal: _Journal) -> Path:
@@ -696,7 +697,7 @@ def _rmdir_if_empty(folder: Path) -> None:
 
 def _prune_replaced(root: Path, day: date, keep: int = KEEP_REPLACED) -> None:
     """Keep the newest `keep` replaced versions of `day`; older ones are removed."""
-    folder = root / layout.REPLACED
+    folder = root / paths.REPLACED
     if not folder.is_dir():
         return
     versions = sorted(p for p in folder.iterdir() if p.name.startswith(f"{day.isoformat()}-"))

@@ -24,15 +24,16 @@ import httpx
 
 from generated_client import Client
 
-from .errors import ConfigurationError, add_secret, scrub_http_logs
-from .secrets import protect_generated_models
+from .. import defaults
+from ..errors import ConfigurationError, add_secret, scrub_http_logs
+from ..secrets import protect_generated_models
 from .transport import ResponseLimits, RetryPolicy, RetryTransport
 
 #: The embedded sandbox's default address (`dims sandbox`).
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
-DEFAULT_API_KEY_HEADER = "X-Api-Key"
-DEFAULT_TENANT_HEADER = "X-Tenant-Id"
-DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+DEFAULT_API_KEY_HEADER = defaults.API_KEY_HEADER  # from openapi.yaml's securitySchemes
+DEFAULT_TENANT_HEADER = defaults.TENANT_HEADER
+DEFAULT_TIMEOUT = httpx.Timeout(defaults.TIMEOUT_S, connect=10.0)
 
 ENV_BASE_URL = "DIMS_BASE_URL"
 ENV_API_KEY = "DIMS_API_KEY"

@@ -1,4 +1,4 @@
-"""What each `dims` command does, given its parsed arguments. See cli.py for the options."""
+"""What each `dims` command does, given its parsed arguments (the options: `analysis.cli`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .connection import connect
-from .errors import ConfigurationError
-from .progress import Progress
-from .transport import RetryPolicy
+from ..connection import connect
+from ..connection.transport import RetryPolicy
+from ..errors import ConfigurationError
+from ..progress import Progress
 
 
 def _say(text: str) -> None:
@@ -20,8 +20,8 @@ def _say(text: str) -> None:
 
 
 def export(args: argparse.Namespace, filters: dict) -> int:
-    from .export import check_writable
-    from .snapshot import snapshot_from_dump, take_snapshot
+    from ..snapshot import snapshot_from_dump, take_snapshot
+    from ..storage.writer import check_writable
 
     if args.from_json is not None and filters:
         raise ConfigurationError(
@@ -67,7 +67,7 @@ def export(args: argparse.Namespace, filters: dict) -> int:
 
 
 def report(args: argparse.Namespace, filters: dict) -> int:
-    from .reports import DEFAULT_PRICES, load_prices, write_report
+    from ..reports import DEFAULT_PRICES, load_prices, write_report
 
     started = time.perf_counter()
     prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
@@ -82,7 +82,7 @@ def report(args: argparse.Namespace, filters: dict) -> int:
 
 
 def diff(args: argparse.Namespace, filters: dict) -> int:
-    from .reports import diff as diff_snapshots
+    from ..reports import diff as diff_snapshots
 
     result = diff_snapshots(args.out, from_date=args.from_date, to_date=args.to_date)
     _say(result.summary())
@@ -90,10 +90,10 @@ def diff(args: argparse.Namespace, filters: dict) -> int:
 
 
 def sql(args: argparse.Namespace, filters: dict) -> int:
-    """One DuckDB query over the dataset's views (analysis.dataset.duckdb_connection)."""
+    """One DuckDB query over the dataset's views (analysis.storage.reader.duckdb_connection)."""
     import duckdb
 
-    from .dataset import DatasetError, duckdb_connection, first_line
+    from ..storage.reader import DatasetError, duckdb_connection, first_line
 
     connection = duckdb_connection(args.out)
     try:
@@ -135,7 +135,7 @@ def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def sandbox(args: argparse.Namespace, filters: dict) -> int:
-    from .sandbox import serve
+    from ..sandbox import serve
 
     try:
         faults = _faults(args)
@@ -155,7 +155,7 @@ def sandbox(args: argparse.Namespace, filters: dict) -> int:
 
 
 def _faults(args: argparse.Namespace) -> Any:
-    from .sandbox import Faults
+    from ..sandbox import Faults
 
     return Faults(
         rate_limit_every=args.rate_limit_every,
@@ -174,10 +174,10 @@ def _faults(args: argparse.Namespace) -> Any:
 
 def demo(args: argparse.Namespace, filters: dict) -> int:
     """The whole journey against the embedded sandbox: no account, no network."""
-    from .export import check_writable
-    from .reports import write_report
-    from .sandbox import run_sandbox
-    from .snapshot import take_snapshot
+    from ..reports import write_report
+    from ..sandbox import run_sandbox
+    from ..snapshot import take_snapshot
+    from ..storage.writer import check_writable
 
     check_writable(args.out)
     with run_sandbox(deployments=args.deployments, seed=args.seed) as sandbox_handle:

@@ -32,7 +32,8 @@ import httpx
 import orjson
 import tenacity
 
-from .errors import (
+from .. import defaults
+from ..errors import (
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
@@ -68,7 +69,7 @@ class RetryPolicy:
         return cls(attempts=1)
 
 
-MIB = 1024 * 1024
+MIB = defaults.MIB
 
 
 @dataclass(frozen=True)
@@ -76,11 +77,11 @@ class ResponseLimits:
     """What one request may cost. Generous: far above any real page, far below harm."""
 
     #: Seconds for the whole request: every attempt, body and wait between them.
-    deadline: float = 300.0
+    deadline: float = defaults.DEADLINE_S
     #: Bytes of body as sent (compressed or not).
-    max_body_bytes: int = 256 * MIB
+    max_body_bytes: int = defaults.MAX_BODY_MIB * MIB
     #: Bytes of body once gzip or deflate is undone.
-    max_decoded_bytes: int = 256 * MIB
+    max_decoded_bytes: int = defaults.MAX_DECODED_MIB * MIB
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.deadline) and self.deadline > 0):

@@ -19,9 +19,9 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .. import defaults, spec
 from ..errors import DimsError, ScrubFilter, scrub
@@ -56,7 +56,7 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
-def _bounded(low: int, high: int | None = None):
+def _bounded(low: int, high: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -174,7 +174,7 @@ def _add_filters(parser: argparse.ArgumentParser) -> None:
         if name in ("limit", "offset"):
             continue
         kind, ref = spec.kind_of(param["schema"])
-        options: dict = {
+        options: dict[str, Any] = {
             "dest": f"filter_{name}",
             "help": param.get("description"),
             "metavar": "VALUE",
@@ -316,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _filters(args: argparse.Namespace) -> dict:
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
     return {
         key.removeprefix("filter_"): value
         for key, value in vars(args).items()
@@ -327,7 +327,8 @@ def _filters(args: argparse.Namespace) -> dict:
 def _run(args: argparse.Namespace) -> int:
     from . import commands
 
-    return getattr(commands, args.command)(args, _filters(args))
+    command: Callable[[argparse.Namespace, dict[str, Any]], int] = getattr(commands, args.command)
+    return command(args, _filters(args))
 
 
 def _limits(args: argparse.Namespace) -> ResponseLimits | None:
@@ -431,5 +432,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+def _warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
     print(f"dims: warning: {message}", file=sys.stderr)

@@ -19,7 +19,7 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def export(args: argparse.Namespace, filters: dict) -> int:
+def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..snapshot import snapshot_from_dump, take_snapshot
     from ..storage.writer import check_writable
 
@@ -66,7 +66,7 @@ def export(args: argparse.Namespace, filters: dict) -> int:
     return 0
 
 
-def report(args: argparse.Namespace, filters: dict) -> int:
+def report(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..reports import DEFAULT_PRICES, load_prices, write_report
 
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def report(args: argparse.Namespace, filters: dict) -> int:
     return 0
 
 
-def diff(args: argparse.Namespace, filters: dict) -> int:
+def diff(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..reports import diff as diff_snapshots
 
     result = diff_snapshots(args.out, from_date=args.from_date, to_date=args.to_date)
@@ -89,7 +89,7 @@ def diff(args: argparse.Namespace, filters: dict) -> int:
     return 0
 
 
-def sql(args: argparse.Namespace, filters: dict) -> int:
+def sql(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     """One DuckDB query over the dataset's views (analysis.storage.reader.duckdb_connection)."""
     import duckdb
 
@@ -134,7 +134,7 @@ def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-def sandbox(args: argparse.Namespace, filters: dict) -> int:
+def sandbox(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..sandbox import serve
 
     try:
@@ -172,7 +172,7 @@ def _faults(args: argparse.Namespace) -> Any:
     )
 
 
-def demo(args: argparse.Namespace, filters: dict) -> int:
+def demo(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     """The whole journey against the embedded sandbox: no account, no network."""
     from ..reports import write_report
     from ..sandbox import run_sandbox

@@ -26,6 +26,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import httpx
@@ -309,7 +310,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if self.on_retry is not None:
             self.on_retry(reason)
 
-    def _retrying_kwargs(self) -> dict:
+    def _retrying_kwargs(self) -> dict[str, Any]:
         return {
             "stop": tenacity.stop_after_attempt(self.policy.attempts)
             | tenacity.stop_after_delay(self.policy.total_seconds),
@@ -343,7 +344,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         )
 
     # -- one attempt, bounded ------------------------------------------------------------
-    def _prepare(self, request: httpx.Request, deadline: float, timeouts: dict) -> float:
+    def _prepare(self, request: httpx.Request, deadline: float, timeouts: dict[str, Any]) -> float:
         """Before an attempt: no read may outlast the deadline; only codings we decode."""
         remaining = _remaining(request, self.limits, deadline)
         request.extensions["timeout"] = {
@@ -353,7 +354,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         request.headers["Accept-Encoding"] = ACCEPT_ENCODING
         return remaining
 
-    def _start(self, request: httpx.Request) -> tuple[float, dict]:
+    def _start(self, request: httpx.Request) -> tuple[float, dict[str, Any]]:
         return time.monotonic() + self.limits.deadline, dict(request.extensions.get("timeout", {}))
 
     # -- sync --------------------------------------------------------------------------

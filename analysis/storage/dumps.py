@@ -148,7 +148,7 @@ def _group(
             if batch:
                 yield page(path, batch, start)
                 batch = []
-            if value is not _GAP:
+            if isinstance(value, dict):
                 yield from _split_page(path, value, label(index), page_size)
             continue
         if not batch:
@@ -172,7 +172,7 @@ def _record_page(path: Path, records: list[Any], start: int) -> Page:
     return Page(records=records, source=f"{path.name}[{start}..{end}]", first_index=start)
 
 
-def _split_page(path: Path, page: dict, where: str, page_size: int) -> list[Page]:
+def _split_page(path: Path, page: dict[str, Any], where: str, page_size: int) -> list[Page]:
     resources = page["resources"]
     if not isinstance(resources, list):
         raise DumpError(
@@ -231,7 +231,7 @@ def _read_pipe(path: Path, **options: Any) -> Iterator[Page]:
 
 
 def _from_copy(
-    pages: Iterator[Page], copy: Path, path: Path, folder: tempfile.TemporaryDirectory
+    pages: Iterator[Page], copy: Path, path: Path, folder: tempfile.TemporaryDirectory[str]
 ) -> Iterator[Page]:
     try:
         yield from pages
@@ -284,7 +284,7 @@ def _first_char(path: Path) -> str:
         raise _unreadable(path, exc) from None
 
 
-class _Run(list):
+class _Run(list[Any]):
     """Consecutive elements of an array that are all records (no page among them)."""
 
 
@@ -339,7 +339,8 @@ def _split_whole(path: Path, limit: int) -> list[Any]:
     try:
         elements = _raw_elements(data.removeprefix(b"\xef\xbb\xbf"))
     except (msgspec.DecodeError, RecursionError):  # not JSON, or nested beyond msgspec
-        return _load_whole(path)  # raises with line and column (orjson stops at depth 1024)
+        whole: list[Any] = _load_whole(path)  # raises with line and column (orjson: depth 1024)
+        return whole
     _check_sizes(path, elements, 0, limit)
     return elements
 
@@ -559,12 +560,13 @@ def _chunked_array(path: Path, raw: bool, limit: int) -> Iterator[tuple[int, Any
                     continue
                 chunk, end = b"[" + buf, len(buf)  # the rest, with the closing bracket
             else:
-                end = _element_end(buf, start)
-                if end is None:  # an element larger than the tail: read on, up to a limit
+                found = _element_end(buf, start)
+                if found is None:  # an element larger than the tail: read on, up to a limit
                     if wanted >= most:
                         break
                     wanted *= 2
                     continue
+                end = found
                 chunk = b"[" + buf[start:end] + b"]"
             try:
                 if not raw and len(chunk) > limit:
@@ -580,9 +582,10 @@ def _chunked_array(path: Path, raw: bool, limit: int) -> Iterator[tuple[int, Any
             if end == len(buf):
                 start = end
             else:
-                start = _after_comma(buf, end)
-                if start is None:
+                after = _after_comma(buf, end)
+                if after is None:
                     break
+                start = after
             wanted = 2 * block
             if raw:
                 _check_sizes(path, elements, index, limit)
@@ -606,7 +609,8 @@ def _parse_chunk(chunk: bytes, raw: bool) -> list[Any]:
                 return _raw_elements(chunk)
             except (msgspec.DecodeError, RecursionError):
                 pass  # orjson says where and why
-        return orjson.loads(chunk)
+        parsed: list[Any] = orjson.loads(chunk)
+        return parsed
 
 
 def _measure(path: Path, chunk: bytes, first_index: int, limit: int) -> None:
@@ -657,7 +661,7 @@ def _element_end(buf: bytes, start: int) -> int | None:
     lowest = depth.min()
     ends = brackets[closing & (depth == lowest)]
     for end in reversed(ends.tolist()):
-        position = tail_start + end + 1
+        position: int = tail_start + end + 1
         if _after_comma(buf, position) is not None:
             return position
     return None

@@ -1,17 +1,20 @@
-# The two commands first: `make demo` and `make test`. Every target sets up .venv when missing.
+# The two commands first: `make demo` and `make test`. Every target sets up .venv when missing:
+# `make demo` installs what the product needs, the other targets add the tools to test it.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-stamp
+PRODUCT := $(VENV)/.installed-product
+STAMP   := $(VENV)/.installed-dev
 
 .PHONY: demo test test-thorough generate check-generated lint bench notebooks lab venv clean
 
-demo: $(STAMP)
+demo: $(PRODUCT)
 	$(BIN)/dims demo
 
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 	$(BIN)/pytest -n 2
 
 test-thorough: $(STAMP)
@@ -25,6 +28,7 @@ generate: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
@@ -35,9 +39,13 @@ notebooks lab: $(STAMP)
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock
+$(PRODUCT): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c requirements.lock -e .
+	touch $(PRODUCT)
+
+$(STAMP): $(PRODUCT)
 	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 

@@ -195,29 +195,53 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fetch, export and report on deployments of the Deployment and "
         "Integration Management Service.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
+    parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+    parser.add_argument("--version", action="version", version=f"dims {_version()}")
+    # --debug is accepted after the command too; SUPPRESS keeps a subcommand from resetting
+    # what was given before it
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    demo = commands.add_parser("demo", help="sandbox → snapshot → report, no account needed")
-    _add_out(demo, DEMO_OUT)
-    demo.add_argument("--deployments", type=_bounded(1), default=500)
-    demo.add_argument("--seed", type=int, default=0)
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        sub: argparse.ArgumentParser = commands.add_parser(
+            name, help=help, description=help, parents=[common]
+        )
+        return sub
 
-    export = commands.add_parser("export", help="fetch everything and write one snapshot")
+    demo = command("demo", "sandbox → snapshot → report, no account needed")
+    _add_out(demo, DEMO_OUT)
+    _add_fleet(demo)
+
+    export = command("export", "fetch everything and write one snapshot")
     _add_out(export)
     _add_connection(export)
     _add_filters(export)
-    export.add_argument("--concurrency", type=_bounded(1, 64), default=defaults.CONCURRENCY)
+    export.add_argument(
+        "--concurrency",
+        type=_bounded(1, 64),
+        default=defaults.CONCURRENCY,
+        metavar="N",
+        help=f"requests in flight for the listings, and again for repositories "
+        f"(default {defaults.CONCURRENCY})",
+    )
+    low, high = spec.page_size_range()
     export.add_argument(
         "--page-size",
-        type=_bounded(*spec.page_size_range()),
+        type=_bounded(low, high),
         default=defaults.PAGE_SIZE,
-        help="limit",
+        metavar="N",
+        help=f"records asked for per page, the spec's `limit` ({low}..{high}; "
+        f"default {defaults.PAGE_SIZE})",
     )
     export.add_argument(
         "--from-json", type=_named_path, metavar="FILE", help="read a saved dump (or /dev/stdin)"
     )
-    export.add_argument("--include-env-values", action="store_true")
+    export.add_argument(
+        "--include-env-values",
+        action="store_true",
+        help="store containers' env values (they may hold secrets; off by default)",
+    )
     export.add_argument("--strict", action="store_true", help="fail on the first bad record")
     export.add_argument("--snapshot-date", type=_date, help="default: today (UTC)")
     export.add_argument(
@@ -227,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--json", action="store_true", help="print the snapshot's manifest as JSON")
 
-    report = commands.add_parser("report", help="capacity, cost and image-version reports")
+    report = command("report", "capacity, cost and image-version reports")
     _add_out(report)
     report.add_argument("--date", type=_date, help="snapshot date (default: the latest)")
     prices = report.add_argument_group(
@@ -253,34 +277,75 @@ def build_parser() -> argparse.ArgumentParser:
         help="$ per GiB-month of DB storage (default 0.04)",
     )
 
-    diff = commands.add_parser("diff", help="what changed between two snapshots")
+    diff = command("diff", "what changed between two snapshots")
     _add_out(diff)
     diff.add_argument("--from", dest="from_date", type=_date, help="default: second latest")
     diff.add_argument("--to", dest="to_date", type=_date, help="default: the latest")
 
-    sql = commands.add_parser(
-        "sql",
-        help="DuckDB over the dataset: <table> is the latest snapshot, <table>_history all",
+    sql = command(
+        "sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     )
     _add_out(sql)
     sql.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     sql.add_argument("query", help='e.g. "select count(*) from deployments"')
 
-    sandbox = commands.add_parser("sandbox", help="serve the synthetic fleet on loopback")
-    sandbox.add_argument("--port", type=_bounded(0, 65535), default=8765)
-    sandbox.add_argument("--deployments", type=_bounded(0), default=500)
-    sandbox.add_argument("--seed", type=int, default=0)
-    sandbox.add_argument("--latency-ms", type=float, default=0.0)
+    sandbox = command("sandbox", "serve the synthetic fleet on loopback until Ctrl-C")
+    sandbox.add_argument(
+        "--port",
+        type=_bounded(0, 65535),
+        default=8765,
+        help="port on 127.0.0.1 (0: any free port; default 8765)",
+    )
+    _add_fleet(sandbox)
+    sandbox.add_argument(
+        "--latency-ms",
+        type=_milliseconds,
+        default=0.0,
+        metavar="MS",
+        help="delay every answer by MS milliseconds (default 0)",
+    )
     sandbox.add_argument("--api-key", help=f"require this key in {defaults.API_KEY_HEADER}")
-    faults = sandbox.add_argument_group("faults")
-    faults.add_argument("--rate-limit-every", type=_bounded(0), default=0, metavar="N")
-    faults.add_argument("--retry-after", type=_bounded(0), default=1, metavar="S")
-    faults.add_argument("--error-every", type=_bounded(0), default=0, metavar="N")
-    faults.add_argument("--error-status", type=_bounded(500, 599), default=503)
-    faults.add_argument("--truncate-every", type=_bounded(0), default=0, metavar="N")
-    faults.add_argument("--reset-every", type=_bounded(0), default=0, metavar="N")
-    faults.add_argument("--stuck-offset", action="store_true")
-    faults.add_argument("--insert-while-paging", type=_bounded(0), default=0, metavar="N")
+    faults = sandbox.add_argument_group("faults (N = on every Nth API request; 0 = never)")
+    faults.add_argument(
+        "--rate-limit-every", type=_bounded(0), default=0, metavar="N", help="429 Too Many Requests"
+    )
+    faults.add_argument(
+        "--retry-after",
+        type=_bounded(0),
+        default=1,
+        metavar="S",
+        help="the Retry-After the 429 sends (default 1)",
+    )
+    faults.add_argument("--error-every", type=_bounded(0), default=0, metavar="N", help="a 5xx")
+    faults.add_argument(
+        "--error-status",
+        type=_bounded(500, 599),
+        default=503,
+        metavar="CODE",
+        help="which 5xx (default 503)",
+    )
+    faults.add_argument(
+        "--truncate-every",
+        type=_bounded(0),
+        default=0,
+        metavar="N",
+        help="a 200 whose body is cut short (counts successful answers)",
+    )
+    faults.add_argument(
+        "--reset-every", type=_bounded(0), default=0, metavar="N", help="drop the connection"
+    )
+    faults.add_argument(
+        "--stuck-offset",
+        action="store_true",
+        help="every page answers the request's own offset (dims counts on by itself)",
+    )
+    faults.add_argument(
+        "--insert-while-paging",
+        type=_bounded(0),
+        default=0,
+        metavar="N",
+        help="insert a deployment in front after N listing requests (the listing shifts)",
+    )
     shapes = sandbox.add_argument_group("real-service shapes (listing and records)")
     shapes.add_argument(
         "--page-cap",
@@ -314,6 +379,46 @@ def build_parser() -> argparse.ArgumentParser:
         "some of a type newer than the spec",
     )
     return parser
+
+
+_DEBUG_HELP = "show tracebacks and debug logs (anywhere on the line)"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dims")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _add_fleet(parser: argparse.ArgumentParser) -> None:
+    """The synthetic fleet's size and seed (`demo`, `sandbox`)."""
+    parser.add_argument(
+        "--deployments",
+        type=_bounded(1),
+        default=500,
+        metavar="N",
+        help="deployments in the synthetic fleet (default 500)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the fleet: the same seed, the same fleet (default 0)",
+    )
+
+
+def _milliseconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of milliseconds: {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return value
 
 
 def _filters(args: argparse.Namespace) -> dict[str, Any]:

@@ -212,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = command("demo", "sandbox → snapshot → report, no account needed")
     _add_out(demo, DEMO_OUT)
     _add_fleet(demo)
+    _add_rollout(demo, "take yesterday's snapshot, roll VERSION out, then today's (a real diff)")
 
     export = command("export", "fetch everything and write one snapshot")
     _add_out(export)
@@ -254,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = command("report", "capacity, cost and image-version reports")
     _add_out(report)
     report.add_argument("--date", type=_date, help="snapshot date (default: the latest)")
+    report.add_argument("--json", action="store_true", help="print where the report went, as JSON")
     prices = report.add_argument_group(
         "prices (US dollars; default: OpenCost's custom-pricing defaults, 730 hours a month)"
     )
@@ -281,6 +283,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_out(diff)
     diff.add_argument("--from", dest="from_date", type=_date, help="default: second latest")
     diff.add_argument("--to", dest="to_date", type=_date, help="default: the latest")
+    diff.add_argument(
+        "--changes-out",
+        type=_named_path,
+        metavar="FILE",
+        help="also write the changed deployments as Parquet (one row each, what changed)",
+    )
+    diff.add_argument(
+        "--json", action="store_true", help="print counts, totals and every change as JSON"
+    )
 
     sql = command(
         "sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
@@ -305,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="delay every answer by MS milliseconds (default 0)",
     )
     sandbox.add_argument("--api-key", help=f"require this key in {defaults.API_KEY_HEADER}")
+    _add_rollout(sandbox, "serve the fleet with VERSION rolled out (same seed: the fleet after)")
     faults = sandbox.add_argument_group("faults (N = on every Nth API request; 0 = never)")
     faults.add_argument(
         "--rate-limit-every", type=_bounded(0), default=0, metavar="N", help="429 Too Many Requests"
@@ -409,6 +421,27 @@ def _add_fleet(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="seed of the fleet: the same seed, the same fleet (default 0)",
     )
+
+
+def _add_rollout(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--roll-out", metavar="VERSION", help=what)
+    parser.add_argument(
+        "--share",
+        type=_fraction,
+        default=0.3,
+        metavar="F",
+        help="the share of the fleet the roll-out reaches, 0..1 (default 0.3)",
+    )
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be within 0..1, got {text!r}")
+    return value
 
 
 def _milliseconds(text: str) -> float:

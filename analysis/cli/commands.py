@@ -76,17 +76,91 @@ def report(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         memory_gib_hour=args.gib_hour,
         storage_gib_month=args.storage_gib_month,
     )
-    path = write_report(args.out, snapshot_date=args.date, prices=prices)
-    _say(f"report written to {path} in {time.perf_counter() - started:.1f} s")
+    path = Path(write_report(args.out, snapshot_date=args.date, prices=prices))
+    written = {
+        "report": str(path),
+        "folder": str(path.parent),
+        "files": sorted(p.name for p in path.parent.iterdir() if p.is_file()),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    if args.json:
+        _say(json.dumps(written, indent=2))
+    else:
+        _say(f"report written in {written['seconds']:.1f} s to {path.parent}:")
+        _say("\n".join(f"  {name}" for name in written["files"]))
+        _say(f"open: {path.resolve()}")
     return 0
+
+
+#: How many changed deployments `dims diff` lists on a terminal (all of them in --json).
+_DIFF_SHOWN = 20
 
 
 def diff(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..reports import diff as diff_snapshots
 
     result = diff_snapshots(args.out, from_date=args.from_date, to_date=args.to_date)
+    changes = _changes(result)
+    if args.changes_out is not None:
+        _write_parquet(changes, args.changes_out)
+    if args.json:
+        _say(
+            json.dumps(
+                {
+                    "from": result.from_date,
+                    "to": result.to_date,
+                    "counts": result.counts(),
+                    "capacity_totals": result.capacity_totals.to_dict(orient="records"),
+                    "changes": changes.to_dict(orient="records"),
+                },
+                indent=2,
+                default=str,
+            )
+        )
+        return 0
     _say(result.summary())
+    if len(changes):
+        _say(f"  changed deployments ({len(changes):,}; --json or --changes-out for all):")
+        for row in changes.head(_DIFF_SHOWN).itertuples():
+            versions = f"{row.from_version or '-'} → {row.to_version or '-'}"
+            _say(f"    {row.change:<9} {row.deployment_id}  {row.name}  {versions}")
+        if len(changes) > _DIFF_SHOWN:
+            _say(f"    … and {len(changes) - _DIFF_SHOWN:,} more")
     return 0
+
+
+def _changes(result: Any) -> Any:
+    """One row per deployment that changed: what changed (added, removed, upgrade,
+    downgrade, changed, capacity) and its image version before and after."""
+    import pandas as pd
+
+    columns = ["deployment_id", "name", "deployment_type", "change", "from_version", "to_version"]
+    added = result.added.assign(
+        change="added", from_version=None, to_version=result.added["image_version"]
+    )
+    removed = result.removed.assign(
+        change="removed", from_version=result.removed["image_version"], to_version=None
+    )
+    versions = result.version_changes
+    moved = set(versions["deployment_id"])
+    capacity = result.capacity_changes[~result.capacity_changes["deployment_id"].isin(moved)]
+    capacity = capacity.assign(change="capacity", from_version=None, to_version=None)
+    parts = [frame.reindex(columns=columns) for frame in (added, removed, versions, capacity)]
+    changes = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
+    return changes.astype(object).where(changes.notna(), None)
+
+
+def _write_parquet(frame: Any, path: Path) -> None:
+    """Write the frame whole or not at all (a temporary file moved into place)."""
+    import os
+
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def sql(args: argparse.Namespace, filters: dict[str, Any]) -> int:
@@ -150,6 +224,7 @@ def sandbox(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         api_key=args.api_key,
         untyped_every=args.untyped_every,
         real_shaped=args.real_shaped,
+        rollout=None if args.roll_out is None else (args.roll_out, args.share),
     )
     return 0
 
@@ -173,18 +248,37 @@ def _faults(args: argparse.Namespace) -> Any:
 
 
 def demo(args: argparse.Namespace, filters: dict[str, Any]) -> int:
-    """The whole journey against the embedded sandbox: no account, no network."""
+    """The whole journey against the embedded sandbox: no account, no network.
+
+    With `--roll-out VERSION`, yesterday's snapshot is taken first, then a share of the fleet
+    moves to VERSION and today's is taken: the report's history and `dims diff` show it.
+    """
+    import datetime as dt
+
+    from ..reports import diff as diff_snapshots
     from ..reports import write_report
-    from ..sandbox import run_sandbox
+    from ..sandbox import roll_out, run_sandbox
     from ..snapshot import take_snapshot
     from ..storage.writer import check_writable
 
     check_writable(args.out)
+    today = dt.datetime.now(dt.UTC).date()
     with run_sandbox(deployments=args.deployments, seed=args.seed) as sandbox_handle:
         _say(f"sandbox serving {args.deployments} deployments at {sandbox_handle.base_url}")
+        client = connect(sandbox_handle.base_url)
+        if args.roll_out is not None:
+            with Progress() as progress:
+                before = take_snapshot(
+                    client, args.out, snapshot_date=today - dt.timedelta(days=1), progress=progress
+                )
+            _say(before.summary())
+            moved = roll_out(sandbox_handle.fleet, args.roll_out, args.share)
+            _say(f"rolled {len(moved):,} deployments out to image {args.roll_out}")
         with Progress() as progress:
-            result = take_snapshot(connect(sandbox_handle.base_url), args.out, progress=progress)
+            result = take_snapshot(client, args.out, snapshot_date=today, progress=progress)
     _say(result.summary())
+    if args.roll_out is not None:
+        _say(diff_snapshots(args.out).summary())
     path = write_report(args.out, snapshot_date=result.snapshot_date)
     _say(f"report: {Path(path).resolve()}")
     _say("next: open the report, or explore with `.venv/bin/dims --help` and notebooks/")

@@ -22,7 +22,7 @@ import uvicorn
 
 from .app import create_app
 from .faults import Faults, SandboxStats
-from .fleet import Fleet, generate_fleet
+from .fleet import Fleet, generate_fleet, roll_out
 
 _STARTUP_TIMEOUT_S = 15.0
 _SHUTDOWN_TIMEOUT_S = 10.0
@@ -173,22 +173,26 @@ def serve(
     *,
     host: str = "127.0.0.1",
     out: TextIO | None = None,
+    rollout: tuple[str, float] | None = None,
     **fleet_kwargs: Any,
 ) -> None:
     """Run the sandbox in the foreground until Ctrl-C (the `dims sandbox` command).
 
-    Prints the base URL, never the API key. `fleet_kwargs` go to generate_fleet.
+    Prints the base URL, never the API key. `fleet_kwargs` go to generate_fleet;
+    `rollout=(version, share)` moves that share of the fleet to the version first (the same
+    seed with and without it gives two fleets to export and diff).
     """
     out = out or sys.stdout
+    fleet = generate_fleet(deployments, seed, **fleet_kwargs)
+    if rollout is not None:
+        roll_out(fleet, *rollout)
     with run_sandbox(
-        deployments,
-        seed,
         port=port,
         host=host,
         faults=faults,
         api_key=api_key,
         latency_ms=latency_ms,
-        **fleet_kwargs,
+        fleet=fleet,
     ) as handle:
         print(
             f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out

@@ -115,21 +115,26 @@ def _send(http: httpx.Client, kwargs: dict[str, Any]) -> httpx.Response:
     try:
         return http.request(**kwargs)
     except httpx.TransportError as exc:
-        raise _transport_error(kwargs, exc) from None
+        raise _transport_error(http.base_url, kwargs, exc) from None
 
 
 async def _asend(http: httpx.AsyncClient, kwargs: dict[str, Any]) -> httpx.Response:
     try:
         return await http.request(**kwargs)
     except httpx.TransportError as exc:
-        raise _transport_error(kwargs, exc) from None
+        raise _transport_error(http.base_url, kwargs, exc) from None
 
 
-def _transport_error(kwargs: dict[str, Any], exc: httpx.TransportError) -> TransportError:
-    what = f"{kwargs['method'].upper()} {kwargs['url']}"
+def _transport_error(
+    base_url: httpx.URL, kwargs: dict[str, Any], exc: httpx.TransportError
+) -> TransportError:
+    """One line naming the full URL and the last failure (the transport retried it, as
+    many times as its policy allows; `--retries` sets that)."""
+    url = base_url.join(kwargs["url"]).copy_with(query=None)
+    service = f"{base_url.scheme}://{base_url.netloc.decode()}"
     return TransportError(
-        f"{what} failed after retries: {type(exc).__name__}: {exc or 'no detail'} "
-        "(is the service up at the base URL? check DIMS_BASE_URL / --base-url)"
+        f"{kwargs['method'].upper()} {url} failed: {type(exc).__name__}: "
+        f"{exc or 'no detail'} (is the service up at {service}? check DIMS_BASE_URL / --base-url)"
     )
 
 

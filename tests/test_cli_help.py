@@ -63,3 +63,24 @@ def test_without_debug_the_same_error_is_one_line(tmp_path):
     )
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_a_busy_port_is_one_line_that_says_what_to_do():
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "analysis.cli", "sandbox", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"dims sandbox: error: port {port} on 127.0.0.1 is already in use (another dims "
+        "sandbox?): choose another with --port, or --port 0 for any free one"
+    ]

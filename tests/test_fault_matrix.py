@@ -168,11 +168,13 @@ def test_row07_connection_reset_transient_is_retried():
 def test_row07_connection_reset_persistent_is_a_transport_error():
     with run_sandbox(deployments=N, seed=3, faults=Faults(reset_every=1)) as sb:
         client = connect(sb.base_url, retry=GIVE_UP)
-        with pytest.raises(TransportError, match="failed after retries") as info:
+        with pytest.raises(TransportError, match="/v2/auth/providers failed") as info:
             fetch.list_providers(client)
         assert sb.stats.faults["reset"] == ATTEMPTS
     assert_one_line(info.value)
-    assert "base URL" in str(info.value)
+    # the whole URL and the host to check, not "the base URL"
+    assert f"{sb.base_url}/v2/auth/providers" in str(info.value)
+    assert f"is the service up at {sb.base_url}?" in str(info.value)
 
 
 # --- row 8: read timeout --------------------------------------------------------------------------

@@ -9,6 +9,7 @@ its own event loop, so any number of sandboxes can run in one process.
 from __future__ import annotations
 
 import contextlib
+import errno
 import socket
 import struct
 import sys
@@ -20,6 +21,7 @@ from typing import Any, TextIO
 
 import uvicorn
 
+from ..errors import ConfigurationError
 from .app import create_app
 from .faults import Faults, SandboxStats
 from .fleet import Fleet, generate_fleet, roll_out
@@ -56,8 +58,13 @@ def _bind(host: str, port: int) -> socket.socket:
         if port and sys.platform != "win32":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-    except OSError:
+    except OSError as exc:
         sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigurationError(
+                f"port {port} on {host} is already in use (another dims sandbox?): choose "
+                "another with --port, or --port 0 for any free one"
+            ) from None
         raise
     return sock
 

@@ -41,6 +41,7 @@ from generated_client.api.oauth_providers import (
     get_oauth_provider_request_kwargs,
     list_oauth_providers_request_kwargs,
 )
+from generated_client.models import Deployment
 
 from . import defaults, spec
 from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
@@ -742,6 +743,39 @@ def afetch_deployments(
         stats, page_size, concurrency, progress, limits, raw, on_integration, filters
     )
     return _run_async(client, scheduler)
+
+
+# -- the same fleet as the generated models ------------------------------------------------
+
+
+def iter_deployment_models(client: Client, **options: Any) -> Iterator[Deployment]:
+    """Every deployment of the fleet as the generated `Deployment` model, auto-paginated.
+
+    For users who want typed attributes rather than dicts; it takes the options of
+    `fetch_deployments`. A record the model cannot hold is a ResponseFormatError naming
+    where it came from (`fetch_deployments` keeps such records aside instead).
+    """
+    for page in fetch_deployments(client, **options):
+        for index, record in enumerate(page.records):
+            yield _model(record, page, index)
+
+
+async def aiter_deployment_models(client: Client, **options: Any) -> AsyncIterator[Deployment]:
+    """The async twin of `iter_deployment_models`."""
+    async for page in afetch_deployments(client, **options):
+        for index, record in enumerate(page.records):
+            yield _model(record, page, index)
+
+
+def _model(record: Any, page: Page, index: int) -> Deployment:
+    try:
+        return Deployment.from_dict(record)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResponseFormatError(
+            f"{page.source} record {index}: not a deployment as openapi.yaml describes it "
+            f"({type(exc).__name__}: {str(exc)[:80]}); fetch_deployments yields raw records "
+            "and the export keeps such ones aside in rejected_records"
+        ) from None
 
 
 # -- OAuth providers and repositories -------------------------------------------------------

@@ -298,3 +298,31 @@ def test_connection_refused_is_one_clear_line():
     with pytest.raises(TransportError) as info:
         fetch.list_providers(client)
     assert "\n" not in str(info.value) and "base URL" in str(info.value)
+
+
+def test_the_fleet_as_generated_models_sync_and_async(sandbox, client):
+    import datetime as dt
+    from uuid import UUID
+
+    from generated_client.models import Deployment
+
+    models = list(fetch.iter_deployment_models(client, page_size=40))
+    assert [str(m.id) for m in models] == ids(sandbox.fleet.deployments)
+    assert all(isinstance(m, Deployment) and isinstance(m.id, UUID) for m in models)
+    assert any(isinstance(m.created_at, dt.datetime) for m in models)
+    # secrets stay masked in the models' reprs (connect() protects them)
+    assert "sk-sandbox-" not in "".join(repr(m) for m in models)
+
+    async def collect():
+        return [m async for m in fetch.aiter_deployment_models(client, page_size=40)]
+
+    assert [m.id for m in asyncio.run(collect())] == [m.id for m in models]
+
+
+def test_a_record_the_model_cannot_hold_is_a_typed_error_naming_it():
+    fleet = generate_fleet(12, seed=5)
+    del fleet.deployments[7]["id"]  # openapi.yaml requires it
+    with run_sandbox(fleet=fleet) as sb:
+        client = connect(sb.base_url)
+        with pytest.raises(ResponseFormatError, match=r"page offset=5 record 2: not a deployment"):
+            list(fetch.iter_deployment_models(client, page_size=5))

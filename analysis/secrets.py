@@ -4,7 +4,8 @@ openapi.yaml marks secret values `format: password` (a deployment's secrets[].va
 container's env[].value). The generated attrs models print every field in their repr, and
 the generator's templates offer no per-field repr without copying its model template
 whole, so the repr of each model holding such a field is replaced by one explicit step,
-`protect_generated_models()`, which `analysis.connect()` takes before it hands out a
+`protect_generated_models()` (which also leaves UNSET fields out of reprs), taken by
+`analysis.connect()` before it hands out a
 client (call it yourself to use the generated client without `connect`); the generated
 files stay untouched.
 """
@@ -21,11 +22,18 @@ from . import spec
 REDACTED = "***REDACTED***"
 
 
-def _masked_repr(secret_names: tuple[str, ...]) -> Callable[[Any], str]:
+def _readable_repr(secret_names: tuple[str, ...]) -> Callable[[Any], str]:
+    """A repr that shows the fields a record has (not the UNSET ones), secrets masked."""
+    from generated_client.types import Unset
+
     def __repr__(self: Any) -> str:
         parts = []
         for attribute in type(self).__attrs_attrs__:
             value = getattr(self, attribute.name)
+            if isinstance(value, Unset) or (
+                attribute.name == "additional_properties" and not value
+            ):
+                continue
             masked = attribute.name in secret_names and isinstance(value, str)
             parts.append(f"{attribute.name}={REDACTED if masked else repr(value)}")
         return f"{type(self).__name__}({', '.join(parts)})"
@@ -35,15 +43,20 @@ def _masked_repr(secret_names: tuple[str, ...]) -> Callable[[Any], str]:
 
 @functools.cache
 def protect_generated_models() -> tuple[str, ...]:
-    """Mask secret fields in the reprs of the generated models; returns the models changed."""
+    """Give every generated model a readable repr: fields it has, secret values masked.
+
+    Returns the models that hold a secret field.
+    """
+    import attrs
+
     import generated_client.models as models  # here: REDACTED alone must stay light to import
 
-    changed = []
-    for schema_name, secret_names in spec.secret_fields().items():
-        model = getattr(models, schema_name, None)
-        if model is None:
-            continue
-        python_names = tuple(spec.python_name(n) for n in secret_names)
-        model.__repr__ = _masked_repr(python_names)
-        changed.append(schema_name)
-    return tuple(changed)
+    secrets = {
+        name: tuple(spec.python_name(n) for n in fields)
+        for name, fields in spec.secret_fields().items()
+    }
+    for name in dir(models):
+        model = getattr(models, name)
+        if isinstance(model, type) and attrs.has(model):
+            model.__repr__ = _readable_repr(secrets.get(name, ()))
+    return tuple(name for name in secrets if hasattr(models, name))

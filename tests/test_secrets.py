@@ -138,6 +138,7 @@ def test_generated_model_reprs_mask_secret_values(sandbox, client):
     shown = "\n".join([repr(page), str(page), *map(repr, page.resources)])
     assert leaks(shown) == []  # ...and never shows it
     assert "***" in shown
+    assert "Unset object" not in shown  # fields a record lacks are left out, not <Unset …>
 
 
 def test_errors_never_show_the_key_or_a_canary(sandbox):

@@ -15,6 +15,7 @@ as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in t
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import pandas as pd
 
@@ -213,7 +214,7 @@ def _counts_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
     """Count columns as integers, `Int64` where a row may have none (connections)."""
     for name in (*COUNTS, *NULLABLE_COUNTS):
         if name in frame.columns:
-            dtype = "Int64" if name in NULLABLE_COUNTS else "int64"
+            dtype: Literal["Int64", "int64"] = "Int64" if name in NULLABLE_COUNTS else "int64"
             frame[name] = frame[name].round().astype(dtype)
     return frame
 
@@ -321,7 +322,7 @@ def overcommit_total(source: Snapshot | str) -> dict[str, float]:
     """The whole fleet's limit ÷ request at max scale, with the sums it divides."""
     totals = pd.DataFrame([fleet_totals(component_capacity(source))])
     row = _overcommit_columns(totals).iloc[0]
-    return {name: float(value) for name, value in row.items()}
+    return {str(name): float(value) for name, value in row.items()}
 
 
 def _db_rows(source: Snapshot | str) -> pd.DataFrame:

@@ -16,11 +16,14 @@ import re
 
 import matplotlib as mpl
 import pandas as pd
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.typing import RcKeyType
 
 from analysis import versions
-from analysis.reports.capacity import COMPONENT_ORDER, SCALES
+from analysis.reports.capacity import COMPONENT_ORDER
+from analysis.reports.measures import SCALES
 
 PALETTE = [
     "#4269d0",
@@ -34,7 +37,7 @@ PALETTE = [
     "#9c6b4e",
     "#9498a0",
 ]
-_STYLE = {
+_STYLE: dict[RcKeyType, str | int | bool] = {
     "svg.fonttype": "none",
     "svg.hashsalt": "dims",  # stable ids: the same data gives the same file
     "font.family": "sans-serif",
@@ -111,9 +114,7 @@ def capacity_chart(summary: pd.DataFrame) -> str:
                 for component in COMPONENT_ORDER:
                     if component not in mine.index:
                         continue
-                    values = [
-                        float(mine.loc[component, f"{measure}_{s}_scale"] or 0.0) for s in SCALES
-                    ]
+                    values = [float(mine[f"{measure}_{s}_scale"][component] or 0.0) for s in SCALES]
                     ax.bar(
                         [0, 1],
                         values,
@@ -131,7 +132,7 @@ def capacity_chart(summary: pd.DataFrame) -> str:
                     ax.set_title(kind, fontsize=11, loc="left")
                 if c == 0:
                     ax.set_ylabel(label)
-        handles, labels = {}, []
+        handles: dict[str, Artist] = {}
         for ax in axes.flat:
             for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
                 handles.setdefault(name, handle)
@@ -293,7 +294,7 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
         return _empty(title, "no snapshots")
     frame = over_time.assign(image_version=over_time["image_version"].astype("object"))
     ordered = versions.sort_versions(frame["image_version"].dropna())
-    parseable = [v for v in ordered if versions.parse_version(v) is not None]
+    parseable = [v for v in ordered if isinstance(v, str) and versions.parse_version(v) is not None]
     kept = parseable[-keep:]
 
     def bucket(value: object) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Final
 
 import pandas as pd
 
@@ -31,10 +32,10 @@ __all__ = [
 
 #: The one dtype of text columns (ids, names, types, versions) in every report frame: pandas'
 #: default string dtype, missing values as NaN.
-TEXT = "str"
+TEXT: Final = "str"
 
 
-def text_column(frame: pd.DataFrame, name: str) -> pd.Series:
+def text_column(frame: pd.DataFrame, name: str) -> pd.Series[str]:
     """`frame[name]` as the report frames' one text dtype (all missing when it is absent)."""
     if name not in frame.columns:
         return pd.Series(None, index=frame.index, dtype=TEXT)

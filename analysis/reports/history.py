@@ -15,6 +15,7 @@ import pandas as pd
 from analysis import versions
 from analysis.reports import capacity
 from analysis.reports.dataset import DatasetError, load_snapshot, read_table, snapshot_dates
+from analysis.reports.measures import DB_COLUMNS, TOTALS
 
 _VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
 #: per-deployment figures compared by `diff`
@@ -164,7 +165,8 @@ class DiffResult:
             if len(frame):
                 moves = frame.groupby(["from_version", "to_version"], dropna=False).size()
                 top = moves.sort_values(ascending=False).head(5)
-                listed = "; ".join(f"{a} → {b} ×{n}" for (a, b), n in top.items())
+                rows = top.reset_index().itertuples(index=False, name=None)
+                listed = "; ".join(f"{a} → {b} ×{n}" for a, b, n in rows)
                 lines.append(f"  most common {kind}s: {listed}")
         return "\n".join(lines)
 
@@ -200,7 +202,7 @@ def diff(
 
     totals_old = capacity.fleet_totals(old_snap)
     totals_new = capacity.fleet_totals(new_snap)
-    measures = ["deployments", *capacity.TOTALS, *capacity.DB_COLUMNS]
+    measures = ["deployments", *TOTALS, *DB_COLUMNS]
     totals = pd.DataFrame(
         {
             "measure": measures,

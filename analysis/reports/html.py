@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import SupportsFloat, SupportsInt
 
 import pandas as pd
 
@@ -194,26 +196,34 @@ def _format_of(column: str, values: pd.Series) -> str:
 
 
 def format_value(kind: str, value: object) -> str:
-    """The text of one cell in a column of format `kind` (see `_format_of`)."""
+    """The text of one cell in a column of format `kind` (see `_format_of`).
+
+    The kind comes from the column's dtype, so a `time` cell is a datetime, a `days` cell a
+    Timedelta or a number, and the other numeric kinds hold numbers; the isinstance checks
+    say so to the type checker, and anything else is shown as its text.
+    """
     if _is_missing(value):
         return "—"
     if kind == "bool":
         return "yes" if value else "no"
-    if kind == "time":
+    if kind == "time" and isinstance(value, datetime):
         return pd.Timestamp(value).strftime("%Y-%m-%d %H:%M UTC")
-    if kind == "days":
-        days = value.total_seconds() / 86400 if isinstance(value, pd.Timedelta) else value
-        return f"{float(days):,.1f} d"
-    if kind == "count":
+    if kind == "days" and isinstance(value, pd.Timedelta):
+        value = value.total_seconds() / 86400
+    if kind == "count" and isinstance(value, SupportsInt):
         return f"{int(value):,}"
-    if kind == "usd":
-        return f"${float(value):,.2f}"
-    if kind == "percent":
-        return f"{100 * float(value):.1f} %"
-    if kind == "ratio":
-        return f"{float(value):.2f}×"
-    if kind == "decimal":
-        return f"{float(value):,.2f}"
+    if isinstance(value, SupportsFloat):
+        number = float(value)
+        if kind == "days":
+            return f"{number:,.1f} d"
+        if kind == "usd":
+            return f"${number:,.2f}"
+        if kind == "percent":
+            return f"{100 * number:.1f} %"
+        if kind == "ratio":
+            return f"{number:.2f}×"
+        if kind == "decimal":
+            return f"{number:,.2f}"
     return str(value)
 
 
@@ -267,7 +277,7 @@ def table(
     )
 
 
-def with_total(frame: pd.DataFrame, total: dict[str, object]) -> pd.DataFrame:
+def with_total(frame: pd.DataFrame, total: Mapping[str, object]) -> pd.DataFrame:
     """`frame` with a total row appended, for display only: the frames themselves are tidy."""
     row = pd.DataFrame([{c: total.get(c) for c in frame.columns}])
     row = row.astype(frame.dtypes.to_dict(), errors="ignore")

@@ -7,6 +7,8 @@ parse (`latest`, digests) are listed after the parseable ones and are never "beh
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pandas as pd
 
 from analysis import versions
@@ -110,7 +112,19 @@ def _newest_frame(snap: Snapshot) -> tuple[pd.DataFrame, str | None]:
     return frame, newest
 
 
-def _summarize(group: pd.DataFrame, newest: str | None) -> dict[str, object]:
+class NewestShare(TypedDict):
+    """One row of `newest_share_by_type` (without its type): how close a group is to newest."""
+
+    deployments: int
+    newest_version: str | None
+    on_newest: int
+    share_on_newest: float
+    mean_versions_behind: float
+    max_versions_behind: int | None
+    unparseable_versions: int
+
+
+def _summarize(group: pd.DataFrame, newest: str | None) -> NewestShare:
     """One row of `newest_share_by_type` over the deployments in `group`."""
     deployments = len(group)
     on_newest = int(group["on_newest"].sum())
@@ -152,7 +166,7 @@ def newest_share_by_type(source: Snapshot | str) -> pd.DataFrame:
     return out
 
 
-def newest_share_total(source: Snapshot | str) -> dict[str, object]:
+def newest_share_total(source: Snapshot | str) -> NewestShare:
     """The whole fleet's row of `newest_share_by_type`: newest version, share on it, …"""
     frame, newest = _newest_frame(as_snapshot(source))
     return _summarize(frame, newest)

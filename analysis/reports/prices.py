@@ -71,14 +71,25 @@ class PriceSheet:
             base.update(self.types.get(deployment_type, {}))
         return Rates(**base)
 
-    def with_rates(self, **rates: float | None) -> PriceSheet:
+    def with_rates(
+        self,
+        *,
+        cpu_core_hour: float | None = None,
+        memory_gib_hour: float | None = None,
+        storage_gib_month: float | None = None,
+    ) -> PriceSheet:
         """This sheet with the given base rates replaced (None leaves a rate as it is)."""
-        given = {name: value for name, value in rates.items() if value is not None}
+        options = {
+            "cpu_core_hour": cpu_core_hour,
+            "memory_gib_hour": memory_gib_hour,
+            "storage_gib_month": storage_gib_month,
+        }
+        given = {name: value for name, value in options.items() if value is not None}
         for name, value in given.items():
             _check_rate(value, "price option", name)
         if not given:
             return self
-        return replace(self, **given, source=f"{self.source}, with rates from options")
+        return _replaced(self, given, source=f"{self.source}, with rates from options")
 
     def describe(self) -> str:
         """One line for the report: the rates, the month and any per-type overrides."""
@@ -142,7 +153,7 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
         data = {}
     if not isinstance(data, dict):
         raise PriceSheetError(f"{path}: expected a mapping of prices, got {type(data).__name__}")
-    values: dict[str, object] = {}
+    values: dict[str, float] = {}
     for key, value in data.items():
         if key not in FILE_KEYS:
             raise _unknown(path, key, "", FILE_KEYS)
@@ -163,7 +174,27 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
             overrides.setdefault(str(kind), {})[key] = _check_rate(
                 value, str(path), f"types.{kind}.{key}"
             )
-    return replace(base, **values, types=overrides, source=f"price file {path.name}")  # type: ignore[arg-type]
+    return _replaced(base, values, types=overrides, source=f"price file {path.name}")
+
+
+def _replaced(
+    sheet: PriceSheet,
+    numbers: Mapping[str, float],
+    *,
+    source: str,
+    types: Mapping[str, Mapping[str, float]] | None = None,
+) -> PriceSheet:
+    """`sheet` with the rates and hours a month named in `numbers` replaced (the others kept),
+    field by field so that each keeps its type."""
+    return replace(
+        sheet,
+        cpu_core_hour=numbers.get("cpu_core_hour", sheet.cpu_core_hour),
+        memory_gib_hour=numbers.get("memory_gib_hour", sheet.memory_gib_hour),
+        storage_gib_month=numbers.get("storage_gib_month", sheet.storage_gib_month),
+        hours_per_month=numbers.get("hours_per_month", sheet.hours_per_month),
+        types=sheet.types if types is None else types,
+        source=source,
+    )
 
 
 def cost_column(basis: str, scale: str, resource: str | None = None) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
 
@@ -27,6 +27,8 @@ from analysis.reports import charts, history, images
 from analysis.reports import html as h
 from analysis.reports import prices as pr
 from analysis.reports.dataset import PARTITION, Snapshot, load_snapshot, snapshot_dates
+from analysis.reports.images import NewestShare
+from analysis.reports.measures import IDENTITY, TOTALS
 
 #: 2: replicas and connections as int64, monthly cost columns, cost_by_deployment.parquet
 REPORT_SCHEMA_VERSION = "2"
@@ -39,7 +41,7 @@ CAPACITY_SUMMARY_SCHEMA = pa.schema(
         pa.field("deployments", pa.int64(), nullable=False),
         pa.field("replicas_min", pa.int64()),
         pa.field("replicas_max", pa.int64()),
-        *(pa.field(c, pa.float64()) for c in cap.TOTALS),
+        *(pa.field(c, pa.float64()) for c in TOTALS),
         pa.field("db_storage_gib", pa.float64()),
         pa.field("db_max_connections", pa.int64()),
         *_COSTS,
@@ -48,7 +50,7 @@ CAPACITY_SUMMARY_SCHEMA = pa.schema(
 COST_BY_DEPLOYMENT_SCHEMA = pa.schema(
     [
         pa.field("deployment_id", pa.string(), nullable=False),
-        *(pa.field(c, pa.string()) for c in cap.IDENTITY[1:]),
+        *(pa.field(c, pa.string()) for c in IDENTITY[1:]),
         pa.field("image_version", pa.string()),
         *_COSTS,
     ]
@@ -77,7 +79,7 @@ def _file_mode() -> int:
     return 0o666 & ~umask
 
 
-def _atomic_write(target: Path, write: Callable[[Path], None]) -> None:
+def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -121,7 +123,9 @@ _TYPE_CAPACITY = [
 _COSTS_SHOWN = [*pr.COST_TOTALS, pr.STORAGE_COST]
 
 
-def _overview(snap: Snapshot, totals: dict, fleet: dict, pending: int, found: int) -> h.Section:
+def _overview(
+    snap: Snapshot, totals: Mapping[str, float], fleet: NewestShare, pending: int, found: int
+) -> h.Section:
     def span(measure: str) -> str:
         low, high = totals[f"{measure}_min_scale"], totals[f"{measure}_max_scale"]
         return f"{_fmt(low)} / {_fmt(high)}"
@@ -145,7 +149,9 @@ def _overview(snap: Snapshot, totals: dict, fleet: dict, pending: int, found: in
     )
 
 
-def _costs(snap: Snapshot, rows: pd.DataFrame, totals: dict, prices: pr.PriceSheet) -> h.Section:
+def _costs(
+    snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float], prices: pr.PriceSheet
+) -> h.Section:
     by_type = cap.capacity_by(rows, ["deployment_type"], prices)
     by_component = cap.capacity_by(rows, ["component"], prices)
     by_namespace = cap.capacity_by(rows, ["k8s_namespace"], prices).sort_values(
@@ -188,7 +194,7 @@ def _costs(snap: Snapshot, rows: pd.DataFrame, totals: dict, prices: pr.PriceShe
     )
 
 
-def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: dict) -> h.Section:
+def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -> h.Section:
     summary = cap.capacity_summary(snap)
     by_component = cap.capacity_by(rows, ["component"])
     by_type = cap.capacity_by(rows, ["deployment_type"])
@@ -196,7 +202,7 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: dict) -> h.Section:
     over = cap.overcommit(snap)
     pods = cap.pod_requests(snap)
     total_row = {**totals, "component": "total", "deployment_type": "total"}
-    max_totals = [c for c in cap.TOTALS if c.endswith("_max_scale")]
+    max_totals = [c for c in TOTALS if c.endswith("_max_scale")]
     section = h.Section("capacity", "Capacity").add(
         h.figure(
             charts.capacity_chart(summary),
@@ -328,7 +334,7 @@ def _anomalies(snap: Snapshot, found: pd.DataFrame, prices: pr.PriceSheet) -> h.
     )
 
 
-def _versions(snap: Snapshot, fleet: dict, pending: pd.DataFrame) -> h.Section:
+def _versions(snap: Snapshot, fleet: NewestShare, pending: pd.DataFrame) -> h.Section:
     newest_share = images.newest_share_by_type(snap)
     return h.Section("versions", "Image versions").add(
         h.figure(

@@ -58,5 +58,5 @@ def protect_generated_models() -> tuple[str, ...]:
     for name in dir(models):
         model = getattr(models, name)
         if isinstance(model, type) and attrs.has(model):
-            model.__repr__ = _readable_repr(secrets.get(name, ()))
+            model.__repr__ = _readable_repr(secrets.get(name, ()))  # type: ignore[method-assign]
     return tuple(name for name in secrets if hasattr(models, name))

@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dims {_version()}")
     # --debug is accepted after the command too; SUPPRESS keeps a subcommand from resetting
     # what was given before it
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -77,17 +77,14 @@ def report(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         storage_gib_month=args.storage_gib_month,
     )
     path = Path(write_report(args.out, snapshot_date=args.date, prices=prices))
-    written = {
-        "report": str(path),
-        "folder": str(path.parent),
-        "files": sorted(p.name for p in path.parent.iterdir() if p.is_file()),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
+    files = sorted(p.name for p in path.parent.iterdir() if p.is_file())
+    seconds = round(time.perf_counter() - started, 3)
     if args.json:
-        _say(json.dumps(written, indent=2))
+        written = {"report": str(path), "folder": str(path.parent), "files": files}
+        _say(json.dumps({**written, "seconds": seconds}, indent=2))
     else:
-        _say(f"report written in {written['seconds']:.1f} s to {path.parent}:")
-        _say("\n".join(f"  {name}" for name in written["files"]))
+        _say(f"report written in {seconds:.1f} s to {path.parent}:")
+        _say("\n".join(f"  {name}" for name in files))
         _say(f"open: {path.resolve()}")
     return 0
 

@@ -1,6 +1,6 @@
 """Read a saved dump of deployments (`dims export --from-json FILE`) as a stream of Pages.
 
-Accepted shapes (design.md, CLI): a JSON array of deployment records; one list-deployments
+Accepted shapes (what `dims export --from-json` documents): a JSON array of deployment records; one list-deployments
 response page `{"resources": [...], "offset": n}`; a JSON array of such pages; or NDJSON
 with one record or one page per line. Elements of an array may mix records and pages.
 

@@ -1,8 +1,9 @@
 """Read a saved dump of deployments (`dims export --from-json FILE`) as a stream of Pages.
 
-Accepted shapes (what `dims export --from-json` documents): a JSON array of deployment records; one list-deployments
-response page `{"resources": [...], "offset": n}`; a JSON array of such pages; or NDJSON
-with one record or one page per line. Elements of an array may mix records and pages.
+Accepted shapes (what `dims export --from-json` documents): a JSON array of deployment
+records; one list-deployments response page `{"resources": [...], "offset": n}`; a JSON
+array of such pages; or NDJSON with one record or one page per line. Elements of an
+array may mix records and pages.
 
 Why it reads the way it does:
 - The collector is paused for a whole-file parse only; streamed parsing relies on the

@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -29,6 +28,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+from repo import ROOT
 
 from analysis.sandbox import (
     Faults,
@@ -40,7 +40,7 @@ from analysis.sandbox import (
 )
 from analysis.spec import document
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 DEPLOYMENTS = "/v2/deployments"
 PROVIDERS = "/v2/auth/providers"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from repo import ROOT
 
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
@@ -214,7 +215,7 @@ def test_dims_sql_without_a_dataset_says_what_to_do(tmp_path):
 def test_the_readme_duckdb_example_counts_each_deployment_once(two_days):
     """The README's example, run as written (in the dataset's parent folder)."""
     out, _, second = two_days
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     block = readme.split("```python\nfrom analysis.storage.reader import duckdb_connection", 1)[1]
     code = "from analysis.storage.reader import duckdb_connection" + block.split("```", 1)[0]
     code = code.replace('"dims-data"', repr(str(out)))

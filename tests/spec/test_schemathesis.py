@@ -11,15 +11,15 @@ and the spec disagree.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 import schemathesis
+from repo import ROOT
 
 from analysis.sandbox import SandboxHandle, run_sandbox
 from analysis.spec import document
 
-SPEC = Path(__file__).resolve().parent.parent / "openapi.yaml"
+SPEC = ROOT / "openapi.yaml"
 API_KEY = "st-contract-key"  # a test key for the throwaway sandbox, not a credential
 MAX_EXAMPLES = 100
 

@@ -14,8 +14,8 @@ import importlib
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "analysis"
 
 

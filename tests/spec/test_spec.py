@@ -7,14 +7,14 @@ a field dropped or renamed in openapi.yaml fails the build.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from openapi_spec_validator import validate
+from repo import DATA, ROOT
 
 from analysis import spec
 
-INTERFACE = (Path(__file__).parent / "data" / "interface-spec.md").read_text()
+INTERFACE = (DATA / "interface-spec.md").read_text()
 
 
 def section(title: str) -> str:
@@ -176,6 +176,6 @@ def test_assumptions_are_marked():
 def test_readme_names_every_table_of_the_dataset():
     from analysis.tables import TABLE_SCHEMAS
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text()
     missing = [name for name in TABLE_SCHEMAS if f"`{name}`" not in readme]
     assert not missing, f"README's dataset section lacks {missing}"

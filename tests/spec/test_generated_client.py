@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 
 from analysis.connection import connect
 from analysis.sandbox import run_sandbox
@@ -29,8 +30,6 @@ from generated_client.models import (
     ValidationErrorBody,
 )
 from generated_client.types import Unset
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def tree(folder: Path) -> dict[str, bytes]:

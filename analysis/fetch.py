@@ -623,12 +623,8 @@ def iter_pages(
     flight. The listing ends on an empty page (never on a short one)."""
     scheduler = _Scheduler(
         filters,
-        page_size=page_size,
-        concurrency=concurrency,
-        stats=stats if stats is not None else FetchStats(),
-        limits=limits or FetchLimits(),
+        **_common(page_size, concurrency, stats, limits, progress),
         start_offset=start_offset,
-        progress=progress,
     )
     return _run_sync(client, scheduler)
 
@@ -647,12 +643,8 @@ def aiter_pages(
     """The async twin of `iter_pages`: same pages, same order, same errors."""
     scheduler = _Scheduler(
         filters,
-        page_size=page_size,
-        concurrency=concurrency,
-        stats=stats if stats is not None else FetchStats(),
-        limits=limits or FetchLimits(),
+        **_common(page_size, concurrency, stats, limits, progress),
         start_offset=start_offset,
-        progress=progress,
     )
     return _run_async(client, scheduler)
 
@@ -672,6 +664,23 @@ async def aiter_deployments(client: Client, **options: Any) -> AsyncIterator[dic
 # -- a full fetch: the fleet, each record with its type -------------------------------------
 
 
+def _common(
+    page_size: int,
+    concurrency: int,
+    stats: FetchStats | None,
+    limits: FetchLimits | None,
+    progress: Progress | None,
+) -> dict[str, Any]:
+    """The scheduler options every listing function shares, defaults filled in."""
+    return {
+        "page_size": page_size,
+        "concurrency": concurrency,
+        "stats": stats if stats is not None else FetchStats(),
+        "limits": limits or FetchLimits(),
+        "progress": progress,
+    }
+
+
 def _fleet_scheduler(
     stats: FetchStats | None,
     page_size: int,
@@ -684,13 +693,9 @@ def _fleet_scheduler(
 ) -> _Scheduler:
     return _Scheduler(
         filters,
-        page_size=page_size,
-        concurrency=concurrency,
-        stats=stats if stats is not None else FetchStats(),
-        limits=limits or FetchLimits(),
+        **_common(page_size, concurrency, stats, limits, progress),
         tag=filters.get("deployment_type") is None,
         raw=raw,
-        progress=progress,
         on_integration=on_integration,
     )
 

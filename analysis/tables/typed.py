@@ -20,7 +20,7 @@ A field the spec does not name does not give the record back: the strict Structs
 it (cheaply, in C), the record is decoded again by lenient twins that ignore it, and
 `UnknownFields` finds every such field in the raw text where the careful reader would, so
 `unknown_fields_json` is the same (a newer service's fields cost the fast path nothing).
-`tests/test_typed_reader.py` checks, record by record, that both readers write the same rows.
+`tests/tables/test_typed_reader.py` checks, record by record, that both readers write the same rows.
 """
 
 from __future__ import annotations

@@ -243,9 +243,12 @@ def test_export_report_export_diff(capsys, tmp_path):
 
     code, printed, err = run(capsys, "report", "--out", str(out))
     assert code == 0, err
-    match = re.fullmatch(r"report written to (.+) in \d+\.\d s\n", printed)
+    # where it went, every file it wrote, and the page to open
+    match = re.match(r"report written in \d+\.\d s to (.+):\n", printed)
     assert match, printed
-    assert (Path(match[1]) / "report.html").is_file() or Path(match[1]).is_file()
+    assert "  report.html\n" in printed and "  capacity_summary.parquet\n" in printed
+    assert (Path(match[1]) / "report.html").is_file()
+    assert printed.endswith(f"open: {(Path(match[1]) / 'report.html').resolve()}\n")
 
     # the second day: three deployments fewer, read from a saved dump
     day1_ids = set(pq.read_table(out / "deployments")["id"].to_pylist())

@@ -1,7 +1,7 @@
 """SIGTERM and SIGHUP stop an export the way Ctrl-C does (issue 13, row 5).
 
 Kubernetes stops a CronJob's pod with SIGTERM; a closed terminal sends SIGHUP. Each is sent
-to a real `dims export` stalled mid-write (the harness of tests/test_data_safety.py: row
+to a real `dims export` stalled mid-write (the harness of tests/storage/test_data_safety.py: row
 groups on disk in its temporary folder, writers open). The export must say so in one line,
 exit 128 + the signal's number, remove its temporary folder, and leave the earlier
 snapshot byte-identical and readable by pyarrow and DuckDB. Also as PID 1 of its own PID

@@ -10,11 +10,14 @@ through `scrub` first, because a service may echo the key it rejected.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-import httpx
 import orjson
 
 from .secrets import REDACTED
+
+if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
+    import httpx
 
 _DETAIL_MAX = 300
 #: Every secret configured in this process (API keys); `scrub` removes them from text.

@@ -156,7 +156,7 @@ def test_the_cli_starts_without_the_heavy_modules():
     import subprocess
     import sys
 
-    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "generated_client", "msgspec")
+    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "generated_client", "msgspec", "httpx")
     code = (
         "import sys, analysis.cli; analysis.cli.build_parser(); "
         f"print([m for m in {heavy!r} if m in sys.modules])"

@@ -209,11 +209,30 @@ def build_parser() -> argparse.ArgumentParser:
         )
         return sub
 
+    for define in (
+        _demo_command,
+        _export_command,
+        _report_command,
+        _diff_command,
+        _sql_command,
+        _sandbox_command,
+    ):
+        define(command)
+    return parser
+
+
+#: Adds a subcommand to `dims` (name, one-line help) and gives back its parser.
+_Command = Callable[[str, str], argparse.ArgumentParser]
+
+
+def _demo_command(command: _Command) -> None:
     demo = command("demo", "sandbox → snapshot → report, no account needed")
     _add_out(demo, DEMO_OUT)
     _add_fleet(demo)
     _add_rollout(demo, "take yesterday's snapshot, roll VERSION out, then today's (a real diff)")
 
+
+def _export_command(command: _Command) -> None:
     export = command("export", "fetch everything and write one snapshot")
     _add_out(export)
     _add_connection(export)
@@ -252,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--json", action="store_true", help="print the snapshot's manifest as JSON")
 
+
+def _report_command(command: _Command) -> None:
     report = command("report", "capacity, cost and image-version reports")
     _add_out(report)
     report.add_argument("--date", type=_date, help="snapshot date (default: the latest)")
@@ -279,6 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="$ per GiB-month of DB storage (default 0.04)",
     )
 
+
+def _diff_command(command: _Command) -> None:
     diff = command("diff", "what changed between two snapshots")
     _add_out(diff)
     diff.add_argument("--from", dest="from_date", type=_date, help="default: second latest")
@@ -293,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print counts, totals and every change as JSON"
     )
 
+
+def _sql_command(command: _Command) -> None:
     sql = command(
         "sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     )
@@ -300,6 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--json", action="store_true", help="print the rows as JSON objects")
     sql.add_argument("query", help='e.g. "select count(*) from deployments"')
 
+
+def _sandbox_command(command: _Command) -> None:
     sandbox = command("sandbox", "serve the synthetic fleet on loopback until Ctrl-C")
     sandbox.add_argument(
         "--port",
@@ -390,7 +417,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="records carry status, source and (some) source_config.deployment_type, "
         "some of a type newer than the spec",
     )
-    return parser
 
 
 _DEBUG_HELP = "show tracebacks and debug logs (anywhere on the line)"

@@ -8,10 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.quantities import cpu_cores, memory_mib
-
 from .layout import ENV_PROP, RESOURCES_PROP, ItemTable, volume_sources
-from .rules import Reject, RoutedFn, Row, describe, json_type, quantity, to_json_text
+from .rules import (
+    Reject,
+    RoutedFn,
+    Row,
+    container_quantities,
+    describe,
+    json_type,
+    label_text,
+    volume_source,
+)
 
 
 class RowState:
@@ -56,11 +63,8 @@ class RowState:
                 read_item(item, f"{path}[{position}].", row, unknown)
                 if sources and not source_set.isdisjoint(item):
                     present = {s: item[s] for s in sources if item.get(s) is not None}
-                    if len(present) == 1:
-                        ((kind, obj),) = present.items()
-                        row[-2], row[-1] = kind, to_json_text(obj)
-                    elif present:
-                        row[-2], row[-1] = ",".join(present), to_json_text(present)
+                    if present:
+                        row[-2], row[-1] = volume_source(present)
                 rows.append(row)
             if is_secrets:
                 self.secret_count = len(value)
@@ -87,10 +91,7 @@ class RowState:
                 requests = resources.get("requests") or {}
                 limits = resources.get("limits") or {}
                 if type(requests) is dict and type(limits) is dict:
-                    row[-4] = quantity(cpu_cores, requests.get("cpu"))
-                    row[-3] = quantity(cpu_cores, limits.get("cpu"))
-                    row[-2] = quantity(memory_mib, requests.get("memory"))
-                    row[-1] = quantity(memory_mib, limits.get("memory"))
+                    row[-4:] = container_quantities(requests, limits)
                 rows.append(row)
                 for env_position, entry in enumerate(item.get(ENV_PROP) or ()):
                     env_path = f"{item_path}.{ENV_PROP}[{env_position}]"
@@ -110,7 +111,6 @@ class RowState:
             if type(value) is not dict:
                 raise Reject(path, f"expected object, got {describe(value, True)}")
             for key, item in value.items():
-                text = item if type(item) is str or item is None else to_json_text(item)
-                rows.append((self.deployment_id, kind, key, text))
+                rows.append((self.deployment_id, kind, key, label_text(item)))
 
         return read

@@ -21,6 +21,7 @@ import orjson
 import pyarrow as pa
 
 from analysis import spec
+from analysis.quantities import cpu_cores, memory_mib
 
 #: A row under construction: one value per column of its table.
 Row = list[Any]
@@ -319,6 +320,39 @@ def _cached_quantity(parse: Callable[[Any], float | None], text: str) -> float |
 def quantity(parse: Callable[[Any], float | None], value: Any) -> float | None:
     """parse(value), remembered for text: a fleet repeats a handful of quantities."""
     return _cached_quantity(parse, value) if type(value) is str else parse(value)
+
+
+# --- rules of the routed parts, written once for both readers ----------------------------
+
+
+def label_text(value: Any, dump: Callable[[Any], str] = to_json_text) -> str | None:
+    """A label's or annotation's value as the table stores it: itself when text or null,
+    else JSON text (`dump`: the fast reader passes a stricter one that refuses what only
+    the careful reader can store exactly)."""
+    return value if type(value) is str or value is None else dump(value)
+
+
+def volume_source(
+    present: dict[str, Any], dump: Callable[[Any], str] = to_json_text
+) -> tuple[str, str]:
+    """A volume's (source_type, source_json) from the sources it names (one, usually)."""
+    if len(present) == 1:
+        ((kind, source),) = present.items()
+        return kind, dump(source)
+    return ",".join(present), dump(present)
+
+
+def container_quantities(
+    requests: dict[str, Any], limits: dict[str, Any]
+) -> tuple[float | None, float | None, float | None, float | None]:
+    """A container's (cpu request, cpu limit, memory request, memory limit) in cores and MiB,
+    from its Kubernetes quantities (`500m`, `256Mi`)."""
+    return (
+        quantity(cpu_cores, requests.get("cpu")),
+        quantity(cpu_cores, limits.get("cpu")),
+        quantity(memory_mib, requests.get("memory")),
+        quantity(memory_mib, limits.get("memory")),
+    )
 
 
 # --- generated code --------------------------------------------------------------------

@@ -33,7 +33,6 @@ import msgspec
 import orjson
 
 from analysis import spec
-from analysis.quantities import cpu_cores, memory_mib
 from analysis.secrets import REDACTED
 
 from . import rules as t
@@ -282,8 +281,8 @@ class TypedReader:
     def __init__(self, state: RowState, layout: Layout) -> None:
         self._state = state
         code = _Code(layout.service_columns)
-        code.names.update(_f=state, _quantity=t.quantity, _cpu=cpu_cores)
-        code.names.update(_memory=memory_mib)
+        code.names.update(_f=state, _quantities=t.container_quantities)
+        code.names.update(_volume_source=t.volume_source, _strict_json=_strict_json)
         calls: dict[str, str] = {}
         for prop, table_name in ITEM_TABLES.items():
             calls[prop] = code.name("items", self._items(code, layout.items[table_name]))
@@ -359,12 +358,8 @@ class TypedReader:
                     f"            present[{name!r}] = v",
                 ]
             source += [
-                "        if len(present) == 1:",
-                "            ((kind, obj),) = present.items()",
-                "            row[-2], row[-1] = kind, _dumps(obj, option=_SORTED).decode()",
-                "        elif present:",
-                "            row[-2] = ','.join(present)",
-                "            row[-1] = _dumps(present, option=_SORTED).decode()",
+                "        if present:",
+                "            row[-2], row[-1] = _volume_source(present, _strict_json)",
             ]
         source.append("        append(row)")
         if table.name == "deployment_secrets":
@@ -394,11 +389,7 @@ class TypedReader:
             *lines,
             f"        r = o.{attributes[RESOURCES_PROP]}",
             "        if r is not None:",
-            "            q, l = r.requests or {}, r.limits or {}",
-            "            row[-4] = _quantity(_cpu, q.get('cpu'))",
-            "            row[-3] = _quantity(_cpu, l.get('cpu'))",
-            "            row[-2] = _quantity(_memory, q.get('memory'))",
-            "            row[-1] = _quantity(_memory, l.get('memory'))",
+            "            row[-4:] = _quantities(r.requests or {}, r.limits or {})",
             "        append(row)",
             f"        entries = o.{attributes[ENV_PROP]}",
             "        if entries:",
@@ -413,14 +404,10 @@ class TypedReader:
     def _labels(self, kind: str) -> Callable[[dict[str, Any]], None]:
         state, rows = self._state, self._state.rows["deployment_labels"]
 
-        def _json(value: Any) -> str:
-            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-
         def read(value: dict[str, Any]) -> None:
             deployment_id = state.deployment_id
             for key, item in value.items():
-                text = item if type(item) is str or item is None else _json(item)
-                rows.append((deployment_id, kind, key, text))
+                rows.append((deployment_id, kind, key, t.label_text(item, _strict_json)))
 
         return read
 
@@ -498,3 +485,9 @@ class UnknownFields:
 def _parse(raw: msgspec.Raw) -> Any:
     """A raw value as the careful reader's parser (orjson) reads it."""
     return orjson.loads(memoryview(raw))
+
+
+def _strict_json(value: Any) -> str:
+    """JSON text as orjson writes it, raising (a fallback to the careful reader) for an
+    integer beyond 64 bits, which the careful reader's parse reads differently."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

@@ -155,10 +155,18 @@ class DiffResult:
             f"  capacity changed on {c['capacity_changes']} deployments",
             "  fleet totals (from → to, delta):",
         ]
-        for row in self.capacity_totals.itertuples(index=False):
+        totals = self.capacity_totals
+        for measure, before, after, delta in zip(
+            totals["measure"],
+            totals["from_value"].astype(float),
+            totals["to_value"].astype(float),
+            totals["delta"].astype(float),
+            strict=True,
+        ):
+            # counts (deployments, connections) as whole numbers, measures with decimals
+            size = ",.0f" if before.is_integer() and after.is_integer() else ",.2f"
             lines.append(
-                f"    {row.measure:<34} {row.from_value:>12,.2f} → {row.to_value:>12,.2f}"
-                f"  ({row.delta:+,.2f})"
+                f"    {measure:<34} {before:>12{size}} → {after:>12{size}}  ({delta:+{size}})"
             )
         for kind in ("upgrade", "downgrade"):
             frame = self.version_changes[self.version_changes["change"] == kind]

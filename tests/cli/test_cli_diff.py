@@ -54,3 +54,12 @@ def test_report_json_says_where_everything_went(demo, capsys):
     assert {"report.html", "capacity_summary.parquet", "image_version_summary.parquet"} <= set(
         written["files"]
     )
+
+
+def test_diff_prints_counts_as_whole_numbers(demo, capsys):
+    capsys.readouterr()
+    assert main(["diff", "--out", str(demo)]) == 0
+    line = next(
+        x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("deployments ")
+    )
+    assert line.split()[1:4] == ["60", "→", "60"]  # not 60.00

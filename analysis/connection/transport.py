@@ -64,6 +64,9 @@ class RetryPolicy:
     max_retry_after: float = 30.0
     statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
     validate_json: bool = True
+    #: Attempts when the connection is refused or cannot be made at all: once more, for a
+    #: service restarting; a wrong URL then fails in well under a second, not ~8 s.
+    connect_attempts: int = 2
 
     @classmethod
     def none(cls) -> RetryPolicy:
@@ -300,6 +303,8 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             return not (
                 exc.retry_after is not None and exc.retry_after > self.policy.max_retry_after
             )
+        if isinstance(exc, httpx.ConnectError):
+            return state.attempt_number < min(self.policy.connect_attempts, self.policy.attempts)
         return isinstance(exc, httpx.TransportError)
 
     def _before_sleep(self, state: tenacity.RetryCallState) -> None:

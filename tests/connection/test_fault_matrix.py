@@ -338,3 +338,11 @@ def test_row16_422_bad_filter_value_through_fetch():
     assert "deployment_type" in str(info.value)
     assert info.value.status_code == 422
     assert_one_line(info.value)
+
+
+def test_a_refused_connection_is_tried_twice_not_six_times():
+    """A wrong URL fails fast: connection refused is retried once (a restarting service)."""
+    client = connect("http://127.0.0.1:1", retry=RetryPolicy(initial_backoff=0.01))
+    with pytest.raises(TransportError, match="Connection refused"):
+        fetch.list_providers(client)
+    assert retry_transport(client).stats.by_reason == {"ConnectError": 1}

@@ -7,23 +7,25 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from generated_client import Client
-
-from . import fetch
-from .connection import retry_transport
-from .progress import Progress
+from . import defaults
 from .storage.dumps import read_dump
 from .storage.writer import ExportResult, export_snapshot
+
+if TYPE_CHECKING:  # the service path's modules load only when it runs (`--from-json` skips them)
+    from generated_client import Client
+
+    from . import fetch
+    from .progress import Progress
 
 
 def take_snapshot(
     client: Client,
     out_dir: str | Path,
     *,
-    concurrency: int = fetch.DEFAULT_CONCURRENCY,
-    page_size: int = fetch.DEFAULT_PAGE_SIZE,
+    concurrency: int = defaults.CONCURRENCY,
+    page_size: int = defaults.PAGE_SIZE,
     include_env_values: bool = False,
     strict: bool = False,
     snapshot_date: dt.date | None = None,
@@ -33,6 +35,9 @@ def take_snapshot(
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
+    from . import fetch
+    from .connection import retry_transport
+
     if progress is not None:
         transport = retry_transport(client)
         transport.on_retry = progress.retry

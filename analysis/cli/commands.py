@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..connection import connect
-from ..connection.transport import RetryPolicy
 from ..errors import ConfigurationError
 from ..progress import Progress
 
@@ -38,6 +36,8 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
             allow_empty=args.allow_empty,
         )
     else:
+        from ..connection import RetryPolicy, connect  # the service path only
+
         client = connect(
             args.base_url,
             args.api_key,
@@ -252,6 +252,7 @@ def demo(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     """
     import datetime as dt
 
+    from ..connection import connect
     from ..reports import diff as diff_snapshots
     from ..reports import write_report
     from ..sandbox import roll_out, run_sandbox

@@ -4,13 +4,32 @@
 - `writer`: one snapshot written whole or not at all (`export_snapshot`);
 - `reader`: the snapshots read back (`read_table`, DuckDB views);
 - `dumps`: saved service output (`--from-json`) read as pages of records.
+
+The names below are imported on first use, so that writing a snapshot does not load
+pandas and DuckDB, which only reading needs.
 """
 
 from __future__ import annotations
 
-from .dumps import read_dump
-from .reader import DatasetError, duckdb_connection, read_arrow, read_table, snapshot_dates
-from .writer import ExportResult, check_writable, export_snapshot
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .dumps import read_dump
+    from .reader import DatasetError, duckdb_connection, read_arrow, read_table, snapshot_dates
+    from .writer import ExportResult, check_writable, export_snapshot
+
+_HOMES = {
+    "DatasetError": ".reader",
+    "ExportResult": ".writer",
+    "check_writable": ".writer",
+    "duckdb_connection": ".reader",
+    "export_snapshot": ".writer",
+    "read_arrow": ".reader",
+    "read_dump": ".dumps",
+    "read_table": ".reader",
+    "snapshot_dates": ".reader",
+}
 
 __all__ = [
     "DatasetError",
@@ -23,3 +42,16 @@ __all__ = [
     "read_table",
     "snapshot_dates",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import orjson
-import pandas as pd
 import pyarrow as pa
 
 from analysis.errors import ExportError
@@ -21,6 +20,9 @@ from .redaction import redact
 from .rows import RowState
 from .rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
 from .typed import FALLBACK_ERRORS, TypedReader
+
+if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences import it
+    import pandas as pd
 
 
 class RejectedRecordError(ExportError):
@@ -294,6 +296,8 @@ def flatten_repositories(
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:
     """A DataFrame keeping nulls in integer and boolean columns (nullable dtypes)."""
+    import pandas as pd
+
     mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
     frame: pd.DataFrame = table.to_pandas(types_mapper=mapping.get)
     return frame

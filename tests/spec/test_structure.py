@@ -177,3 +177,19 @@ def test_the_package_exports_resolve_lazily_to_their_homes():
     assert analysis.fetch.__name__ == "analysis.fetch"
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         analysis.nothing  # noqa: B018
+
+
+def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
+    """`dims export --from-json` imports what it uses: no httpx, generated client or pandas."""
+    import subprocess
+    import sys
+
+    unwanted = ("httpx", "generated_client", "pandas", "duckdb", "matplotlib")
+    code = (
+        "import sys, analysis.cli.commands; from analysis.snapshot import snapshot_from_dump; "
+        f"print([m for m in {unwanted!r} if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -36,7 +36,7 @@ from analysis.reports.capacity import (
     pod_requests,
     rightsizing,
 )
-from analysis.reports.dataset import DatasetError, Snapshot, load_snapshot, snapshot_dates
+from analysis.reports.frames import DatasetError, Snapshot, load_snapshot, snapshot_days
 from analysis.reports.history import DiffResult, diff, version_changes, versions_over_time
 from analysis.reports.images import (
     deployments_behind,
@@ -91,7 +91,7 @@ __all__ = [
     "pending_rollouts",
     "pod_requests",
     "rightsizing",
-    "snapshot_dates",
+    "snapshot_days",
     "version_changes",
     "versions_by_type",
     "versions_over_time",

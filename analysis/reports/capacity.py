@@ -21,7 +21,7 @@ import pandas as pd
 
 from analysis import spec
 from analysis.reports import prices as pr
-from analysis.reports.dataset import Snapshot, as_snapshot, text_column, tidy_text
+from analysis.reports.frames import Snapshot, as_snapshot, text_column, tidy_text
 from analysis.reports.measures import (
     DB_COLUMNS,
     IDENTITY,

@@ -14,7 +14,7 @@ import pandas as pd
 
 from analysis import versions
 from analysis.reports import capacity
-from analysis.reports.dataset import DatasetError, load_snapshot, read_table, snapshot_dates
+from analysis.reports.frames import DatasetError, load_snapshot, read_written_table, snapshot_days
 from analysis.reports.measures import DB_COLUMNS, TOTALS
 
 _VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
@@ -30,7 +30,7 @@ _TOLERANCE = 1e-9
 
 
 def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
-    frame = read_table(out_dir, "deployments", date, columns=_VERSION_COLUMNS)
+    frame = read_written_table(out_dir, "deployments", date, columns=_VERSION_COLUMNS)
     if frame is None:
         raise DatasetError(f"no deployments table for snapshot {date} in {out_dir}")
     frame = frame[[*_VERSION_COLUMNS, "snapshot_date"]].astype("object")
@@ -39,7 +39,7 @@ def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
 
 def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
     """Deployments per image_version per snapshot date (long form, version order per date)."""
-    dates = snapshot_dates(out_dir)
+    dates = snapshot_days(out_dir)
     if not dates:
         raise DatasetError(f"no snapshot in {out_dir}: run `dims export` first")
     frames = [_versions_at(out_dir, d) for d in dates]
@@ -63,7 +63,7 @@ def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
 def _pick_dates(
     out_dir: str | Path, from_date: str | date | None, to_date: str | date | None
 ) -> tuple[str, str]:
-    dates = snapshot_dates(out_dir)
+    dates = snapshot_days(out_dir)
     for given in (from_date, to_date):
         if given is not None and str(given) not in dates:
             listed = ", ".join(dates) or "none"

@@ -12,7 +12,7 @@ from typing import TypedDict
 import pandas as pd
 
 from analysis import versions
-from analysis.reports.dataset import Snapshot, as_snapshot, text_column, tidy_text
+from analysis.reports.frames import Snapshot, as_snapshot, text_column, tidy_text
 
 
 def _image_versions(snap: Snapshot) -> pd.Series:

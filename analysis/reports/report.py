@@ -26,7 +26,7 @@ from analysis.reports import capacity as cap
 from analysis.reports import charts, history, images
 from analysis.reports import html as h
 from analysis.reports import prices as pr
-from analysis.reports.dataset import PARTITION, Snapshot, load_snapshot, snapshot_dates
+from analysis.reports.frames import PARTITION, Snapshot, load_snapshot, snapshot_days
 from analysis.reports.images import NewestShare
 from analysis.reports.measures import IDENTITY, TOTALS
 
@@ -362,7 +362,7 @@ def _versions(snap: Snapshot, fleet: NewestShare, pending: pd.DataFrame) -> h.Se
 
 def _history(snap: Snapshot) -> h.Section:
     section = h.Section("history", "History")
-    dates = [d for d in snapshot_dates(snap.out_dir) if d <= snap.snapshot_date]
+    dates = [d for d in snapshot_days(snap.out_dir) if d <= snap.snapshot_date]
     over_time = history.versions_over_time(snap.out_dir)
     over_time = over_time[over_time["snapshot_date"].isin(dates)]
     section.add(h.figure(charts.adoption_chart(over_time)))

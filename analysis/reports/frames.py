@@ -1,7 +1,11 @@
 """One snapshot of the Parquet dataset, loaded once into the frames the reports need.
 
-Reports identify snapshots by their ISO date text (the partition value), so frames from
-several snapshots concatenate and sort without conversions.
+Reading the dataset is `analysis.storage.reader`'s job; this module only shapes what the
+reports take from it. Reports identify snapshots by their ISO date text (the partition
+value), so frames from several snapshots concatenate and sort without conversions: hence
+`snapshot_days` (text) beside the reader's `snapshot_dates` (dates), and
+`read_written_table` (None for a table a snapshot lacks) beside its `read_table` (which
+raises).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Final
 
 import pandas as pd
 
-from analysis.storage import reader as dataset
+from analysis.storage import reader
 from analysis.storage.reader import PARTITION, DatasetError
 
 __all__ = [
@@ -23,9 +27,9 @@ __all__ = [
     "Snapshot",
     "as_snapshot",
     "load_snapshot",
-    "read_table",
-    "resolve_date",
-    "snapshot_dates",
+    "read_written_table",
+    "resolve_day",
+    "snapshot_days",
     "text_column",
     "tidy_text",
 ]
@@ -52,17 +56,17 @@ def tidy_text(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def snapshot_dates(out_dir: str | Path, table: str = "deployments") -> list[str]:
+def snapshot_days(out_dir: str | Path, table: str = "deployments") -> list[str]:
     """Snapshot dates present for `table`, oldest first, as ISO text."""
-    return [d.isoformat() for d in dataset.snapshot_dates(out_dir, table)]
+    return [d.isoformat() for d in reader.snapshot_dates(out_dir, table)]
 
 
-def resolve_date(out_dir: str | Path, snapshot_date: str | date | None) -> str:
+def resolve_day(out_dir: str | Path, snapshot_date: str | date | None) -> str:
     """`snapshot_date` checked against the dataset (the latest when None), as ISO text."""
-    return dataset.resolve_date(out_dir, snapshot_date).isoformat()
+    return reader.resolve_date(out_dir, snapshot_date).isoformat()
 
 
-def read_table(
+def read_written_table(
     out_dir: str | Path, table: str, snapshot_date: str, columns: list[str] | None = None
 ) -> pd.DataFrame | None:
     """One table of one snapshot, or None when that table was not written.
@@ -70,9 +74,9 @@ def read_table(
     A file that cannot be read is still an error (DatasetError): a report must not show a
     table as empty because a stranger's file sits in its place.
     """
-    if date.fromisoformat(snapshot_date) not in dataset.snapshot_dates(out_dir, table):
+    if date.fromisoformat(snapshot_date) not in reader.snapshot_dates(out_dir, table):
         return None
-    return dataset.read_table(out_dir, table, snapshot_date, columns)
+    return reader.read_table(out_dir, table, snapshot_date, columns)
 
 
 @dataclass
@@ -125,14 +129,14 @@ CONTAINER_COLUMNS = [
 
 def load_snapshot(out_dir: str | Path, snapshot_date: str | date | None = None) -> Snapshot:
     """The snapshot dated `snapshot_date` (default: the latest) of the dataset in `out_dir`."""
-    day = dataset.resolve_date(out_dir, snapshot_date)
+    day = reader.resolve_date(out_dir, snapshot_date)
     # Both tables from the same export, even while a re-export replaces that day.
-    found = dataset.read_tables(
+    found = reader.read_tables(
         out_dir, {"deployments": None, "deployment_containers": CONTAINER_COLUMNS}, day
     )
-    deployments = dataset.as_frame(found["deployments"], day)
+    deployments = reader.as_frame(found["deployments"], day)
     if "deployment_containers" in found:
-        containers = dataset.as_frame(found["deployment_containers"], day)
+        containers = reader.as_frame(found["deployment_containers"], day)
     else:
         containers = pd.DataFrame({c: pd.Series(dtype="object") for c in CONTAINER_COLUMNS})
     return Snapshot(Path(out_dir), day.isoformat(), deployments, containers)

@@ -185,12 +185,7 @@ def export_snapshot(
     chosen = _json_safe(paths.clean_filters(filters))
     root = paths.dataset_root(out, chosen)
     export_id = secrets.token_hex(8)
-    metadata = {
-        SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
-        paths.SNAPSHOT_AT_KEY: at.isoformat().encode(),
-        paths.EXPORT_ID_KEY: export_id.encode(),
-        paths.FILTERS_KEY: json.dumps(chosen).encode(),
-    }
+    metadata = _file_metadata(at, export_id, chosen)
     _create(out)
     with _exclusive(out, lock_timeout):
         tmp = _prepare(out, root, day)
@@ -212,20 +207,13 @@ def export_snapshot(
             fetch = _evidence(evidence)
             if not allow_empty:
                 _refuse_empty(root, rows["deployments"], flattener.counts)
-            replaced = _replacing(root, day, export_id)
             manifest = {
-                "manifest_version": MANIFEST_VERSION,
-                "snapshot_date": day.isoformat(),
-                "snapshot_at": at.isoformat(),
-                "export_id": export_id,
-                "schema_version": SCHEMA_VERSION,
-                "dataset": root.relative_to(out).as_posix(),
-                "filters": chosen,
+                **_identity(day, at, export_id, root.relative_to(out).as_posix(), chosen),
                 "records": flattener.counts["records"],
                 "rejected": flattener.counts["rejected"],
                 "rows": rows,
                 "files": {name: paths.part_path(name, day) for name in rows},
-                "replaced": replaced,
+                "replaced": _replacing(root, day, export_id),
                 "written_at": datetime.now(UTC).isoformat(),
                 "fetch": fetch,
             }
@@ -244,6 +232,31 @@ def export_snapshot(
         paths=published,
         manifest=manifest,
     )
+
+
+def _file_metadata(at: datetime, export_id: str, filters: dict[str, Any]) -> dict[bytes, bytes]:
+    """What every Parquet file of the snapshot carries in its metadata."""
+    return {
+        SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
+        paths.SNAPSHOT_AT_KEY: at.isoformat().encode(),
+        paths.EXPORT_ID_KEY: export_id.encode(),
+        paths.FILTERS_KEY: json.dumps(filters).encode(),
+    }
+
+
+def _identity(
+    day: date, at: datetime, export_id: str, dataset: str, filters: dict[str, Any]
+) -> dict[str, Any]:
+    """The manifest's first fields: which snapshot this is, of which dataset."""
+    return {
+        "manifest_version": MANIFEST_VERSION,
+        "snapshot_date": day.isoformat(),
+        "snapshot_at": at.isoformat(),
+        "export_id": export_id,
+        "schema_version": SCHEMA_VERSION,
+        "dataset": dataset,
+        "filters": filters,
+    }
 
 
 def _write_tables(

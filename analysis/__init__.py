@@ -6,8 +6,9 @@ The public entry points are re-exported here and imported when first used, so th
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import exports
 
 if TYPE_CHECKING:
     from . import fetch
@@ -68,15 +69,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module = importlib.import_module(home, __name__)
-    value = module if module.__name__ == f"{__name__}.{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = exports(__name__, globals(), _HOMES)

@@ -204,6 +204,7 @@ def connect(
     retry: RetryPolicy | None = None,
     limits: ResponseLimits | None = None,
     transport: RetryTransport | None = None,
+    raise_errors: bool = True,
 ) -> Client:
     """The generated client, with a timeout, retries, limits, and the key attached safely.
 
@@ -211,6 +212,9 @@ def connect(
     neither, the client points at the local sandbox (`dims sandbox`). `timeout` bounds each
     connect and read; `limits` bound a whole request (a deadline, body sizes; see
     `ResponseLimits`). A `transport` given brings its own policy and limits.
+    An error status raises dims' typed error (`AuthenticationError`, `NotFoundError`, …),
+    through the generated operations too; `raise_errors=False` hands back the generated
+    client's parsed error bodies instead (`ErrorDetail`, `ValidationErrorBody`).
     """
     scrub_http_logs()
     settings = Settings.resolve(
@@ -234,7 +238,11 @@ def connect(
     return Client(
         base_url=settings.base_url,
         timeout=timeout,
-        httpx_args={"auth": auth, "transport": transport or RetryTransport(retry, limits=limits)},
+        httpx_args={
+            "auth": auth,
+            "transport": transport
+            or RetryTransport(retry, limits=limits, raise_errors=raise_errors),
+        },
     )
 
 

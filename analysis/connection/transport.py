@@ -39,6 +39,7 @@ from ..errors import (
     ResponseFormatError,
     ResponseTooLargeError,
     describe,
+    raise_for_status,
     scrub,
 )
 
@@ -274,6 +275,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         sync_transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
         on_retry: Callable[[str], None] | None = None,
+        raise_errors: bool = True,
     ) -> None:
         self.policy = policy or RetryPolicy()
         self.limits = limits or ResponseLimits()
@@ -281,6 +283,10 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self._async = async_transport
         self.stats = RetryStats()
         self.on_retry = on_retry
+        #: An error status (after retries) raises dims' typed error (`analysis.errors`), so
+        #: every call through the client, the generated operations included, fails with one
+        #: clear line instead of handing back an error body to be mistaken for data.
+        self.raise_errors = raise_errors
 
     def __repr__(self) -> str:
         return f"RetryTransport(policy={self.policy!r}, limits={self.limits!r})"
@@ -338,6 +344,11 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 raise _Retry("invalid JSON body", response, bad_body=True) from exc
         return response
 
+    def _verdict(self, response: httpx.Response) -> httpx.Response:
+        if self.raise_errors:
+            raise_for_status(response)
+        return response
+
     @staticmethod
     def _final(request: httpx.Request, exc: _Retry) -> httpx.Response:
         """Out of attempts: hand back the last error response, or say the body was bad."""
@@ -378,9 +389,9 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                             body.feed(chunk)
                     finally:
                         response.close()
-                    return self._check(request, body.response_with_body())
+                    return self._verdict(self._check(request, body.response_with_body()))
         except _Retry as exc:
-            return self._final(request, exc)
+            return self._verdict(self._final(request, exc))
         except httpx.TransportError as exc:
             raise _scrubbed(exc, request) from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -406,9 +417,9 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                     except TimeoutError:
                         received = bodies[0].received if bodies else None
                         raise _deadline_error(request, self.limits, received) from None
-                    return self._check(request, bodies[0].response_with_body())
+                    return self._verdict(self._check(request, bodies[0].response_with_body()))
         except _Retry as exc:
-            return self._final(request, exc)
+            return self._verdict(self._final(request, exc))
         except httpx.TransportError as exc:
             raise _scrubbed(exc, request) from None
         raise AssertionError("unreachable")  # pragma: no cover

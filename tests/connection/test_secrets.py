@@ -409,3 +409,15 @@ def export_with_key(tmp_path: Path, env: dict, key: str) -> subprocess.Completed
         env={**env, "DIMS_API_KEY": key},
         timeout=120,
     )
+
+
+def test_a_wrong_key_through_the_generated_client_is_a_typed_error_not_an_error_body():
+    """Issue 16: `list_deployments.sync` with a wrong key used to hand back an ErrorDetail,
+    which then failed as `'ErrorDetail' object has no attribute 'resources'`."""
+    from generated_client.api.deployments import list_deployments
+
+    with run_sandbox(deployments=5, seed=1, api_key=API_KEY) as sb:
+        client = connect(sb.base_url, api_key="sk-wrong-but-long-enough")
+        with pytest.raises(AuthenticationError, match="HTTP 401") as info:
+            list_deployments.sync(client=client, limit=5)
+    assert "\n" not in str(info.value) and "sk-wrong-but-long-enough" not in str(info.value)

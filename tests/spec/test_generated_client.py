@@ -17,6 +17,7 @@ import pytest
 from repo import ROOT
 
 from analysis.connection import connect
+from analysis.errors import NotFoundError, ValidationError
 from analysis.sandbox import run_sandbox
 from generated_client.api.deployments import list_deployments
 from generated_client.api.integrations import list_integration_repositories
@@ -69,7 +70,11 @@ def test_every_operation_sync(sandbox, client):
     assert isinstance(first.created_at, dt.datetime) and first.created_at.tzinfo is not None
     one = get_oauth_provider.sync(first.provider_id, client=client)
     assert isinstance(one, OAuthProvider) and one.id == first.id
-    missing = get_oauth_provider.sync("no-such-provider", client=client)
+    with pytest.raises(NotFoundError, match="HTTP 404"):  # dims' typed error, one line
+        get_oauth_provider.sync("no-such-provider", client=client)
+    tenant = sandbox.fleet.deployments[0]["tenant_id"]
+    bodies = connect(sandbox.base_url, api_key="smoke-key", tenant_id=tenant, raise_errors=False)
+    missing = get_oauth_provider.sync("no-such-provider", client=bodies)
     assert isinstance(missing, ErrorDetail) and "not found" in missing.detail.lower()
 
     integration_id = next(iter(sandbox.fleet.repositories))
@@ -84,7 +89,9 @@ def test_every_operation_sync(sandbox, client):
     prod_ids = {i for i, t in sandbox.fleet.deployment_types.items() if t == "prod"}
     assert {str(d.id) for d in page.resources} <= prod_ids
 
-    invalid = list_deployments.sync(client=client, limit=0)
+    with pytest.raises(ValidationError, match="limit"):
+        list_deployments.sync(client=client, limit=0)
+    invalid = list_deployments.sync(client=bodies, limit=0)
     assert isinstance(invalid, ValidationErrorBody)
     assert invalid.detail[0].loc[-1] == "limit"
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import msgspec
@@ -454,32 +455,53 @@ class UnknownFields:
         }
         for prop in CONTAINER_KINDS:
             self._routes[prop] = (layout.containers.plan, layout.env.plan)
+        self._levels: dict[int, _Level] = {}
 
     def collect(self, raw: msgspec.Raw, out: dict[str, Any]) -> None:
         self._walk(raw, self._root, "", out, None)
 
+    def _level(self, plan: Plan, env: Plan | None) -> _Level:
+        """What to look for in an object of `plan`, worked out once per plan."""
+        level = self._levels.get(id(plan) * 2 + (env is not None))
+        if level is None:
+            inner: list[tuple[str, str, Plan, Plan | None]] = []
+            for key, (op, _kind, _index, _nullable, extra) in plan.steps.items():
+                if op == t.NESTED:
+                    inner.append((key, "object", extra, None))
+                elif op == t.CALL and key in self._routes:
+                    inner.append((key, "items", *self._routes[key]))
+                elif op == t.CHECK and key == ENV_PROP and env is not None:
+                    inner.append((key, "items", env, None))
+            level = _Level(frozenset(plan.steps) | frozenset(_extras(plan)), tuple(inner))
+            self._levels[id(plan) * 2 + (env is not None)] = level
+        return level
+
     def _walk(
         self, raw: msgspec.Raw, plan: Plan, path: str, out: dict[str, Any], env: Plan | None
     ) -> None:
-        expected = _extras(plan)
-        for key, value in _RAW_OBJECT.decode(raw).items():
-            step = plan.steps.get(key)
-            if step is None:
-                if key not in expected:  # expected extras: the generated reader keeps them
-                    out[path + key] = REDACTED if plan.sensitive else _parse(value)
+        fields = _RAW_OBJECT.decode(raw)
+        level = self._level(plan, env)
+        # Keys neither a step nor an expected extra (the generated reader keeps those), in C.
+        for key in fields.keys() - level.known:
+            out[path + key] = REDACTED if plan.sensitive else _parse(fields[key])
+        for key, shape, inner_plan, inner_env in level.inner:
+            value = fields.get(key)
+            if value is None or bytes(value) == b"null":
                 continue
-            op = step[0]
-            if op not in (t.NESTED, t.CALL, t.CHECK) or bytes(value) == b"null":
-                continue
-            if op == t.NESTED:
-                self._walk(value, step[4], f"{path}{key}.", out, None)
-            elif op == t.CALL and key in self._routes:
-                item_plan, item_env = self._routes[key]
+            if shape == "object":
+                self._walk(value, inner_plan, f"{path}{key}.", out, None)
+            else:
                 for i, item in enumerate(_RAW_ARRAY.decode(value)):
-                    self._walk(item, item_plan, f"{path}{key}[{i}].", out, item_env)
-            elif op == t.CHECK and key == ENV_PROP and env is not None:
-                for j, entry in enumerate(_RAW_ARRAY.decode(value)):
-                    self._walk(entry, env, f"{path}{key}[{j}].", out, None)
+                    self._walk(item, inner_plan, f"{path}{key}[{i}].", out, inner_env)
+
+
+@dataclass(frozen=True, slots=True)
+class _Level:
+    """The keys an object of a plan may have, and the parts to look inside."""
+
+    known: frozenset[str]
+    #: (key, "object" or "items", the plan inside, the env entries' plan of those items)
+    inner: tuple[tuple[str, str, Plan, Plan | None], ...]
 
 
 def _parse(raw: msgspec.Raw) -> Any:

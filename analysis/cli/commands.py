@@ -26,15 +26,15 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
             "filters apply to the service; they cannot be combined with --from-json"
         )
     check_writable(args.out, args.snapshot_date, filters)  # a bad folder fails before any fetch
+    # what a snapshot is written with, whichever source it reads
+    writing: dict[str, Any] = {
+        "include_env_values": args.include_env_values,
+        "strict": args.strict,
+        "snapshot_date": args.snapshot_date,
+        "allow_empty": args.allow_empty,
+    }
     if args.from_json is not None:
-        result = snapshot_from_dump(
-            args.from_json,
-            args.out,
-            include_env_values=args.include_env_values,
-            strict=args.strict,
-            snapshot_date=args.snapshot_date,
-            allow_empty=args.allow_empty,
-        )
+        result = snapshot_from_dump(args.from_json, args.out, **writing)
     else:
         from ..connection import RetryPolicy, connect  # the service path only
 
@@ -55,11 +55,8 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
                 args.out,
                 concurrency=args.concurrency,
                 page_size=args.page_size,
-                include_env_values=args.include_env_values,
-                strict=args.strict,
-                snapshot_date=args.snapshot_date,
                 progress=progress,
-                allow_empty=args.allow_empty,
+                **writing,
                 **filters,
             )
     _say(json.dumps(result.manifest, indent=2) if args.json else result.summary())

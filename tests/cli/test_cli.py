@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from cli_in_process import run
 
 from analysis.cli import main
 from analysis.errors import DimsError
@@ -27,16 +28,6 @@ from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens there
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    """`dims ARGV` in-process: (exit code, stdout, stderr); argparse's exits included."""
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def assert_one_line_error(err: str, *names: str) -> str:

@@ -14,9 +14,9 @@ import duckdb
 import fleet_math as fm
 import pyarrow.parquet as pq
 import pytest
+from cli_in_process import run as _run
 
 from analysis import reports
-from analysis.cli import main
 from analysis.sandbox import generate_fleet
 
 DATE = "2025-06-03"
@@ -147,15 +147,6 @@ def test_bad_price_files_name_file_and_key(tmp_path, name, content, key) -> None
     message = str(caught.value)
     assert len(message.splitlines()) == 1, message
     assert name in message and key in message, message
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_cli_bad_price_file_is_one_line_and_writes_nothing(capsys, tmp_path, dataset) -> None:

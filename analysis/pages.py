@@ -44,6 +44,8 @@ class Page:
     first_index: int = 0
     #: deployment_type by record id, learnt from the per-type listings (shared, read-only).
     tags: Mapping[str, str] | None = None
+    #: The workspace (`X-Tenant-Id`) the page was fetched from; None when none was sent.
+    tenant_id: str | None = None
 
     def type_of(self, record: Any) -> str | None:
         """The record's deployment_type: its own when it names one, else the listings'."""

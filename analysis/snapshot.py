@@ -6,11 +6,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import defaults
+from .errors import ExportError
 from .storage.dumps import read_dump
+from .storage.workspaces import Workspace
 from .storage.writer import ExportResult, export_snapshot
 
 if TYPE_CHECKING:  # the service path's modules load only when it runs (`--from-json` skips them)
@@ -94,6 +97,118 @@ def take_snapshot(
     repos = fetched[-1] if fetched else fetch.Repositories()
     result.notes.extend(_notes(stats, repos.missing, repos.malformed))
     return result
+
+
+class WorkspacesFailed(ExportError):
+    """Workspaces of an export failed, so nothing was published (without allow_partial, or
+    when every one failed).
+
+    `workspaces` says, per workspace asked for, whether it was fetched or why it failed.
+    """
+
+    def __init__(self, found: list[Workspace]) -> None:
+        self.workspaces: dict[str, dict[str, Any]] = {
+            w.tenant_id: (
+                {"status": "failed", "error": w.error}
+                if w.error is not None
+                else {"status": "fetched", "deployments": w.evidence.get("deployments")}
+            )
+            for w in found
+        }
+        failed = "; ".join(f"{w.tenant_id}: {w.error}" for w in found if w.error is not None)
+        fine = [f"{w.tenant_id} ({w.evidence.get('deployments', 0):,} deployments)" for w in found]
+        fine = [text for text, w in zip(fine, found, strict=True) if w.error is None]
+        advice = (
+            "every workspace failed"
+            if not fine
+            else f"fetched: {', '.join(fine)}; fix the failed ones, or pass --allow-partial "
+            "to publish the others"
+        )
+        count = sum(w.error is not None for w in found)
+        super().__init__(
+            f"{count} of {len(found)} workspace(s) failed, so nothing was published: "
+            f"{failed}; {advice}"
+        )
+
+
+def take_workspaces_snapshot(
+    clients: Mapping[str, Client],
+    out_dir: str | Path,
+    *,
+    allow_partial: bool = False,
+    concurrency: int = defaults.CONCURRENCY,
+    page_size: int = defaults.PAGE_SIZE,
+    include_env_values: bool = False,
+    strict: bool = False,
+    snapshot_date: dt.date | None = None,
+    progress: Progress | None = None,
+    limits: fetch.FetchLimits | None = None,
+    allow_empty: bool = False,
+    **filters: Any,
+) -> ExportResult:
+    """Fetch several workspaces (tenant_id -> its client) concurrently into one snapshot.
+
+    The day keeps the rows of workspaces not fetched now (`analysis.storage.workspaces`).
+    When a workspace fails, nothing is published (WorkspacesFailed names it) unless
+    `allow_partial`: then the others are published, the failed one keeps its earlier rows
+    of the day if it had any, and the manifest and summary name it.
+    """
+    from .workspace_fetch import WorkspaceFetch
+
+    if progress is not None:
+        progress.describe(f"fetching {len(clients)} workspace(s)")
+    fetcher = WorkspaceFetch(
+        clients,
+        concurrency=concurrency,
+        page_size=page_size,
+        limits=limits,
+        progress=progress,
+        filters=filters,
+    )
+
+    def workspaces() -> list[Workspace]:
+        found = fetcher.outcome()
+        failed = sum(w.error is not None for w in found)
+        if failed and (not allow_partial or failed == len(found)):
+            raise WorkspacesFailed(found)
+        return found
+
+    result = export_snapshot(
+        fetcher.pages(),
+        out_dir,
+        snapshot_date=snapshot_date,
+        include_env_values=include_env_values,
+        strict=strict,
+        filters=filters,
+        allow_empty=allow_empty,
+        workspaces=workspaces,
+    )
+    result.notes.extend(workspace_notes(result.manifest))
+    return result
+
+
+def workspace_notes(manifest: Mapping[str, Any]) -> list[str]:
+    """One line per workspace of the day: exported now, kept from earlier, or failed."""
+    notes = []
+    for tenant, section in (manifest.get("workspaces") or {}).items():
+        count = section.get("deployments")
+        rows = f"{count:,} deployments" if isinstance(count, int) else "deployments unknown"
+        status = section.get("status")
+        if status == "exported":
+            notes.append(f"workspace {tenant}: exported, {rows}")
+        elif status == "carried":
+            notes.append(
+                f"workspace {tenant}: kept from the export at {section.get('snapshot_at')} ({rows})"
+            )
+        else:
+            kept = section.get("kept")
+            where = (
+                f"its rows of the export at {kept.get('snapshot_at')} are kept"
+                if isinstance(kept, dict)
+                else "it has no rows in this day"
+            )
+            notes.append(f"workspace {tenant}: FAILED: {section.get('error')}; {where}")
+    return notes
 
 
 def _notes(

@@ -115,7 +115,13 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         "--api-key",
         help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
     )
-    group.add_argument("--tenant-id", help="tenant id (DIMS_TENANT_ID)")
+    group.add_argument(
+        "--tenant-id",
+        action="append",
+        metavar="TENANT",
+        help="workspace to export (X-Tenant-Id); repeat it, or give A,B, for several in one "
+        "snapshot (DIMS_TENANT_ID: one id or a comma-separated list)",
+    )
     group.add_argument(
         "--api-key-header",
         default=defaults.API_KEY_HEADER,
@@ -269,6 +275,12 @@ def _export_command(command: _Command) -> None:
         action="store_true",
         help="publish a snapshot with 0 deployments even when the latest one had some",
     )
+    export.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="with several workspaces: when some fail, publish the others (exit 3, the failed "
+        "ones named) instead of nothing",
+    )
     export.add_argument("--json", action="store_true", help="print the snapshot's manifest as JSON")
 
 
@@ -384,6 +396,26 @@ def _sandbox_command(command: _Command) -> None:
         default=0,
         metavar="N",
         help="insert a deployment in front after N listing requests (the listing shifts)",
+    )
+    faults.add_argument(
+        "--fail-tenant",
+        metavar="TENANT",
+        help="every request for this workspace (X-Tenant-Id) fails (see --fail-tenant-status)",
+    )
+    faults.add_argument(
+        "--fail-tenant-status",
+        type=_bounded(400, 599),
+        default=500,
+        metavar="CODE",
+        help="the status --fail-tenant answers (default 500; 403: no access)",
+    )
+    sandbox.add_argument(
+        "--tenants",
+        type=_bounded(0, 50),
+        default=0,
+        metavar="N",
+        help="spread the fleet over N workspaces (default 0: 1 to 3, by the seed); "
+        "listings are scoped by X-Tenant-Id",
     )
     shapes = sandbox.add_argument_group("real-service shapes (listing and records)")
     shapes.add_argument(

@@ -12,6 +12,9 @@ from typing import Any
 from ..errors import ConfigurationError
 from ..progress import Progress
 
+#: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
+EXIT_PARTIAL = 3
+
 
 def _say(text: str) -> None:
     print(text, flush=True)
@@ -21,9 +24,9 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..snapshot import snapshot_from_dump, take_snapshot
     from ..storage.writer import check_writable
 
-    if args.from_json is not None and filters:
+    if args.from_json is not None and (filters or args.tenant_id):
         raise ConfigurationError(
-            "filters apply to the service; they cannot be combined with --from-json"
+            "filters and --tenant-id apply to the service; they cannot be combined with --from-json"
         )
     check_writable(args.out, args.snapshot_date, filters)  # a bad folder fails before any fetch
     # what a snapshot is written with, whichever source it reads
@@ -36,31 +39,63 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     if args.from_json is not None:
         result = snapshot_from_dump(args.from_json, args.out, **writing)
     else:
-        from ..connection import RetryPolicy, connect  # the service path only
+        from ..connection import tenant_ids  # the service path only
 
-        client = connect(
-            args.base_url,
-            args.api_key,
-            args.tenant_id,
-            api_key_header=args.api_key_header,
-            tenant_header=args.tenant_header,
-            allow_insecure_http=args.allow_insecure_http,
-            timeout=args.timeout,
-            retry=RetryPolicy(attempts=args.retries + 1),
-            limits=args.limits,
-        )
+        tenants = tenant_ids(args.tenant_id)
+        reading = {"concurrency": args.concurrency, "page_size": args.page_size}
+        if tenants:
+            return _export_workspaces(args, tenants, {**writing, **reading}, filters)
+        client = _connect(args, None)
         with Progress() as progress:
             result = take_snapshot(
-                client,
-                args.out,
-                concurrency=args.concurrency,
-                page_size=args.page_size,
-                progress=progress,
-                **writing,
-                **filters,
+                client, args.out, progress=progress, **reading, **writing, **filters
             )
     _say(json.dumps(result.manifest, indent=2) if args.json else result.summary())
     return 0
+
+
+def _connect(args: argparse.Namespace, tenant_id: str | None) -> Any:
+    """A client with the connection options, for one workspace (None: as configured)."""
+    from ..connection import RetryPolicy, connect
+
+    return connect(
+        args.base_url,
+        args.api_key,
+        tenant_id,
+        api_key_header=args.api_key_header,
+        tenant_header=args.tenant_header,
+        allow_insecure_http=args.allow_insecure_http,
+        timeout=args.timeout,
+        retry=RetryPolicy(attempts=args.retries + 1),
+        limits=args.limits,
+    )
+
+
+def _export_workspaces(
+    args: argparse.Namespace, tenants: list[str], options: dict[str, Any], filters: dict[str, Any]
+) -> int:
+    """One snapshot of several workspaces; exit 3 when --allow-partial left some out."""
+    from ..snapshot import WorkspacesFailed, take_workspaces_snapshot
+
+    clients = {tenant: _connect(args, tenant) for tenant in tenants}
+    try:
+        with Progress() as progress:
+            result = take_workspaces_snapshot(
+                clients,
+                args.out,
+                allow_partial=args.allow_partial,
+                progress=progress,
+                **options,
+                **filters,
+            )
+    except WorkspacesFailed as exc:
+        if args.json:
+            failure = {"published": False, "error": str(exc), "workspaces": exc.workspaces}
+            _say(json.dumps(failure, indent=2))
+        raise
+    _say(json.dumps(result.manifest, indent=2) if args.json else result.summary())
+    fetched = result.manifest["fetch"]["workspaces"]
+    return EXIT_PARTIAL if any("error" in found for found in fetched.values()) else 0
 
 
 def report(args: argparse.Namespace, filters: dict[str, Any]) -> int:
@@ -218,6 +253,7 @@ def sandbox(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         api_key=args.api_key,
         untyped_every=args.untyped_every,
         real_shaped=args.real_shaped,
+        tenants=args.tenants,
         rollout=None if args.roll_out is None else (args.roll_out, args.share),
     )
     return 0
@@ -238,6 +274,8 @@ def _faults(args: argparse.Namespace) -> Any:
         page_cap=args.page_cap,
         final_offset=args.final_offset,
         ignore_offset=args.ignore_offset,
+        fail_tenant=args.fail_tenant,
+        fail_tenant_status=args.fail_tenant_status,
     )
 
 

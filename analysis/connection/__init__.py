@@ -7,7 +7,14 @@ above it (fetch, the CLI) talks to the service through the client it returns.
 
 from __future__ import annotations
 
-from .settings import ApiKeyAuth, Settings, connect, is_loopback, retry_transport
+from .settings import (
+    ApiKeyAuth,
+    Settings,
+    connect,
+    is_loopback,
+    retry_transport,
+    tenant_ids,
+)
 from .transport import MIB, ResponseLimits, RetryPolicy, RetryStats, RetryTransport
 
 __all__ = [
@@ -21,4 +28,5 @@ __all__ = [
     "connect",
     "is_loopback",
     "retry_transport",
+    "tenant_ids",
 ]

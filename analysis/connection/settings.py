@@ -137,6 +137,27 @@ def check_key_transport(url: httpx.URL, allow_insecure_http: bool) -> None:
         )
 
 
+def tenant_ids(given: list[str] | None = None) -> list[str]:
+    """The workspaces to export: `given` (each may be a comma-separated list), else
+    `DIMS_TENANT_ID` (one id or a comma-separated list); [] when neither names one.
+
+    Order is kept and repeats dropped; an empty item (`A,,B`) is an error.
+    """
+    texts = given or ([os.environ[ENV_TENANT_ID]] if os.environ.get(ENV_TENANT_ID) else [])
+    found: list[str] = []
+    for text in texts:
+        for item in text.split(","):
+            tenant = clean_credential(item, TENANT_SETTING) if item.strip() else None
+            if tenant is None:
+                raise ConfigurationError(
+                    f"{TENANT_SETTING} has an empty workspace in {text!r}; give ids separated "
+                    "by commas (A,B) or repeat --tenant-id"
+                )
+            if tenant not in found:
+                found.append(tenant)
+    return found
+
+
 @dataclass(frozen=True)
 class Settings:
     """Resolved connection settings. The key is kept out of the repr."""
@@ -165,6 +186,12 @@ class Settings:
             tenant_id=clean_credential(tenant_id or os.environ.get(ENV_TENANT_ID), TENANT_SETTING),
             **options,  # type: ignore[arg-type]
         )
+        if settings.tenant_id and "," in settings.tenant_id:
+            raise ConfigurationError(
+                f"{TENANT_SETTING} names several workspaces; a client takes one (tenant_id=…): "
+                "export several with `dims export --tenant-id A --tenant-id B` "
+                "(analysis.snapshot.take_workspaces_snapshot)"
+            )
         settings.validate()
         return settings
 

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, request_response
 
-from .faults import FaultInjector, Faults, SandboxStats, Scope, Sequencer
+from .faults import FaultInjector, Faults, SandboxStats, Scope, Sequencer, tenant_of
 from .fleet import Fleet
 from .query import DeploymentQuery, ValidationFailed, parse_deployment_query, parse_uuid
 
@@ -61,14 +61,19 @@ class _Listing:
             self.version += 1
             self._cache.clear()
 
-    def select(self, q: DeploymentQuery) -> list[dict[str, Any]]:
-        if not any(f is not None for f in q.filters):
+    def select(self, q: DeploymentQuery, tenant: str | None = None) -> list[dict[str, Any]]:
+        """The records the query matches, within workspace `tenant` (None: every workspace)."""
+        if tenant is None and not any(f is not None for f in q.filters):
             return self.records
-        key = (self.version, *q.filters)
+        key = (self.version, tenant, *q.filters)
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        selected = [rec for rec in self.records if self._matches(rec, q)]
+        selected = [
+            rec
+            for rec in self.records
+            if (tenant is None or rec.get("tenant_id") == tenant) and self._matches(rec, q)
+        ]
         with self._lock:
             if len(self._cache) >= _MAX_CACHED_SELECTIONS:
                 self._cache.clear()
@@ -139,7 +144,9 @@ class _Service:
         except ValidationFailed as exc:
             return _validation_error(exc)
         self._maybe_insert()
-        selected = self.listing.select(q)
+        # The service scopes records to the workspace named by X-Tenant-Id; without one, the
+        # sandbox serves every workspace (a key whose default is the whole organisation).
+        selected = self.listing.select(q, tenant_of(request.scope))
         faults = self.faults
         start = 0 if faults.ignore_offset else q.offset
         size = min(q.limit, faults.page_cap) if faults.page_cap else q.limit

@@ -12,7 +12,7 @@ import asyncio
 import hmac
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,10 @@ class Faults:
     page_cap: int = 0
     ignore_offset: bool = False
     final_offset: str | None = None
+    #: Every API request for this workspace (`X-Tenant-Id`) fails with `fail_tenant_status`:
+    #: one workspace of several failing (403: the key lost access; 5xx: its shard is down).
+    fail_tenant: str | None = None
+    fail_tenant_status: int = 500
 
     def __post_init__(self) -> None:
         for name in (
@@ -66,6 +70,11 @@ class Faults:
                 raise ValueError(f"Faults.{name} must be a non-negative integer, got {value!r}")
         if not 500 <= self.error_status <= 599:
             raise ValueError(f"Faults.error_status must be a 5xx status, got {self.error_status}")
+        if not 400 <= self.fail_tenant_status <= 599:
+            raise ValueError(
+                f"Faults.fail_tenant_status must be a 4xx or 5xx status, "
+                f"got {self.fail_tenant_status}"
+            )
         if self.latency_ms < 0:
             raise ValueError("Faults.latency_ms must be >= 0")
         if self.final_offset not in (None, *FINAL_OFFSETS):
@@ -105,7 +114,7 @@ class SandboxStats:
     @property
     def faults(self) -> Counter[str]:
         """A copy: fault kind (reset, rate_limit, error, truncate, insert, unauthorized,
-        forbidden) -> n."""
+        forbidden, tenant_failure) -> n."""
         with self._lock:
             return Counter(self._faults)
 
@@ -178,6 +187,14 @@ _HTML_ERROR = (
 )
 
 
+def tenant_of(scope: Mapping[str, Any]) -> str | None:
+    """The workspace a request names in `X-Tenant-Id`, or None when it names none."""
+    for name, value in scope["headers"]:
+        if name == b"x-tenant-id":
+            return bytes(value).decode("latin-1")
+    return None
+
+
 class FaultInjector:
     """Wraps one API route: latency, faults, then the API-key check, then the route itself.
 
@@ -235,6 +252,13 @@ class FaultInjector:
         if self.api_key is not None and not self._tenant_allowed(scope):
             self.stats.count_fault("forbidden")
             await _detail(403, "The API key has no access to that tenant (header X-Tenant-Id)")(
+                scope, receive, send
+            )
+            return
+        if f.fail_tenant is not None and tenant_of(scope) == f.fail_tenant:
+            self.stats.count_fault("tenant_failure")
+            status = f.fail_tenant_status
+            await _detail(status, f"Workspace unavailable (injected fault, {status})")(
                 scope, receive, send
             )
             return

@@ -159,6 +159,10 @@ class Fleet:
             f"providers={len(self.providers)}, integrations={len(self.repositories)})"
         )
 
+    def tenant_ids(self) -> list[str]:
+        """The workspaces the deployments belong to, sorted."""
+        return sorted({r["tenant_id"] for r in self.deployments if r.get("tenant_id")})
+
     def new_deployment(self) -> tuple[dict[str, Any], str | None]:
         """A further deployment, newer than every listed one, for the insert-while-paging fault.
 
@@ -183,8 +187,12 @@ def generate_fleet(
     embed_deployment_type: bool = False,
     untyped_every: int = 0,
     real_shaped: bool = False,
+    tenants: int = 0,
 ) -> Fleet:
     """Build a deterministic fleet of `deployments` records.
+
+    Records are spread over 1 to 3 workspaces (`tenant_id`), or over `tenants` of them when
+    given (`Fleet.tenant_ids()` lists them; the sandbox scopes listings by `X-Tenant-Id`).
 
     `canary_secret` is added as a secret value to every deployment and `canary_env_value`
     as an env value of the first sidecar of every deployment that has sidecars, so tests can
@@ -204,6 +212,8 @@ def generate_fleet(
         raise ValueError("deployments must be >= 0")
     if untyped_every < 0:
         raise ValueError("untyped_every must be >= 0")
+    if tenants < 0:
+        raise ValueError("tenants must be >= 0")
     was_enabled = gc.isenabled()
     gc.disable()  # building many small dicts is dominated by GC passes otherwise
     try:
@@ -215,6 +225,7 @@ def generate_fleet(
             embed_deployment_type=embed_deployment_type,
             untyped_every=untyped_every,
             real_shaped=real_shaped,
+            tenants=tenants,
         )
         fleet = Fleet(
             deployments=[],
@@ -253,6 +264,7 @@ class _Builder:
         embed_deployment_type: bool,
         untyped_every: int = 0,
         real_shaped: bool = False,
+        tenants: int = 0,
     ) -> None:
         self.rng = random.Random(seed)
         self.untyped_every = untyped_every
@@ -263,7 +275,8 @@ class _Builder:
         self.extras = 0
         bits = self.rng.getrandbits
         self.organization_id = _uuid(bits)
-        self.tenants = [_uuid(bits) for _ in range(self.rng.randint(1, 3))]
+        drawn = self.rng.randint(1, 3)  # drawn either way: the default fleet never changes
+        self.tenants = [_uuid(bits) for _ in range(tenants or drawn)]
         self.listeners = [_uuid(bits) for _ in range(3)]
         self.tag_pool = [_uuid(bits) for _ in range(8)]
         self.repositories: dict[str, list[dict[str, Any]]] = {}

@@ -204,6 +204,7 @@ def serve(
         print(
             f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out
         )
+        print(f"dims sandbox: workspaces (X-Tenant-Id): {', '.join(fleet.tenant_ids())}", file=out)
         if api_key is not None:
             print(
                 "dims sandbox: requests must carry the configured key in header X-Api-Key", file=out

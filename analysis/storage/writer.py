@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from functools import partial
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,7 @@ from analysis.tables import (
 )
 
 from . import paths
+from .workspaces import WorkspacesArg, add_listed, headline, settle
 
 PARTITION = paths.PARTITION
 PART_FILE = paths.PART_FILE
@@ -121,6 +122,9 @@ class ExportResult:
             f"in {self.seconds:.1f} s: {self.records:,} deployments read, "
             f"{self.rejected:,} rejected"
         ]
+        warning = headline(self.manifest)
+        if warning:
+            lines.insert(0, warning)
         lines += [f"  {name:<{width}}  {count:>10,} rows" for name, count in self.rows.items()]
         if self.rejected:
             lines.append(
@@ -166,6 +170,7 @@ def export_snapshot(
     allow_empty: bool = False,
     evidence: EvidenceArg = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    workspaces: WorkspacesArg = None,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
@@ -177,6 +182,10 @@ def export_snapshot(
     the fleet's. `progress(n)` is called after each page with its number of records. The
     output folder is checked and locked before the first page is requested, so a bad
     `--out` fails before any fetch.
+
+    `workspaces` (a callable, called once the pages are consumed) makes this an export of
+    those workspaces: their providers and repositories come from it, and the day keeps the
+    rows of every workspace it did not fetch (see `analysis.storage.workspaces`).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -187,6 +196,7 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     metadata = _file_metadata(at, export_id, chosen)
     _create(out)
+    listed = cache(workspaces) if workspaces is not None else None  # asked for once
     with _exclusive(out, lock_timeout):
         tmp = _prepare(out, root, day)
         try:
@@ -203,19 +213,24 @@ def export_snapshot(
                 repositories=repositories,
                 progress=progress,
                 row_group_records=row_group_records,
+                workspaces=listed,
             )
-            fetch = _evidence(evidence)
+            fetch = {"fetch": _evidence(evidence)}
+            identity = _identity(day, at, export_id, root.relative_to(out).as_posix(), chosen)
+            if listed is not None:  # the day keeps the workspaces this export did not fetch
+                mismatches = flattener.tenant_mismatches
+                rows, fetch = settle(tmp, root, day, listed(), identity, mismatches)
             if not allow_empty:
                 _refuse_empty(root, rows["deployments"], flattener.counts)
             manifest = {
-                **_identity(day, at, export_id, root.relative_to(out).as_posix(), chosen),
+                **identity,
                 "records": flattener.counts["records"],
                 "rejected": flattener.counts["rejected"],
                 "rows": rows,
                 "files": {name: paths.part_path(name, day) for name in rows},
                 "replaced": _replacing(root, day, export_id),
                 "written_at": datetime.now(UTC).isoformat(),
-                "fetch": fetch,
+                **fetch,
             }
             published = _publish(tmp, root, day, manifest)
         finally:
@@ -270,6 +285,7 @@ def _write_tables(
     repositories: RepositoriesArg,
     progress: Callable[[int], Any] | None,
     row_group_records: int,
+    workspaces: WorkspacesArg = None,
 ) -> dict[str, int]:
     """Stream every table of the snapshot into `tmp`; rows written per table."""
     writers: dict[str, pq.ParquetWriter] = {}
@@ -314,6 +330,8 @@ def _write_tables(
             repos = repositories() if callable(repositories) else repositories
             if repos:
                 flattener.add_repositories(repos)
+            if workspaces is not None:
+                add_listed(flattener, workspaces())
             flush()
             while writing:
                 writing.pop().result()

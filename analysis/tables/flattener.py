@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 
 from .careful import Columns
-from .layout import TABLE_NAMES, Layout, components_from, defaults
+from .layout import TABLE_NAMES, TENANT_COLUMN, Layout, components_from, defaults
 from .redaction import redact
 from .rows import RowState
 from .rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
@@ -27,6 +30,11 @@ if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences 
 
 class RejectedRecordError(ExportError):
     """Raised in strict mode for the first record that cannot be read."""
+
+
+#: Tables whose rows take the workspace they were fetched from (`Page.tenant_id`, or the
+#: `tenant_id` given with providers and repositories). Child tables take their deployment's.
+_BY_WORKSPACE = ("deployments", "rejected_records", "oauth_providers", "repositories")
 
 
 class Flattener:
@@ -60,6 +68,21 @@ class Flattener:
         #: deployments the fast typed reader took (the careful reader read the rest)
         self.typed_records = 0
         self.pending = 0
+        #: The workspace of every row not yet taken, for the tables in _BY_WORKSPACE.
+        self._workspaces: dict[str, list[str | None]] = {name: [] for name in _BY_WORKSPACE}
+        #: Deployments per workspace whose own tenant_id names another workspace (kept).
+        self.tenant_mismatches: Counter[str] = Counter()
+
+    @contextlib.contextmanager
+    def _from_workspace(self, tenant_id: str | None) -> Iterator[None]:
+        """Rows added in the block come from workspace `tenant_id`."""
+        marks = {name: len(self._rows[name]) for name in _BY_WORKSPACE}
+        try:
+            yield
+        finally:
+            for name, mark in marks.items():
+                added = len(self._rows[name]) - mark
+                self._workspaces[name].extend([tenant_id] * added)
 
     # ----- deployments
 
@@ -71,7 +94,7 @@ class Flattener:
         careful reader, which validates every field and gives rejects their reasons.
         """
         typed_count = 0
-        with paused_gc():
+        with paused_gc(), self._from_workspace(page.tenant_id):
             for i, record in enumerate(page.records):
                 marks = [len(rows) for rows in self._row_lists]
                 if type(record) is msgspec.Raw:
@@ -154,32 +177,43 @@ class Flattener:
 
     # ----- providers and repositories
 
-    def add_providers(self, records: Iterable[Any], *, source: str = "oauth_providers") -> None:
-        """Add OAuth provider records (spec 2.1), applying the spec's defaults."""
+    def add_providers(
+        self,
+        records: Iterable[Any],
+        *,
+        source: str = "oauth_providers",
+        tenant_id: str | None = None,
+    ) -> None:
+        """Add OAuth provider records (spec 2.1), applying the spec's defaults; `tenant_id`
+        is the workspace they were listed in (None: no X-Tenant-Id was sent)."""
         layout = self._layout
-        self._add_records(
-            records,
-            source,
-            "OAuthProvider",
-            layout.provider_plan,
-            layout.providers,
-            self._rows["oauth_providers"],
-            self._provider_defaults,
-        )
-
-    def add_repositories(self, records_by_integration: Mapping[str, Iterable[Any]]) -> None:
-        """Add repository records (spec 2.2), keyed by the integration that listed them."""
-        layout = self._layout
-        for integration_id, records in records_by_integration.items():
+        with self._from_workspace(tenant_id):
             self._add_records(
                 records,
-                f"repositories integration={integration_id}",
-                "Repository",
-                layout.repository_plan,
-                layout.repositories,
-                self._rows["repositories"],
-                self._repository_defaults,
+                source,
+                "OAuthProvider",
+                layout.provider_plan,
+                layout.providers,
+                self._rows["oauth_providers"],
+                self._provider_defaults,
             )
+
+    def add_repositories(
+        self, records_by_integration: Mapping[str, Iterable[Any]], *, tenant_id: str | None = None
+    ) -> None:
+        """Add repository records (spec 2.2), keyed by the integration that listed them."""
+        layout = self._layout
+        with self._from_workspace(tenant_id):
+            for integration_id, records in records_by_integration.items():
+                self._add_records(
+                    records,
+                    f"repositories integration={integration_id}",
+                    "Repository",
+                    layout.repository_plan,
+                    layout.repositories,
+                    self._rows["repositories"],
+                    self._repository_defaults,
+                )
 
     def _add_records(
         self,
@@ -215,20 +249,39 @@ class Flattener:
         """
         at = pa.scalar(self.snapshot_at, type=TIMESTAMP)
         out: dict[str, pa.Table] = {}
+        workspaces = {name: pa.array(ws, pa.string()) for name, ws in self._workspaces.items()}
+        for found in self._workspaces.values():
+            found.clear()
         with paused_gc():
-            for name, schema in self.schemas.items():
+            for name, schema in self.schemas.items():  # deployments first: children need it
                 if name == "deployment_components":
                     continue
                 rows = self._rows[name]
                 taken = rows.copy()  # the readers hold `rows` itself: clear it in place
                 rows.clear()
-                out[name] = to_table(taken, schema, at)
+                if name == "deployments":
+                    out[name] = self._with_workspace(to_table(taken, schema, at), workspaces[name])
+                else:
+                    tenant = workspaces.get(name)
+                    out[name] = to_table(
+                        taken, schema, at, tenant if tenant is not None else _parent(out)
+                    )
                 if spent is not None:
                     spent.append(taken)
                 del taken
         out["deployment_components"] = components_from(out["deployments"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
+
+    def _with_workspace(self, deployments: pa.Table, workspaces: pa.Array) -> pa.Table:
+        """A deployment's tenant_id is its own; the workspace it came from where it has none.
+        One that names another workspace keeps its own and is counted."""
+        own = deployments[TENANT_COLUMN].combine_chunks()
+        differs = pc.fill_null(pc.not_equal(own, workspaces), False)
+        for item in pc.value_counts(workspaces.filter(differs)).to_pylist():
+            self.tenant_mismatches[item["values"]] += item["counts"]
+        index = deployments.schema.get_field_index(TENANT_COLUMN)
+        return deployments.set_column(index, TENANT_COLUMN, pc.coalesce(own, workspaces))
 
 
 class Unparsable(ValueError):
@@ -250,15 +303,38 @@ def parse_raw(record: msgspec.Raw) -> Any:
         raise Unparsable(f"record: not valid JSON ({exc})") from None
 
 
-def to_table(rows: list[Any], schema: pa.Schema, at: pa.Scalar) -> pa.Table:
+#: A tenant_id column given apart: the array itself, or how to make it from the others.
+TenantOf: TypeAlias = pa.Array | Callable[[dict[str, pa.Array]], pa.Array]
+
+
+def to_table(
+    rows: list[Any], schema: pa.Schema, at: pa.Scalar, tenant: TenantOf | None = None
+) -> pa.Table:
     """Rows (every column but snapshot_at) as a table of `schema`.
 
+    With `tenant`, the rows lack the tenant_id column (the last but one) too: it is given
+    apart, as an array or as a function of the other columns.
     The rows are converted as one struct array (pyarrow reads each tuple in C++) and split
     into its columns: about twice as fast as transposing them in Python first.
     """
-    row_type = pa.struct(list(schema)[:-1])  # every row lacks snapshot_at
-    rows_array = pa.array(map(tuple, rows), type=row_type, size=len(rows))
-    return pa.Table.from_arrays([*rows_array.flatten(), pa.repeat(at, len(rows))], schema=schema)
+    fields = list(schema)[: -2 if tenant is not None else -1]  # every row lacks snapshot_at
+    rows_array = pa.array(map(tuple, rows), type=pa.struct(fields), size=len(rows))
+    columns = rows_array.flatten()
+    if tenant is not None:
+        by_name = dict(zip((f.name for f in fields), columns, strict=True))
+        columns.append(tenant(by_name) if callable(tenant) else tenant)
+    return pa.Table.from_arrays([*columns, pa.repeat(at, len(rows))], schema=schema)
+
+
+def _parent(tables: Mapping[str, pa.Table]) -> Callable[[dict[str, pa.Array]], pa.Array]:
+    """A child row's tenant_id: its deployment's (read in the same batch)."""
+    deployments = tables["deployments"]
+
+    def tenant(columns: dict[str, pa.Array]) -> pa.Array:
+        found = pc.index_in(columns["deployment_id"], value_set=deployments["id"])
+        return pc.take(deployments[TENANT_COLUMN], found).combine_chunks()
+
+    return tenant
 
 
 # --- conveniences for notebooks -----------------------------------------------------------

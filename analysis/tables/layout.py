@@ -14,7 +14,8 @@ from .careful import Columns, plan_for
 from .rules import ARROW_TYPES, TIMESTAMP, Plan, RoutedFn
 
 #: Bumped whenever a table or column changes meaning; written into every Parquet file.
-SCHEMA_VERSION = 1
+#: 2: every table has `tenant_id` (the workspace), not only deployments.
+SCHEMA_VERSION = 2
 SCHEMA_VERSION_KEY = b"dims.schema_version"
 
 #: Named arrays of objects -> the child table holding their items (the only hand routing).
@@ -43,6 +44,23 @@ class ItemTable:
 
 def snapshot_field() -> pa.Field:
     return pa.field("snapshot_at", TIMESTAMP)
+
+
+def _tenant_column() -> str:
+    """The deployment's workspace field (`tenant_id`): every other table repeats it."""
+    names = [f.name for f in spec.deployment_scalar_fields() if f.path == ("tenant_id",)]
+    if len(names) != 1:
+        raise ValueError("openapi.yaml: the Deployment schema has no scalar `tenant_id`")
+    return names[0]
+
+
+#: The workspace column of every table: the deployment record's own field, repeated by its
+#: child tables and set to the workspace fetched from in the other tables.
+TENANT_COLUMN = _tenant_column()
+
+
+def tenant_field() -> pa.Field:
+    return pa.field(TENANT_COLUMN, pa.string())
 
 
 def _deployment_columns() -> Columns:
@@ -152,9 +170,9 @@ class Layout:
 
     def schemas(self) -> dict[str, pa.Schema]:
         def with_snapshot(columns: Columns) -> pa.Schema:
-            return columns.schema().append(snapshot_field())
+            return columns.schema().append(tenant_field()).append(snapshot_field())
 
-        out = {"deployments": with_snapshot(self.wide)}
+        out = {"deployments": self.wide.schema().append(snapshot_field())}
         out["deployment_components"] = _components_schema()
         for table in self.items.values():
             out[table.name] = with_snapshot(table.columns)
@@ -166,6 +184,7 @@ class Layout:
                 ("kind", pa.string()),
                 ("key", pa.string()),
                 ("value", pa.string()),
+                tenant_field(),
                 snapshot_field(),
             ]
         )
@@ -177,6 +196,7 @@ class Layout:
                 ("record_index", pa.int64()),
                 ("reason", pa.string()),
                 ("record_json", pa.string()),
+                tenant_field(),
                 snapshot_field(),
             ]
         )
@@ -262,8 +282,8 @@ def _components_schema() -> pa.Schema:
         for end in ("min", "max"):
             names.append(f"{m}_total_{end}")
             types.append(pa.float64())
-    names += ["deployment_type", "snapshot_at"]
-    types += [pa.string(), TIMESTAMP]
+    names += ["deployment_type", TENANT_COLUMN, "snapshot_at"]
+    types += [pa.string(), pa.string(), TIMESTAMP]
     return pa.schema(list(zip(names, types, strict=True)))
 
 
@@ -288,6 +308,7 @@ def components_from(deployments: pa.Table) -> pa.Table:
         values["deployment_id"] = deployments["id"].combine_chunks()
         values["component"] = pa.array([component] * n, pa.string())
         values["deployment_type"] = deployments["deployment_type"].combine_chunks()
+        values[TENANT_COLUMN] = deployments[TENANT_COLUMN].combine_chunks()
         values["snapshot_at"] = deployments["snapshot_at"].combine_chunks()
         parts.append(pa.table([values[name] for name in schema.names], schema=schema))
     return pa.concat_tables(parts) if parts else schema.empty_table()

@@ -109,9 +109,9 @@ def test_every_operation_async(sandbox, client):
     assert one.provider_id == providers[-1].provider_id
     assert all(isinstance(r, Repository) for r in repos)
     assert page.status_code == 200 and page.parsed.offset == 5
-    assert [str(d.id) for d in page.parsed.resources] == [
-        d["id"] for d in sandbox.fleet.deployments[2:5]
-    ]
+    tenant = sandbox.fleet.deployments[0]["tenant_id"]  # the sandbox scopes by X-Tenant-Id
+    in_workspace = [d["id"] for d in sandbox.fleet.deployments if d["tenant_id"] == tenant]
+    assert [str(d.id) for d in page.parsed.resources] == in_workspace[2:5]
 
 
 def test_optional_defaults_are_unset_in_models_and_applied_by_the_tables(sandbox, client):

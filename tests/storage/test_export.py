@@ -430,7 +430,7 @@ def test_the_manifest_is_written_with_the_callers_fetch_evidence(fleet, tmp_path
         "listings": ["all"],
     }
     assert on_disk["rows"] == result.rows and on_disk["records"] == result.records
-    assert on_disk["snapshot_date"] == "2025-03-01" and on_disk["schema_version"] == 1
+    assert on_disk["snapshot_date"] == "2025-03-01" and on_disk["schema_version"] == SCHEMA_VERSION
     assert (on_disk["dataset"], on_disk["filters"], on_disk["replaced"]) == (".", {}, None)
     for table, path in on_disk["files"].items():
         metadata = pq.read_metadata(tmp_path / path).metadata

@@ -178,6 +178,7 @@ def test_no_secret_value_column_exists():
         "deployment_id",
         "position",
         "name",
+        "tenant_id",
         "snapshot_at",
     ]
     assert "value" not in TABLE_SCHEMAS["deployment_container_env"].names

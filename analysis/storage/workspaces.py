@@ -1,0 +1,280 @@
+"""Several workspaces in one day of the dataset: what the writer does beyond one snapshot.
+
+A workspace is what the service scopes by `X-Tenant-Id`; every table has its `tenant_id`.
+An export names the workspaces it fetched, and a day of the dataset is the union of them:
+
+- Two exports of different workspaces into one `--out` on one day never replace each
+  other. Before publishing, `carry_over` adds to each new file the rows of the day's
+  published version that belong to workspaces this export did not fetch (read under the
+  writer's lock, so no other export changes them meanwhile). Re-exporting workspace A
+  replaces A's rows and keeps B's; the path of every file stays the dataset contract.
+- A deployment belongs to the workspace named by its own `tenant_id` (child tables repeat
+  it); a deployment the new export holds is never carried over a second time, whatever its
+  tenant_id, so no id appears twice in a day. Rows of an export made without a workspace
+  (tenant_id null: providers, repositories, rejected records) are kept, never guessed.
+- A workspace that failed (`--allow-partial`) publishes nothing: its rows already written
+  are dropped and its rows from the day's earlier version, if any, are carried over.
+- The manifest's `workspaces` section lists every workspace of the day with its status
+  (`exported` now, `carried` from an earlier export, `failed`), its export and its fetch
+  evidence, merged from the earlier manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from analysis.tables import TABLE_NAMES, Flattener
+
+from . import paths
+
+__all__ = [
+    "TenantMismatchWarning",
+    "Workspace",
+    "WorkspacesArg",
+    "add_listed",
+    "carry_over",
+    "deployments_by_tenant",
+    "headline",
+    "manifest_sections",
+    "settle",
+]
+
+TENANT = "tenant_id"
+
+
+class TenantMismatchWarning(UserWarning):
+    """Deployments fetched from one workspace name another in their own tenant_id."""
+
+
+@dataclass
+class Workspace:
+    """One workspace's part of an export: what it listed besides its pages, or its failure."""
+
+    tenant_id: str
+    providers: list[Any] = field(default_factory=list)
+    repositories: Mapping[str, list[Any]] = field(default_factory=dict)
+    #: The fetch's evidence of completeness for this workspace (the manifest's `fetch`).
+    evidence: dict[str, Any] = field(default_factory=dict)
+    #: Why it failed (one line), or None. A failed workspace publishes nothing.
+    error: str | None = None
+
+
+#: The workspaces of an export, asked for once the pages are consumed.
+WorkspacesArg = Callable[[], Iterable[Workspace]] | None
+
+
+def add_listed(flattener: Flattener, workspaces: Iterable[Workspace]) -> None:
+    """Each exported workspace's providers and repositories, tagged with its tenant_id."""
+    for workspace in workspaces:
+        if workspace.error is None:
+            flattener.add_providers(workspace.providers, tenant_id=workspace.tenant_id)
+            flattener.add_repositories(workspace.repositories, tenant_id=workspace.tenant_id)
+
+
+def settle(
+    tmp: Path,
+    root: Path,
+    day: date,
+    workspaces: Iterable[Workspace],
+    identity: Mapping[str, Any],
+    mismatches: Mapping[str, int],
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """The day made whole in `tmp` (`carry_over`) and the manifest's sections for it: rows
+    per table, and `fetch` and `workspaces`. Called under the writer's lock."""
+    chosen = list(workspaces)
+    rows = carry_over(tmp, root, day, chosen)
+    earlier = _read_json(paths.manifest_path(root, day))
+    counts = deployments_by_tenant(paths.partition_dir(tmp, "deployments", day))
+    return rows, manifest_sections(chosen, identity, earlier, mismatches, counts)
+
+
+def carry_over(tmp: Path, root: Path, day: date, workspaces: Iterable[Workspace]) -> dict[str, int]:
+    """Make the new files of `day` (in `tmp`) the whole day: the exported workspaces' new
+    rows, and the published rows of every other workspace. Rows per table, after.
+
+    Called under the writer's lock, before publishing; when the day is new, only failed
+    workspaces' rows are dropped.
+    """
+    chosen = list(workspaces)
+    exported = pa.array([w.tenant_id for w in chosen if w.error is None], pa.string())
+    failed = pa.array([w.tenant_id for w in chosen if w.error is not None], pa.string())
+    new = {name: _read(paths.partition_dir(tmp, name, day)) for name in TABLE_NAMES}
+    if len(failed):
+        new = {name: _without(table, failed) for name, table in new.items()}
+    old = {name: _read(paths.partition_dir(root, name, day)) for name in TABLE_NAMES}
+    kept = _kept_rows(old, new, exported)
+    rows = {}
+    for name, table in new.items():
+        carried = kept.get(name)
+        if table is not None and carried is not None:
+            table = pa.concat_tables([table, _like(carried, table)])
+        if carried is not None or len(failed):
+            _rewrite(paths.partition_dir(tmp, name, day), table)
+        rows[name] = table.num_rows if table is not None else 0
+    return rows
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        found = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _read(folder: Path) -> pa.Table | None:
+    """A partition's rows; None when there is none (a link in its place is never followed)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    files = sorted(folder.glob("*.parquet"))
+    if not files:
+        return None
+    tables = [pq.read_table(path) for path in files]
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def _without(table: pa.Table | None, tenants: pa.Array) -> pa.Table | None:
+    if table is None:
+        return None
+    return table.filter(pc.invert(pc.is_in(table[TENANT], value_set=tenants)))
+
+
+def _kept_rows(
+    old: Mapping[str, pa.Table | None], new: Mapping[str, pa.Table | None], exported: pa.Array
+) -> dict[str, pa.Table]:
+    """The published rows that stay: deployments of workspaces not exported now (and not in
+    the new export), their children, and other tables' rows of other workspaces."""
+    deployments = old.get("deployments")
+    if deployments is None:
+        return {}
+    fresh = new["deployments"]
+    new_ids = fresh["id"] if fresh is not None else pa.array([], pa.string())
+    stays = pc.and_(
+        pc.invert(pc.fill_null(pc.is_in(deployments[TENANT], value_set=exported), False)),
+        pc.invert(pc.is_in(deployments["id"], value_set=new_ids)),
+    )
+    kept = {"deployments": deployments.filter(stays)}
+    kept_ids = kept["deployments"]["id"]
+    for name, table in old.items():
+        if table is None or name == "deployments":
+            continue
+        if "deployment_id" in table.column_names:
+            kept[name] = table.filter(pc.is_in(table["deployment_id"], value_set=kept_ids))
+        elif TENANT in table.column_names:
+            kept[name] = table.filter(
+                pc.invert(pc.fill_null(pc.is_in(table[TENANT], value_set=exported), False))
+            )
+        else:  # schema 1: no tenant_id, so they were not any workspace's
+            kept[name] = table
+    return kept
+
+
+def _like(table: pa.Table, model: pa.Table) -> pa.Table:
+    """`table` with exactly `model`'s columns (an older schema's missing ones as nulls)."""
+    columns = [
+        table[f.name].cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
+        for f in model.schema
+    ]
+    return pa.Table.from_arrays(columns, schema=model.schema)
+
+
+def _rewrite(folder: Path, table: pa.Table | None) -> None:
+    """The partition's one file, rewritten with the merged rows and the new file's metadata."""
+    files = sorted(folder.glob("*.parquet"))
+    if table is None or not files:
+        return
+    target = files[0]
+    schema = pq.read_schema(target)
+    with pq.ParquetWriter(target.with_suffix(".merging"), schema, compression="zstd") as writer:
+        writer.write_table(table.replace_schema_metadata(schema.metadata))
+    for extra in files[1:]:
+        extra.unlink()
+    target.with_suffix(".merging").replace(target)
+
+
+# --- the manifest --------------------------------------------------------------------------
+
+
+def manifest_sections(
+    workspaces: Iterable[Workspace],
+    identity: Mapping[str, Any],
+    earlier: Mapping[str, Any] | None,
+    mismatches: Mapping[str, int],
+    deployments: Mapping[str, int],
+) -> dict[str, Any]:
+    """The manifest's `fetch` (this export, per workspace) and `workspaces` (the whole day:
+    this export's, and the earlier manifest's for workspaces not exported now)."""
+    chosen = list(workspaces)
+    before = dict((earlier or {}).get("workspaces") or {})
+    # A workspace that failed earlier stays failed (the day still lacks it) until exported.
+    day: dict[str, Any] = {
+        tenant: section if section.get("status") == "failed" else {**section, "status": "carried"}
+        for tenant, section in before.items()
+    }
+    fetch: dict[str, Any] = {}
+    for workspace in chosen:
+        tenant = workspace.tenant_id
+        if workspace.error is not None:
+            fetch[tenant] = {"error": workspace.error}
+            day[tenant] = {
+                "status": "failed",
+                "error": workspace.error,
+                "export_id": identity["export_id"],
+                "snapshot_at": identity["snapshot_at"],
+                "kept": day.get(tenant),  # its earlier rows of the day, carried over
+            }
+            continue
+        mismatched = mismatches.get(tenant, 0)
+        if mismatched:
+            warnings.warn(
+                TenantMismatchWarning(
+                    f"workspace {tenant}: {mismatched} deployment(s) name another tenant_id "
+                    "in their record; kept under their own tenant_id"
+                ),
+                stacklevel=3,
+            )
+        fetch[tenant] = {**workspace.evidence, "tenant_id_elsewhere": mismatched}
+        day[tenant] = {
+            "status": "exported",
+            "export_id": identity["export_id"],
+            "snapshot_at": identity["snapshot_at"],
+            "deployments": deployments.get(tenant, 0),
+            "complete": bool(workspace.evidence.get("complete", True)),
+            "fetch": fetch[tenant],
+        }
+    complete = all(w.error is None and fetch[w.tenant_id].get("complete", True) for w in chosen)
+    return {
+        "fetch": {"complete": complete, "workspaces": fetch},
+        "workspaces": dict(sorted(day.items())),
+    }
+
+
+def deployments_by_tenant(table_dir: Path) -> dict[str, int]:
+    """Deployments per tenant_id in a partition folder (the merged day, before publishing)."""
+    table = _read(table_dir)
+    if table is None:
+        return {}
+    counts = pc.value_counts(table[TENANT]).to_pylist()
+    return {item["values"]: item["counts"] for item in counts if item["values"] is not None}
+
+
+def headline(manifest: Mapping[str, Any]) -> str | None:
+    """The summary's warning line when a workspace asked for is missing, else None."""
+    day = manifest.get("workspaces") or {}
+    failed = sorted(t for t, s in day.items() if s.get("status") == "failed")
+    if not failed:
+        return None
+    return (
+        f"PARTIAL: {len(failed)} workspace(s) failed, so this day lacks their fresh data: "
+        f"{', '.join(failed)} (see the manifest's `workspaces`; export them again)"
+    )

@@ -319,6 +319,13 @@ def _diff_command(command: _Command) -> None:
     diff.add_argument("--from", dest="from_date", type=_date, help="default: second latest")
     diff.add_argument("--to", dest="to_date", type=_date, help="default: the latest")
     diff.add_argument(
+        "--tenant-id",
+        dest="tenant_ids",
+        action="append",
+        metavar="TENANT",
+        help="only this workspace (repeat it, or A,B; default: the whole organisation)",
+    )
+    diff.add_argument(
         "--changes-out",
         type=_named_path,
         metavar="FILE",

@@ -128,7 +128,10 @@ _DIFF_SHOWN = 20
 def diff(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..reports import diff as diff_snapshots
 
-    result = diff_snapshots(args.out, from_date=args.from_date, to_date=args.to_date)
+    tenants = [t.strip() for text in args.tenant_ids or () for t in text.split(",") if t.strip()]
+    result = diff_snapshots(
+        args.out, from_date=args.from_date, to_date=args.to_date, tenant_ids=tenants or None
+    )
     changes = _changes(result)
     if args.changes_out is not None:
         _write_parquet(changes, args.changes_out)
@@ -138,7 +141,9 @@ def diff(args: argparse.Namespace, filters: dict[str, Any]) -> int:
                 {
                     "from": result.from_date,
                     "to": result.to_date,
+                    "tenant_ids": tenants or None,
                     "counts": result.counts(),
+                    "notes": result.notes,
                     "capacity_totals": result.capacity_totals.to_dict(orient="records"),
                     "changes": changes.to_dict(orient="records"),
                 },

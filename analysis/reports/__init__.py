@@ -14,6 +14,10 @@ Costs: every capacity frame carries monthly costs in US dollars (`*_usd_month`) 
 `PriceSheet` (default: OpenCost's custom-pricing defaults, 730 hours a month); pass
 `prices=load_prices("prices.yaml")` to use your own.
 
+Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_workspace`
+breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
+`diff(…, tenant_ids=[…])` narrow a report or a diff to some workspaces.
+
 `write_report` writes the files of `dims report`; `diff` is `dims diff`.
 """
 
@@ -23,6 +27,7 @@ from analysis.reports.capacity import (
     capacity_by_component,
     capacity_by_namespace,
     capacity_by_type,
+    capacity_by_workspace,
     capacity_summary,
     component_capacity,
     cost_by_deployment,
@@ -70,6 +75,7 @@ __all__ = [
     "capacity_by_component",
     "capacity_by_namespace",
     "capacity_by_type",
+    "capacity_by_workspace",
     "capacity_summary",
     "component_capacity",
     "cost_by_deployment",

@@ -73,6 +73,7 @@ def _identity(deployments: pd.DataFrame) -> pd.DataFrame:
             "name": _text(deployments, "name"),
             "deployment_type": _text(deployments, "deployment_type"),
             "k8s_namespace": _text(deployments, "k8s_namespace"),
+            "tenant_id": _text(deployments, "tenant_id"),
         },
         index=deployments.index,
     )
@@ -204,7 +205,11 @@ def _component_sort(frame: pd.DataFrame) -> pd.DataFrame:
     if "component" not in frame.columns:
         return frame
     order = {c: i for i, c in enumerate(COMPONENT_ORDER)}
-    keys = [c for c in frame.columns if c in ("component", "deployment_type", "k8s_namespace")]
+    keys = [
+        c
+        for c in frame.columns
+        if c in ("component", "deployment_type", "k8s_namespace", "tenant_id")
+    ]
     return frame.sort_values(
         keys, key=lambda s: s.map(order) if s.name == "component" else s.astype(str)
     ).reset_index(drop=True)
@@ -260,6 +265,17 @@ def capacity_by_namespace(
     out = capacity_by(source, ["k8s_namespace"], prices)
     return out.sort_values(
         ["cpu_request_cores_max_scale", "k8s_namespace"], ascending=[False, True]
+    ).reset_index(drop=True)
+
+
+def capacity_by_workspace(
+    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> pd.DataFrame:
+    """Totals and costs per workspace (`tenant_id`), largest requested CPU first: the content
+    of `capacity_by_workspace.parquet`. A snapshot older than workspaces has one null row."""
+    out = capacity_by(source, ["tenant_id"], prices)
+    return out.sort_values(
+        ["cpu_request_cores_max_scale", "tenant_id"], ascending=[False, True]
     ).reset_index(drop=True)
 
 

@@ -10,7 +10,7 @@ raises).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -127,8 +127,13 @@ CONTAINER_COLUMNS = [
 ]
 
 
-def load_snapshot(out_dir: str | Path, snapshot_date: str | date | None = None) -> Snapshot:
-    """The snapshot dated `snapshot_date` (default: the latest) of the dataset in `out_dir`."""
+def load_snapshot(
+    out_dir: str | Path,
+    snapshot_date: str | date | None = None,
+    tenant_ids: Sequence[str] | None = None,
+) -> Snapshot:
+    """The snapshot dated `snapshot_date` (default: the latest) of the dataset in `out_dir`;
+    with `tenant_ids`, only those workspaces' deployments (default: the whole organisation)."""
     day = reader.resolve_date(out_dir, snapshot_date)
     # Both tables from the same export, even while a re-export replaces that day.
     found = reader.read_tables(
@@ -139,6 +144,11 @@ def load_snapshot(out_dir: str | Path, snapshot_date: str | date | None = None) 
         containers = reader.as_frame(found["deployment_containers"], day)
     else:
         containers = pd.DataFrame({c: pd.Series(dtype="object") for c in CONTAINER_COLUMNS})
+    if tenant_ids is not None:
+        deployments = deployments[deployments["tenant_id"].isin(list(tenant_ids))]
+        deployments = deployments.reset_index(drop=True)
+        containers = containers[containers["deployment_id"].isin(deployments["id"])]
+        containers = containers.reset_index(drop=True)
     return Snapshot(Path(out_dir), day.isoformat(), deployments, containers)
 
 

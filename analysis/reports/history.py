@@ -6,7 +6,8 @@ can be rebuilt from archived snapshots.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -14,7 +15,13 @@ import pandas as pd
 
 from analysis import versions
 from analysis.reports import capacity
-from analysis.reports.frames import DatasetError, load_snapshot, read_written_table, snapshot_days
+from analysis.reports.frames import (
+    DatasetError,
+    Snapshot,
+    load_snapshot,
+    read_written_table,
+    snapshot_days,
+)
 from analysis.reports.measures import DB_COLUMNS, TOTALS
 
 _VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
@@ -123,6 +130,8 @@ class DiffResult:
     capacity_changes: pd.DataFrame
     #: fleet totals: measure, from, to, delta
     capacity_totals: pd.DataFrame
+    #: What the figures do not say by themselves (a workspace in one snapshot only).
+    notes: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         """A summary (dates and counts); the frames are attributes, shown when asked for."""
@@ -176,15 +185,21 @@ class DiffResult:
                 rows = top.reset_index().itertuples(index=False, name=None)
                 listed = "; ".join(f"{a} → {b} ×{n}" for a, b, n in rows)
                 lines.append(f"  most common {kind}s: {listed}")
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
 
 
 def diff(
-    out_dir: str | Path, from_date: str | date | None = None, to_date: str | date | None = None
+    out_dir: str | Path,
+    from_date: str | date | None = None,
+    to_date: str | date | None = None,
+    tenant_ids: Sequence[str] | None = None,
 ) -> DiffResult:
-    """Compare two snapshots of the dataset (defaults: the two latest)."""
+    """Compare two snapshots of the dataset (defaults: the two latest), of the whole
+    organisation or of the workspaces in `tenant_ids`."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
-    old_snap, new_snap = load_snapshot(out_dir, from_date), load_snapshot(out_dir, to_date)
+    old_snap = load_snapshot(out_dir, from_date, tenant_ids)
+    new_snap = load_snapshot(out_dir, to_date, tenant_ids)
     old = capacity.deployment_totals(old_snap)
     new = capacity.deployment_totals(new_snap)
     shown = ["deployment_id", "name", "deployment_type", "image_version", *DIFF_MEASURES[:4]]
@@ -227,4 +242,21 @@ def diff(
         version_changes=changes,
         capacity_changes=capacity_changes.reset_index(drop=True),
         capacity_totals=totals,
+        notes=_workspace_notes(old_snap, new_snap),
     )
+
+
+def _workspace_notes(old: Snapshot, new: Snapshot) -> list[str]:
+    """A workspace in one snapshot only: its deployments count as added or removed, though
+    the cause may be an export of fewer workspaces rather than the fleet changing."""
+    notes = []
+    before = set(old.deployments["tenant_id"].dropna())
+    after = set(new.deployments["tenant_id"].dropna())
+    for gone, there, when in ((before - after, old, "from"), (after - before, new, "to")):
+        if gone:
+            notes.append(
+                f"workspace(s) only in the {when} snapshot ({there.snapshot_date}): "
+                f"{', '.join(sorted(gone))}; their deployments count as "
+                f"{'removed' if when == 'from' else 'added'}"
+            )
+    return notes

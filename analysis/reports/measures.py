@@ -20,7 +20,8 @@ SCALES = ("min", "max")
 BASES = ("request", "limit")
 TOTALS = [f"{m}_{s}_scale" for m in MEASURES for s in SCALES]
 DB_COLUMNS = ["db_storage_gib", "db_max_connections"]
-IDENTITY = ["deployment_id", "name", "deployment_type", "k8s_namespace"]
+#: Who a row is: the deployment, and the workspace (`tenant_id`) it belongs to.
+IDENTITY = ["deployment_id", "name", "deployment_type", "k8s_namespace", "tenant_id"]
 
 #: Decimals a summed figure is rounded to, by unit: a millicore is Kubernetes' CPU resolution,
 #: a thousandth of a GiB is about one MiB, a cent is the smallest amount of money.

@@ -1,7 +1,8 @@
 """`write_report`: the files of `dims report`, from one snapshot of the dataset.
 
 `DIR/reports/snapshot_date=YYYY-MM-DD/` gets `report.html`, `capacity_summary.parquet`,
-`cost_by_deployment.parquet` and `image_version_summary.parquet`. Each file is written to a
+`capacity_by_workspace.parquet`, `cost_by_deployment.parquet` and
+`image_version_summary.parquet`. Each file is written to a
 temporary name in the same folder and renamed into place, so a reader (or a dashboard polling
 the folder) never sees half a file, and an interrupted run leaves the previous report intact.
 Files get the dataset's permissions (0666 less the umask, e.g. 0644), not a temporary file's
@@ -31,7 +32,8 @@ from analysis.reports.images import NewestShare
 from analysis.reports.measures import IDENTITY, TOTALS
 
 #: 2: replicas and connections as int64, monthly cost columns, cost_by_deployment.parquet
-REPORT_SCHEMA_VERSION = "2"
+#: 3: tenant_id in cost_by_deployment.parquet, capacity_by_workspace.parquet
+REPORT_SCHEMA_VERSION = "3"
 _COSTS = [pa.field(c, pa.float64()) for c in pr.COST_COLUMNS]
 
 CAPACITY_SUMMARY_SCHEMA = pa.schema(
@@ -46,6 +48,10 @@ CAPACITY_SUMMARY_SCHEMA = pa.schema(
         pa.field("db_max_connections", pa.int64()),
         *_COSTS,
     ]
+)
+#: The summary's figures per workspace instead of per component and type.
+CAPACITY_BY_WORKSPACE_SCHEMA = pa.schema(
+    [pa.field("tenant_id", pa.string()), *list(CAPACITY_SUMMARY_SCHEMA)[2:]]
 )
 COST_BY_DEPLOYMENT_SCHEMA = pa.schema(
     [
@@ -215,6 +221,12 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
             max_rows=None,
             total_label="total",
             columns=_TYPE_CAPACITY,
+        ),
+        h.heading("By workspace (tenant_id; capacity_by_workspace.parquet)"),
+        h.table(
+            cap.capacity_by_workspace(snap),
+            max_rows=30,
+            columns=["tenant_id", *_TYPE_CAPACITY[1:], pr.cost_column("request", "max")],
         ),
         h.heading("By component, at max scale"),
         h.table(
@@ -472,6 +484,12 @@ def write_report(
         CAPACITY_SUMMARY_SCHEMA,
         folder / "capacity_summary.parquet",
         "capacity_summary",
+    )
+    _write_parquet(
+        cap.capacity_by_workspace(snap, prices),
+        CAPACITY_BY_WORKSPACE_SCHEMA,
+        folder / "capacity_by_workspace.parquet",
+        "capacity_by_workspace",
     )
     _write_parquet(
         cap.cost_by_deployment(snap, prices),

@@ -210,6 +210,7 @@ def test_report_files_get_the_dataset_permissions(tmp_path, fleet) -> None:
             for name in (
                 "report.html",
                 "capacity_summary.parquet",
+                "capacity_by_workspace.parquet",
                 "cost_by_deployment.parquet",
                 "image_version_summary.parquet",
             )

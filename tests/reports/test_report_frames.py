@@ -20,6 +20,7 @@ TEXT_COLUMNS = {
     "name",
     "deployment_type",
     "k8s_namespace",
+    "tenant_id",
     "component",
     "image_version",
     "newest_version",
@@ -73,6 +74,7 @@ FRAMES = {
     ),
     "capacity_by_type": lambda fleet, snap: len(_kinds(fleet)),
     "capacity_by_namespace": lambda fleet, snap: len({fm.namespace(r) for r in fleet.deployments}),
+    "capacity_by_workspace": lambda fleet, snap: len(fleet.tenant_ids()),
     "capacity_summary": lambda fleet, snap: len(
         {(c, fleet.deployment_types[r["id"]]) for r in fleet.deployments for c in fm.components(r)}
     ),

@@ -230,6 +230,7 @@ def test_report_files(report_path, dataset, fleet, snap) -> None:
     folder = dataset / "reports" / f"snapshot_date={DATE}"
     assert report_path == folder / "report.html"
     assert sorted(p.name for p in folder.iterdir()) == [
+        "capacity_by_workspace.parquet",
         "capacity_summary.parquet",
         "cost_by_deployment.parquet",
         "image_version_summary.parquet",
@@ -238,6 +239,12 @@ def test_report_files(report_path, dataset, fleet, snap) -> None:
     capacity = pq.read_table(folder / "capacity_summary.parquet").to_pandas()
     pd.testing.assert_frame_equal(
         capacity, reports.capacity_summary(snap), check_dtype=False, check_like=True
+    )
+    by_workspace = pq.read_table(folder / "capacity_by_workspace.parquet").to_pandas()
+    assert sorted(by_workspace["tenant_id"]) == fleet.tenant_ids()
+    assert by_workspace["deployments"].sum() == len(fleet.deployments)
+    assert by_workspace["cpu_request_cores_max_scale"].sum() == pytest.approx(
+        capacity["cpu_request_cores_max_scale"].sum()
     )
     versions = pq.read_table(folder / "image_version_summary.parquet").to_pandas()
     assert {"image_version", "deployments", "versions_behind"} <= set(versions.columns)

@@ -10,7 +10,6 @@ stops alone: the others go on, and `outcome()` names it with its one-line error.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import queue
 import threading
@@ -102,10 +101,10 @@ class WorkspaceFetch:
                 if crash is not None:
                     raise crash
         finally:
+            # Stopped early (an error, Ctrl-C) or done: the threads see it at their next page
+            # and close their fetch; none is waited for, so a stalled request cannot hold
+            # up the caller's clean-up (they are daemons, bounded by the request deadline).
             self._stop.set()
-            while any(thread.is_alive() for thread in threads):  # unblock their puts
-                with contextlib.suppress(queue.Empty):
-                    self._queue.get(timeout=_PUT_POLL_S)
 
     def outcome(self) -> list[Workspace]:
         """Each workspace's part of the snapshot, in the order asked for."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 
 import orjson
 import pyarrow.compute as pc
@@ -183,3 +184,16 @@ def test_allow_partial_drops_what_a_failed_workspace_had_sent(tmp_path):
     assert result.manifest["workspaces"][b]["kept"] is None
     assert "ignore" in result.manifest["workspaces"][b]["error"]
     assert result.manifest["rows"]["deployments"] == len(expected)
+
+
+def test_workspaces_are_fetched_concurrently(tmp_path):
+    """Pages reach the writer as they come: in the written file, the workspaces' rows
+    interleave instead of following one another (as a fetch one by one would write them)."""
+    shape = {"deployments": 120, "seed": SEED, "tenants": 2, "embed_deployment_type": True}
+    with run_sandbox(**shape, latency_ms=20) as sandbox:
+        tenants = sandbox.fleet.tenant_ids()
+        export(sandbox, tmp_path, tenants, page_size=10, concurrency=1)
+    order = read_arrow(tmp_path, "deployments", DAY, ["tenant_id"])["tenant_id"].to_pylist()
+    switches = sum(1 for before, after in itertools.pairwise(order) if before != after)
+    assert sorted(set(order)) == tenants
+    assert switches >= 3, order

@@ -43,7 +43,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (the design's rule for every error)."""
+    """argparse, but a usage error is one line, like every other error dims reports."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")

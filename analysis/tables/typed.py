@@ -432,10 +432,6 @@ def _decoder(layout: Layout, *, strict: bool) -> Callable[[msgspec.Raw], Any]:
     return decoder.decode
 
 
-_RAW_OBJECT: msgspec.json.Decoder[dict[str, msgspec.Raw]] = msgspec.json.Decoder(
-    dict[str, msgspec.Raw]
-)
-_RAW_ARRAY: msgspec.json.Decoder[list[msgspec.Raw]] = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 class UnknownFields:
@@ -443,8 +439,9 @@ class UnknownFields:
     reader records them: where it looks (nested objects, child-table items, env entries),
     redacted inside secret-bearing objects, never inside parts kept whole as JSON text.
 
-    Only objects are split (into raw key/value slices, in C); only unknown values are parsed.
-    It runs on records the lenient Structs accepted, so every part has its expected shape.
+    It runs on records the lenient Structs accepted, so every part has its expected shape,
+    and parses them as the careful reader does (orjson): the same values, and a record
+    orjson cannot read falls back to the careful reader, which rejects it the same way.
     """
 
     def __init__(self, layout: Layout) -> None:
@@ -458,7 +455,10 @@ class UnknownFields:
         self._levels: dict[int, _Level] = {}
 
     def collect(self, raw: msgspec.Raw, out: dict[str, Any]) -> None:
-        self._walk(raw, self._root, "", out, None)
+        # One parse of the whole record (orjson, as the careful reader parses it), then
+        # set differences of key views, in C: about a quarter of the cost of splitting each
+        # nested object's raw text again, level by level.
+        self._walk(orjson.loads(memoryview(raw)), self._root, "", out, None)
 
     def _level(self, plan: Plan, env: Plan | None) -> _Level:
         """What to look for in an object of `plan`, worked out once per plan."""
@@ -477,21 +477,25 @@ class UnknownFields:
         return level
 
     def _walk(
-        self, raw: msgspec.Raw, plan: Plan, path: str, out: dict[str, Any], env: Plan | None
+        self,
+        fields: dict[str, Any],
+        plan: Plan,
+        path: str,
+        out: dict[str, Any],
+        env: Plan | None,
     ) -> None:
-        fields = _RAW_OBJECT.decode(raw)
         level = self._level(plan, env)
-        # Keys neither a step nor an expected extra (the generated reader keeps those), in C.
+        # Keys neither a step nor an expected extra (the generated reader keeps those).
         for key in fields.keys() - level.known:
-            out[path + key] = REDACTED if plan.sensitive else _parse(fields[key])
+            out[path + key] = REDACTED if plan.sensitive else fields[key]
         for key, shape, inner_plan, inner_env in level.inner:
             value = fields.get(key)
-            if value is None or bytes(value) == b"null":
+            if value is None:
                 continue
             if shape == "object":
                 self._walk(value, inner_plan, f"{path}{key}.", out, None)
             else:
-                for i, item in enumerate(_RAW_ARRAY.decode(value)):
+                for i, item in enumerate(value):
                     self._walk(item, inner_plan, f"{path}{key}[{i}].", out, inner_env)
 
 
@@ -502,11 +506,6 @@ class _Level:
     known: frozenset[str]
     #: (key, "object" or "items", the plan inside, the env entries' plan of those items)
     inner: tuple[tuple[str, str, Plan, Plan | None], ...]
-
-
-def _parse(raw: msgspec.Raw) -> Any:
-    """A raw value as the careful reader's parser (orjson) reads it."""
-    return orjson.loads(memoryview(raw))
 
 
 def _strict_json(value: Any) -> str:

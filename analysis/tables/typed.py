@@ -432,8 +432,6 @@ def _decoder(layout: Layout, *, strict: bool) -> Callable[[msgspec.Raw], Any]:
     return decoder.decode
 
 
-
-
 class UnknownFields:
     """The fields of a raw record the spec does not name, by dotted path, as the careful
     reader records them: where it looks (nested objects, child-table items, env entries),

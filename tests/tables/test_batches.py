@@ -107,7 +107,7 @@ def test_env_values_option_reaches_the_workers():
 
 def test_strict_mode_raises_the_serial_error_from_a_worker():
     records = RAW_ARRAY.decode(fleet_dump_bytes(generate_fleet(600, 4, real_shaped=True)))
-    pages = _pages(records[:500] + [msgspec.Raw(BAD[1])] + records[500:])
+    pages = _pages([*records[:500], msgspec.Raw(BAD[1]), *records[500:]])
     with pytest.raises(RejectedRecordError) as serial:
         _serial(pages, strict=True)
     with pytest.raises(RejectedRecordError) as batched:

@@ -32,6 +32,7 @@ def take_snapshot(
     progress: Progress | None = None,
     limits: fetch.FetchLimits | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
@@ -50,6 +51,7 @@ def take_snapshot(
             limits=limits,
             raw=True,  # records as raw JSON text: the tables' fast reader takes them
             on_integration=side.repositories.add,  # listed while the fleet is paged
+            budget=side.budget,
             **filters,
         )
         result = export_snapshot(
@@ -63,6 +65,7 @@ def take_snapshot(
             filters=filters,
             allow_empty=allow_empty,
             evidence=side.evidence,
+            workers=workers,
         )
     finally:
         side.repositories.close()
@@ -90,7 +93,8 @@ class _SideListings:
         self.filters = filters
         self.stats = fetch.FetchStats()
         self.providers = fetch.list_providers(client)
-        self.repositories = fetch.RepositoryFetcher(client, concurrency)
+        self.budget = fetch.RequestBudget(concurrency)  # one limit for listings and repositories
+        self.repositories = fetch.RepositoryFetcher(client, concurrency, budget=self.budget)
         self._fetched: list[fetch.Repositories] = []
 
     def repositories_by_integration(self) -> dict[str, list[dict[str, Any]]]:
@@ -162,6 +166,7 @@ def snapshot_from_dump(
     strict: bool = False,
     snapshot_date: dt.date | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service.
 
@@ -174,4 +179,5 @@ def snapshot_from_dump(
         include_env_values=include_env_values,
         strict=strict,
         allow_empty=allow_empty,
+        workers=workers,
     )

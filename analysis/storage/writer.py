@@ -70,6 +70,7 @@ from analysis.tables import (
     TABLE_NAMES,
     Flattener,
 )
+from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers
 
 from . import paths
 
@@ -166,6 +167,7 @@ def export_snapshot(
     allow_empty: bool = False,
     evidence: EvidenceArg = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    workers: int | None = None,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
@@ -176,7 +178,8 @@ def export_snapshot(
     listing's filters: a filtered snapshot goes to `out_dir/filtered/<slug>/`, never over
     the fleet's. `progress(n)` is called after each page with its number of records. The
     output folder is checked and locked before the first page is requested, so a bad
-    `--out` fails before any fetch.
+    `--out` fails before any fetch. `workers` processes read batches of raw records beside
+    this one (`analysis.tables.batches`; None: one per other core, 0: none).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -203,6 +206,7 @@ def export_snapshot(
                 repositories=repositories,
                 progress=progress,
                 row_group_records=row_group_records,
+                workers=default_workers() if workers is None else workers,
             )
             fetch = _evidence(evidence)
             if not allow_empty:
@@ -270,6 +274,7 @@ def _write_tables(
     repositories: RepositoriesArg,
     progress: Callable[[int], Any] | None,
     row_group_records: int,
+    workers: int,
 ) -> dict[str, int]:
     """Stream every table of the snapshot into `tmp`; rows written per table."""
     writers: dict[str, pq.ParquetWriter] = {}
@@ -288,32 +293,35 @@ def _write_tables(
             writers[name].write_table(table)
             rows[name] += table.num_rows
 
+        group: list[dict[str, pa.Table]] = []
+
         def flush() -> None:
-            # Compression and encoding release the GIL: the previous batch is written in
-            # the background while this one was flattened. One batch in flight at most,
-            # so memory stays bounded by two batches. Tables are written by two threads,
-            # which matters for the last batch, when nothing else is left to do.
-            spent: list[list[Any]] = []
-            tables = flattener.take(spent=spent)
+            # Compression and encoding release the GIL: the previous row group is written
+            # in the background while the next batches are read. One row group in flight
+            # at most, so memory stays bounded. Tables are written by two threads, which
+            # matters for the last row group, when nothing else is left to do.
+            tables = _concatenated(group)
+            group.clear()
             while writing:
                 writing.pop().result()
             by_size = sorted(tables.items(), key=lambda item: -item[1].nbytes)
             writing.extend(
                 background.submit(write, name, table) for name, table in by_size if table.num_rows
             )
-            spent.clear()  # the rows are freed while the tables are written
 
         with paused_gc():  # one pause for the whole loop: see analysis.gcpause
-            for page in pages:
-                flattener.add_page(page)
-                if progress is not None:
-                    progress(len(page.records))
-                if flattener.pending >= row_group_records:
+            batches = Batches(
+                flattener, workers=workers, batch_records=min(BATCH_RECORDS, row_group_records)
+            )
+            for tables in batches.run(pages, progress):
+                group.append(tables)
+                if sum(t["deployments"].num_rows for t in group) >= row_group_records:
                     flush()
             flattener.add_providers(providers() if callable(providers) else providers)
             repos = repositories() if callable(repositories) else repositories
             if repos:
                 flattener.add_repositories(repos)
+            group.append(flattener.take())
             flush()
             while writing:
                 writing.pop().result()
@@ -331,6 +339,13 @@ def _write_tables(
     finally:
         background.shutdown(wait=True)
     return rows
+
+
+def _concatenated(group: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    """The batches' tables as one row group's tables (their chunks are not copied)."""
+    if len(group) == 1:
+        return group[0]
+    return {name: pa.concat_tables([tables[name] for tables in group]) for name in group[0]}
 
 
 def _utc(moment: datetime) -> datetime:

@@ -23,9 +23,11 @@ import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import DimsError, add_secret, one_line
+from . import paths
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -120,6 +122,18 @@ class Store:
         with self.failing("write", key), self.fs.open_output_stream(self.path(key)) as stream:
             stream.write(data)
 
+    def upload(self, local: Path, key: str) -> None:
+        """A local file as one object (one PUT or multipart upload, visible when complete)."""
+        import pyarrow.fs as pafs
+
+        with self.failing("upload", key):
+            pafs.copy_files(
+                str(local),
+                self.path(key),
+                source_filesystem=pafs.LocalFileSystem(),
+                destination_filesystem=self.fs,
+            )
+
     def copy(self, source: str, target: str) -> None:
         """A copy made by the store itself (S3 CopyObject): the target appears whole."""
         with self.failing("copy to", target):
@@ -161,7 +175,7 @@ class Store:
                 f"the bucket of {self.uri} does not exist (or these credentials cannot see "
                 "it): create it first; dims never creates buckets"
             )
-        probe = f"_leases/probe-{secrets.token_hex(6)}"
+        probe = f"{paths.LEASES}/probe-{secrets.token_hex(6)}"
         self.put_bytes(probe, b"")
         self.delete(probe)
 

@@ -220,16 +220,8 @@ class ObjectStoreTarget:
         return {name: self.data.uri_of(key) for name, key in files.items()}
 
     def _upload(self, tmp: Path, files: dict[str, str]) -> None:
-        import pyarrow.fs as pafs
-
         for key in files.values():
-            with self.store.failing("upload", f"{self.staging}/{key}"):
-                pafs.copy_files(
-                    str(tmp / key),
-                    self.store.path(f"{self.staging}/{key}"),
-                    source_filesystem=pafs.LocalFileSystem(),
-                    destination_filesystem=self.store.fs,
-                )
+            self.store.upload(tmp / key, f"{self.staging}/{key}")
 
     def _keep(self, day: date, kept: str) -> None:
         """The current version of `day` copied aside (by the store) before it is replaced."""

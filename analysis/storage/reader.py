@@ -138,28 +138,30 @@ def _read_local(
 def _read_remote(
     store: Store, table: str, day: date, columns: list[str] | None
 ) -> list[tuple[pa.Table, bytes]]:
-    """The files the day's manifest names for `table`, each written by the manifest's export.
+    """The file the day's manifest names for `table`, written by the manifest's export.
 
-    A file from another export means the day is being replaced right now (its files are
-    switched one by one before the new manifest is written): read again, then give up with
-    one line rather than return a mix of two versions.
+    A file from another export, or one that does not parse, means the day is being replaced
+    right now (its objects are overwritten one by one before the new manifest is written):
+    read again, then give up with one line rather than return a mix of two versions.
     """
     from .remote_target import read_manifest
 
+    failure: DatasetError | None = None
     for attempt in range(_CONSISTENT_ATTEMPTS):
         time.sleep(0.05 * attempt)
         manifest = read_manifest(store, day) or {}
         key = (manifest.get("files") or {}).get(table)
         if key is None:
             return []
-        expected = str(manifest.get("export_id") or "").encode()
         try:
             read = _read_object(store, key, columns)
-        except FileNotFoundError:
+        except DatasetError as exc:
+            failure = exc  # read while it was overwritten, or really not Parquet
             continue
-        if read[1] == expected:
+        if read[1] == str(manifest.get("export_id") or "").encode():
             return [read]
-    raise DatasetError(
+        failure = None
+    raise failure or DatasetError(
         f"the {day} snapshot in {store.uri} is being replaced ({table}'s file is not the one "
         "its manifest names): try again when the export is done; if none is running, an "
         "export stopped mid-publish and the next export finishes it"
@@ -167,11 +169,16 @@ def _read_remote(
 
 
 def _read_object(store: Store, key: str, columns: list[str] | None) -> tuple[pa.Table, bytes]:
-    """One object, footer and data through one handle (so both come from one version)."""
-    with store.failing("read", key):
-        handle = store.fs.open_input_file(store.path(key))
-    with handle, _bad_file_is_one_line(store.uri_of(key)):
-        return _read_parquet(handle, store.uri_of(key), columns)
+    """One object read whole with one GET, then parsed: footer and data from one version.
+
+    (Ranged reads, as a seekable S3 file makes them, may take the footer from one version
+    and the pages from the next when the object is overwritten in between.)
+    """
+    data = store.read_bytes(key)
+    if data is None:
+        raise DatasetError(f"{store.uri_of(key)} is missing: is an export replacing that day?")
+    with _bad_file_is_one_line(store.uri_of(key)):
+        return _read_parquet(pa.BufferReader(data), store.uri_of(key), columns)
 
 
 def export_id(table: pa.Table) -> str:
@@ -323,24 +330,25 @@ def _create_local_views(connection: duckdb.DuckDBPyConnection, out_dir: Path, da
 
 
 def _register_remote(connection: duckdb.DuckDBPyConnection, store: Store, day: date) -> None:
-    """Views over the manifests' files: every day's for `<table>_history`, `day`'s (each file
-    checked to be the manifest's export's) for `<table>`."""
+    """`<table>`: the latest snapshot read now, every table from its manifest's export (held
+    in memory, so a re-export during the query cannot mix versions); `<table>_history`: lazy
+    Arrow datasets over the files of every day that has a manifest."""
     from .remote_target import manifest_days
 
     partitions = {paths.partition_name(d) for d in manifest_days(store)}
+    latest = read_tables(store.uri, dict.fromkeys(TABLE_NAMES), day)
     for table in TABLE_NAMES:
         keys = [
             info.path
             for info in store.files(table)
             if info.path.count("/") == 2 and info.path.split("/")[1] in partitions
         ]
-        if not keys:
-            continue
-        connection.register(f"{table}_history", _arrow_dataset(store, table, keys))
-        latest = _read_remote(store, table, day, [])  # the manifest's own file, checked
-        if latest:
-            key = paths.part_path(table, day)
-            connection.register(table, _arrow_dataset(store, table, [key]))
+        if keys:
+            connection.register(f"{table}_history", _arrow_dataset(store, table, keys))
+        if table in latest:
+            found = latest[table]
+            date_column = pa.array([day] * found.num_rows, pa.date32())
+            connection.register(table, found.append_column(PARTITION, date_column))
 
 
 def _arrow_dataset(store: Store, table: str, keys: list[str]) -> Any:

@@ -11,19 +11,25 @@ a second export waits for the first, and credentials never reach the output.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import threading
+import time
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pytest
 from cli_in_process import run
 from object_store import S3Server
 
+from analysis.errors import ExportError
 from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from analysis.storage import remote_target
 from analysis.storage.dumps import read_dump
-from analysis.storage.reader import duckdb_connection, read_arrow
+from analysis.storage.reader import DatasetError, duckdb_connection, read_arrow, read_tables
 from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
@@ -131,3 +137,216 @@ def test_the_cli_exports_reports_and_queries_on_s3(s3_server, s3_out, tmp_path, 
     code, out, err = run(capsys, "diff", "--out", s3_out, "--json")
     assert code == 0, err
     assert json.loads(out)["from"] == D1.isoformat()
+
+
+def test_dims_demo_over_the_sandbox_lands_on_s3(s3_server, s3_out, capsys):
+    """The service path (the embedded sandbox over HTTP) to object storage, report included."""
+    code, out, err = run(capsys, "demo", "--out", s3_out, "--deployments", "25")
+    assert code == 0, err
+    assert f"report: {s3_out}/reports/snapshot_date=" in out
+    assert read_arrow(s3_out, "deployments").num_rows == 25
+
+
+# --- whole snapshots: a racing reader, a killed export, one writer at a time ---------------
+
+#: `dims export` that stops at one point of the object-store publish (argv[1]: "commit" =
+#: everything uploaded to staging, nothing committed; "publish" = committed and the first
+#: table's object published) and waits there, after writing a marker (argv[2]), to be killed.
+STALLED_EXPORT = """
+import signal, sys
+from pathlib import Path
+from analysis.cli import main
+from analysis.storage.remote_target import ObjectStoreTarget
+
+where, marker = sys.argv[1], Path(sys.argv[2])
+commit, publish_staged = ObjectStoreTarget._commit, ObjectStoreTarget._publish_staged
+
+
+def stall():
+    marker.write_text(where)
+    while True:
+        signal.pause()
+
+
+def stalled_commit(self, manifest):
+    if where == "commit":
+        stall()
+    commit(self, manifest)
+
+
+def stalled_publish(self, staging, manifest):
+    first = sorted(manifest["files"].values())[0]
+    self.store.copy(f"{staging}/{first}", first)
+    stall()
+
+
+ObjectStoreTarget._commit = stalled_commit
+ObjectStoreTarget._publish_staged = stalled_publish
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def stalled_export(where: str, source: Path, out: str, tmp_path: Path) -> subprocess.Popen[str]:
+    """A real `dims export` process stopped at `where` of its publish (see STALLED_EXPORT)."""
+    marker = tmp_path / f"stalled-{where}"
+    child = subprocess.Popen(
+        [
+            sys.executable, "-c", STALLED_EXPORT, where, str(marker),
+            "export", "--from-json", str(source), "--out", out, "--snapshot-date", str(D1),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + DEADLINE_S
+    while not marker.exists():
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise AssertionError(f"the export did not stall: {child.communicate(timeout=30)}")
+        time.sleep(0.05)
+    return child
+
+
+def kill(child: subprocess.Popen[str]) -> None:
+    child.kill()  # SIGKILL: no clean-up code runs
+    child.communicate(timeout=30)
+
+
+def dims_view(out: str) -> dict[str, pa.Table]:
+    """The latest snapshot's deployments and containers, as dims' readers give them."""
+    return read_tables(out, {"deployments": None, "deployment_containers": None})
+
+
+def one_export(tables: dict[str, pa.Table]) -> str:
+    """The one export every table came from (fails on a mix)."""
+    (made_by,) = {(t.schema.metadata or {})[b"dims.export_id"] for t in tables.values()}
+    assert b"," not in made_by
+    return made_by.decode()
+
+
+def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans_up(
+    s3_server, s3_out, tmp_path, monkeypatch
+):
+    first = export(dump(tmp_path, "first", 50, seed=1), s3_out)
+    before = objects(s3_server, s3_out)
+    child = stalled_export("commit", dump(tmp_path, "second", 70, seed=2), s3_out, tmp_path)
+    try:
+        staged = [key for key in objects(s3_server, s3_out) if key.startswith("_staging/")]
+        assert len(staged) == len(TABLE_NAMES)  # every table uploaded, none published
+        with pytest.raises(ExportError, match=r"another export kept .* busy"):
+            export(dump(tmp_path, "third", 10, seed=3), s3_out, lock_timeout=1.0)
+    finally:
+        kill(child)
+    after_kill = objects(s3_server, s3_out)
+    assert {k: v for k, v in after_kill.items() if k in before} == before  # nothing changed
+    assert one_export(dims_view(s3_out)) == first.manifest["export_id"]
+    assert plain_dataset(s3_server, s3_out, "deployments").num_rows == 50
+
+    monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)  # the dead export's lease
+    second = export(dump(tmp_path, "fourth", 30, seed=4), s3_out, D2)
+    left = objects(s3_server, s3_out)
+    assert not [key for key in left if key.startswith(("_staging/", "_leases/"))]
+    assert one_export(dims_view(s3_out)) == second.manifest["export_id"]
+    assert read_arrow(s3_out, "deployments", D1).num_rows == 50
+
+
+def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
+    s3_server, s3_out, tmp_path, monkeypatch
+):
+    """Killed after its commit, with one table's object replaced: dims' readers refuse the
+    mixed day (never read it as one snapshot); the next export publishes the rest."""
+    export(dump(tmp_path, "first", 50, seed=1), s3_out)
+    child = stalled_export("publish", dump(tmp_path, "second", 70, seed=2), s3_out, tmp_path)
+    kill(child)
+    mixed = sorted(TABLE_NAMES)[0]
+    with pytest.raises(DatasetError, match=f"being replaced .*{mixed}"):
+        read_arrow(s3_out, mixed)
+    assert read_arrow(s3_out, "deployments").num_rows == 50  # not yet replaced
+
+    monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)
+    export(dump(tmp_path, "third", 30, seed=3), s3_out, D2)
+    assert read_arrow(s3_out, "deployments", D1).num_rows == 70  # the killed one, finished
+    assert read_arrow(s3_out, mixed, D1).num_rows > 0
+    kept = [key for key in objects(s3_server, s3_out) if key.startswith("_replaced/")]
+    assert f"_manifests/{D1}.json" in {key.split("/", 2)[2] for key in kept}
+
+
+def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out, tmp_path):
+    """While D1 is replaced and then D2 is added, a reader loops: dims' readers always get
+    one export's tables whole (or a 'being replaced' error), and a plain pyarrow dataset over
+    each table's prefix sees each day's file whole: the old or the new row count (or a read
+    error, when it read an object while it was overwritten)."""
+    old, new = dump(tmp_path, "old", 120, seed=1), dump(tmp_path, "new", 90, seed=2)
+    first = export(old, s3_out)
+    expected = export(new, tmp_path / "local")  # the new version's row counts
+    counts = {table: {first.rows[table], expected.rows[table]} for table in TABLE_NAMES}
+    seen: list[str] = []
+    problems: list[str] = []
+    refused: list[str] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        for _ in range(2_000):  # bounded; stops as soon as the exports are done
+            try:
+                tables = dims_view(s3_out)
+                ids = {r for r in tables["deployment_containers"]["deployment_id"].to_pylist()}
+                if not ids <= set(tables["deployments"]["id"].to_pylist()):
+                    problems.append("containers of deployments the snapshot lacks")
+                seen.append(one_export(tables))
+            except DatasetError:
+                refused.append("dims")  # read while a file was overwritten: never a mix
+            except AssertionError as exc:
+                problems.append(f"mixed exports: {exc}")
+            for table in ("deployments", "deployment_containers"):
+                try:
+                    got = plain_dataset(s3_server, s3_out, table)
+                except (OSError, pa.ArrowException):
+                    refused.append("plain")  # a torn read fails; it is never a wrong count
+                    continue
+                days = got.group_by("snapshot_date").aggregate([([], "count_all")]).to_pylist()
+                for row in days:
+                    if row["count_all"] not in counts[table]:
+                        problems.append(f"{table} {row['snapshot_date']}: {row['count_all']}")
+            if stop.is_set():
+                return
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        while not seen and thread.is_alive():
+            time.sleep(0.01)
+        second = export(new, s3_out)  # replaces D1 object by object
+        third = export(new, s3_out, D2)  # a new day appears table by table
+    finally:
+        stop.set()
+        thread.join(timeout=DEADLINE_S)
+    assert not thread.is_alive() and not problems, problems[:5]
+    assert seen[0] == first.manifest["export_id"] and seen[-1] == third.manifest["export_id"]
+    assert set(seen) <= {m.manifest["export_id"] for m in (first, second, third)}
+
+
+def test_credentials_never_reach_the_output_and_errors_are_one_line(
+    s3_server, s3_out, tmp_path, capsys, monkeypatch
+):
+    """A refused key: one line naming the dataset, without the key (nor with --debug's
+    traceback); a missing bucket: said so, before anything is fetched."""
+    source = dump(tmp_path, "fleet", 5, seed=1)
+    wrong = "wrong-secret-0123456789abcdef"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", wrong)
+    code, out, err = run(capsys, "export", "--from-json", str(source), "--out", s3_out)
+    assert code == 1
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"dims export: error: cannot reach {s3_out}: ")
+    debug = subprocess.run(
+        [str(DIMS), "--debug", "sql", "--out", s3_out, "select 1"],
+        capture_output=True, text=True, timeout=DEADLINE_S,
+    )  # fmt: skip
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+    for text in (out, err, debug.stdout, debug.stderr):
+        assert wrong not in text and s3_server.access_key not in text
+
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3_server.secret_key)
+    code, _, err = run(
+        capsys, "export", "--from-json", str(source), "--out", "s3://no-such-bucket-dims/x"
+    )
+    assert code == 1 and "the bucket of s3://no-such-bucket-dims/x does not exist" in err

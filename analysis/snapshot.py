@@ -32,6 +32,7 @@ def take_snapshot(
     progress: Progress | None = None,
     limits: fetch.FetchLimits | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
@@ -88,6 +89,7 @@ def take_snapshot(
             filters=filters,
             allow_empty=allow_empty,
             evidence=evidence,
+            workers=workers,
         )
     finally:
         repositories.close()
@@ -139,6 +141,7 @@ def snapshot_from_dump(
     strict: bool = False,
     snapshot_date: dt.date | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service.
 
@@ -151,4 +154,5 @@ def snapshot_from_dump(
         include_env_values=include_env_values,
         strict=strict,
         allow_empty=allow_empty,
+        workers=workers,
     )

@@ -270,6 +270,14 @@ def _export_command(command: _Command) -> None:
         help="store containers' env values (they may hold secrets; off by default)",
     )
     export.add_argument("--strict", action="store_true", help="fail on the first bad record")
+    export.add_argument(
+        "--workers",
+        type=_bounded(0, 64),
+        default=None,
+        metavar="N",
+        help="processes reading records beside this one (default: one per other core, "
+        "at most 3; 0: read everything in this process)",
+    )
     export.add_argument("--snapshot-date", type=_date, help="default: today (UTC)")
     export.add_argument(
         "--allow-empty",

@@ -32,6 +32,7 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         "strict": args.strict,
         "snapshot_date": args.snapshot_date,
         "allow_empty": args.allow_empty,
+        "workers": args.workers,
     }
     if args.from_json is not None:
         result = snapshot_from_dump(args.from_json, args.out, **writing)

@@ -70,6 +70,7 @@ from analysis.tables import (
     TABLE_NAMES,
     Flattener,
 )
+from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers
 
 from . import paths
 from .target import (
@@ -161,6 +162,7 @@ class _Options:
     repositories: RepositoriesArg
     progress: Callable[[int], Any] | None
     row_group_records: int
+    workers: int
 
 
 def export_snapshot(
@@ -179,6 +181,7 @@ def export_snapshot(
     allow_empty: bool = False,
     evidence: EvidenceArg = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    workers: int | None = None,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
@@ -190,7 +193,9 @@ def export_snapshot(
     whole fleet) are the listing's filters: a filtered snapshot goes to
     `out_dir/filtered/<slug>/`, never over the fleet's. `progress(n)` is called after each
     page with its number of records. The output is checked and locked before the first page
-    is requested, so a bad `--out` fails before any fetch.
+    is requested, so a bad `--out` fails before any fetch. `workers` processes read batches
+    of raw records beside this one (`analysis.tables.batches`; None: one per other core,
+    0: none).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -199,7 +204,8 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     target = open_target(out_dir, chosen, export_id)
     flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-    options = _Options(providers, repositories, progress, row_group_records)
+    chosen_workers = default_workers() if workers is None else workers
+    options = _Options(providers, repositories, progress, row_group_records, chosen_workers)
     with target.exclusive(lock_timeout):
         tmp = target.prepare(day)
         try:
@@ -300,11 +306,14 @@ def _write_tables(
     files = _TableFiles(flattener, tmp, day, metadata)
     try:
         with paused_gc():  # one pause for the whole loop: see analysis.gcpause
-            for page in pages:
-                flattener.add_page(page)
-                if options.progress is not None:
-                    options.progress(len(page.records))
-                if flattener.pending >= options.row_group_records:
+            batches = Batches(
+                flattener,
+                workers=options.workers,
+                batch_records=min(BATCH_RECORDS, options.row_group_records),
+            )
+            for tables in batches.run(pages, options.progress):
+                files.add(tables)
+                if files.pending >= options.row_group_records:
                     files.flush()
             flattener.add_providers(
                 options.providers() if callable(options.providers) else options.providers
@@ -313,6 +322,7 @@ def _write_tables(
             repos = repos() if callable(repos) else repos
             if repos:
                 flattener.add_repositories(repos)
+            files.add(flattener.take())
             files.flush()
             files.close()
     except BaseException:
@@ -322,22 +332,23 @@ def _write_tables(
 
 
 class _TableFiles:
-    """One Parquet writer per table in the work folder, fed batch by batch in the background.
+    """One Parquet writer per table in the work folder, fed row group by row group in the
+    background.
 
-    Compression and encoding release the GIL: the previous batch is written in the background
-    while the next one is flattened. One batch in flight at most, so memory stays bounded by
-    two batches. Tables are written by two threads, which matters for the last batch, when
-    nothing else is left to do.
+    Compression and encoding release the GIL: the previous row group is written in the
+    background while the next batches are read. One row group in flight at most, so memory
+    stays bounded. Tables are written by two threads, which matters for the last row group,
+    when nothing else is left to do.
     """
 
     def __init__(
         self, flattener: Flattener, tmp: Path, day: date, metadata: dict[bytes, bytes]
     ) -> None:
-        self.flattener = flattener
         self.rows = dict.fromkeys(TABLE_NAMES, 0)
         self.writers: dict[str, pq.ParquetWriter] = {}
         self.background = ThreadPoolExecutor(2, thread_name_prefix="dims-parquet")
         self.writing: list[Future[None]] = []
+        self.group: list[dict[str, pa.Table]] = []
         try:
             for name, schema in flattener.schemas.items():
                 folder = paths.partition_dir(tmp, name, day)
@@ -349,14 +360,23 @@ class _TableFiles:
             self.abandon()
             raise
 
+    def add(self, tables: dict[str, pa.Table]) -> None:
+        """One batch's tables, written with the next row group."""
+        self.group.append(tables)
+
+    @property
+    def pending(self) -> int:
+        """Deployments added since the last row group."""
+        return sum(tables["deployments"].num_rows for tables in self.group)
+
     def _write(self, name: str, table: pa.Table) -> None:
         self.writers[name].write_table(table)
         self.rows[name] += table.num_rows
 
     def flush(self) -> None:
-        """Take the flattened rows; hand them to the background once the last batch is done."""
-        spent: list[list[Any]] = []
-        tables = self.flattener.take(spent=spent)
+        """The batches added as one row group, handed to the background once the last is done."""
+        tables = _concatenated(self.group)
+        self.group.clear()
         self._wait()
         by_size = sorted(tables.items(), key=lambda item: -item[1].nbytes)
         self.writing.extend(
@@ -364,7 +384,6 @@ class _TableFiles:
             for name, table in by_size
             if table.num_rows
         )
-        spent.clear()  # the rows are freed while the tables are written
 
     def _wait(self) -> None:
         while self.writing:
@@ -387,6 +406,13 @@ class _TableFiles:
             with contextlib.suppress(Exception):
                 writer.close()
         self.background.shutdown(wait=True)
+
+
+def _concatenated(group: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    """The batches' tables as one row group's tables (their chunks are not copied)."""
+    if len(group) == 1:
+        return group[0]
+    return {name: pa.concat_tables([tables[name] for tables in group]) for name in group[0]}
 
 
 def _utc(moment: datetime) -> datetime:

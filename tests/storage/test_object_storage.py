@@ -286,7 +286,8 @@ def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out
     stop = threading.Event()
 
     def reader() -> None:
-        for _ in range(2_000):  # bounded; stops as soon as the exports are done
+        for _ in range(2_000):  # bounded; one more read once the exports are done
+            last = stop.is_set()
             try:
                 tables = dims_view(s3_out)
                 ids = {r for r in tables["deployment_containers"]["deployment_id"].to_pylist()}
@@ -307,7 +308,7 @@ def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out
                 for row in days:
                     if row["count_all"] not in counts[table]:
                         problems.append(f"{table} {row['snapshot_date']}: {row['count_all']}")
-            if stop.is_set():
+            if last:
                 return
 
     thread = threading.Thread(target=reader)

@@ -184,16 +184,15 @@ class ObjectStoreTarget:
             self.store.delete_tree(staging)
 
     def _remove_orphans(self) -> None:
-        """Objects under the tables' prefixes that no manifest names (a crashed first publish
-        of a day, or files the current version of a day does not have) are deleted."""
-        named = {
-            day: set((read_manifest(self.data, day) or {}).get("files", {}).values())
-            for day in manifest_days(self.data)
-        }
+        """Objects under the tables' prefixes that no manifest names are deleted: those of a
+        day without a manifest (a first publish that died before it), and any other file
+        than a table's one part file in a day with one. (No manifest need be read: every
+        manifest names exactly `<table>/snapshot_date=<day>/part-0.parquet`.)"""
+        days = set(manifest_days(self.data))
         for table in TABLE_NAMES:
             for info in self.data.files(table):
                 day = _partition_day(info.path)
-                if day is not None and info.path not in named.get(day, ()):
+                if day is not None and (day not in days or info.base_name != paths.PART_FILE):
                     self.data.delete(info.path)
 
     def latest(self) -> tuple[date, int | None] | None:

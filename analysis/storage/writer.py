@@ -29,6 +29,15 @@ Why it is written the way it is:
 - Never outside `DIR`: a partition folder that is a symbolic link is moved aside as a link
   (its target is never touched); a table folder or any other folder dims writes through
   that is a link is refused with a one-line error before anything is written.
+- Published through a seam (`analysis.storage.target.Target`): the tables are always
+  written into a local work folder first; `LocalTarget` (below) publishes it into a folder as
+  described here, `remote_target.ObjectStoreTarget` onto object storage (`--out s3://…`),
+  where there is no rename and no flock: every file uploaded whole to
+  `DIR/_staging/<export id>/`, the replaced day copied aside server-side to `_replaced/`,
+  a commit record, then each table's object copied to its final key and the manifest
+  written LAST; readers trust only manifests and files of the manifest's export; a lease
+  object in `DIR/_leases/` instead of the lock; a crashed export's staging is removed (or,
+  once committed, finished) by the next export. Its module docstring has the details.
 - Nothing destroyed by accident: a filtered export goes to its own dataset root
   (`DIR/filtered/<slug>/`), an export that found 0 deployments where the latest snapshot
   had some is refused unless `allow_empty`, and the last `KEEP_REPLACED` replaced versions
@@ -185,17 +194,15 @@ def export_snapshot(
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
-    `out_dir` is a folder or an object-store URI (`s3://bucket/prefix`): see the module's
-    docstring for how each is kept whole. `providers`, `repositories` and `evidence` may be
+    `out_dir`: a folder or an object-store URI (`s3://bucket/prefix`; the module docstring
+    says how each is kept whole). `providers`, `repositories` and `evidence` may be
     callables, called once the pages are consumed (the repositories to fetch depend on the
     integrations the deployments reference; the fetch's evidence is complete only then).
     `evidence` goes into the manifest under "fetch" verbatim. `filters` (None or empty: the
-    whole fleet) are the listing's filters: a filtered snapshot goes to
-    `out_dir/filtered/<slug>/`, never over the fleet's. `progress(n)` is called after each
-    page with its number of records. The output is checked and locked before the first page
-    is requested, so a bad `--out` fails before any fetch. `workers` processes read batches
-    of raw records beside this one (`analysis.tables.batches`; None: one per other core,
-    0: none).
+    whole fleet) go to `out_dir/filtered/<slug>/`, never over the fleet's. `progress(n)` is
+    called after each page. The output is checked and locked before the first page is
+    requested, so a bad `--out` fails before any fetch. `workers` processes read batches of
+    raw records beside this one (`analysis.tables.batches`; None: one per other core).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -214,28 +221,16 @@ def export_snapshot(
             fetch = _evidence(evidence)
             if not allow_empty:
                 _refuse_empty(target, rows["deployments"], flattener.counts)
-            dataset = _relative(target.root, out_dir)
-            manifest = {
-                **_identity(day, at, export_id, dataset, chosen),
-                **_contents(flattener, rows, day),
-                "replaced": target.replacing(day, export_id),
-                "written_at": datetime.now(UTC).isoformat(),
-                "fetch": fetch,
-            }
+            identity = _identity(day, at, export_id, _relative(target.root, out_dir), chosen)
+            manifest = _manifest(target, identity, _contents(flattener, rows, day), fetch)
             published = target.publish(tmp, day, manifest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         target.prune(day)
+    records, rejected = flattener.counts["records"], flattener.counts["rejected"]
+    seconds = time.perf_counter() - started
     return ExportResult(
-        out_dir=target.root,
-        snapshot_date=day,
-        snapshot_at=at,
-        rows=rows,
-        records=flattener.counts["records"],
-        rejected=flattener.counts["rejected"],
-        seconds=time.perf_counter() - started,
-        paths=published,
-        manifest=manifest,
+        target.root, day, at, rows, records, rejected, seconds, published, [], manifest
     )
 
 
@@ -257,6 +252,21 @@ def _relative(root: paths.Location, out_dir: str | os.PathLike[str]) -> str:
     """The dataset root relative to `--out` ("." for the fleet's), POSIX-style."""
     inside = str(root)[len(str(paths.location(out_dir))) :].replace(os.sep, "/").strip("/")
     return inside or "."
+
+
+def _manifest(
+    target: Target, identity: dict[str, Any], contents: dict[str, Any], fetch: dict[str, Any]
+) -> dict[str, Any]:
+    """The whole manifest, in the order people read it; `replaced` asked of the target now,
+    just before publishing, under the lock."""
+    day = date.fromisoformat(identity["snapshot_date"])
+    return {
+        **identity,
+        **contents,
+        "replaced": target.replacing(day, identity["export_id"]),
+        "written_at": datetime.now(UTC).isoformat(),
+        "fetch": fetch,
+    }
 
 
 def _contents(flattener: Flattener, rows: dict[str, int], day: date) -> dict[str, Any]:

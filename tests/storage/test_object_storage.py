@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -29,12 +30,20 @@ from analysis.errors import ExportError
 from analysis.sandbox import fleet_dump_bytes, generate_fleet
 from analysis.storage import remote_target
 from analysis.storage.dumps import read_dump
-from analysis.storage.reader import DatasetError, duckdb_connection, read_arrow, read_tables
+from analysis.storage.reader import (
+    DatasetError,
+    duckdb_connection,
+    read_arrow,
+    read_tables,
+    snapshot_dates,
+)
+from analysis.storage.target import ExportWaitWarning
 from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
-D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
+D1, D2, D3 = date(2025, 1, 1), date(2025, 1, 2), date(2025, 1, 3)
+D1P = f"snapshot_date={D1}"
 AT = datetime(2025, 1, 1, 6, tzinfo=UTC)
 DEADLINE_S = 60.0
 
@@ -99,12 +108,18 @@ def test_an_export_to_s3_reads_back_like_the_same_export_to_a_folder(s3_server, 
         plain = plain_dataset(s3_server, s3_out, table)
         assert plain.num_rows == local.rows[table], table
         assert plain.schema.field("snapshot_at").type == pa.timestamp("us", tz="UTC")
-    with duckdb_connection(s3_out) as connection:
-        ((count, day),) = connection.sql(
-            "select count(*), min(snapshot_date) from deployments"
-        ).fetchall()
-        ((history,),) = connection.sql("select count(*) from deployments_history").fetchall()
-    assert (count, day, history) == (local.rows["deployments"], D1, local.rows["deployments"])
+    query = (
+        "select d.snapshot_date, count(*), sum(c.cpu), count(distinct c.deployment_id), "
+        "max(d.snapshot_at)::varchar from deployments d join deployment_components c "
+        "on c.deployment_id = d.id group by 1"
+    )
+    answers = []
+    for out in (tmp_path / "local", s3_out):
+        with duckdb_connection(out) as connection:
+            answers.append(connection.sql(query).fetchall())
+            history = connection.sql("select count(*) from deployments_history").fetchall()
+            assert history == [(local.rows["deployments"],)]
+    assert answers[0] == answers[1] and answers[0][0][0] == D1
     manifest = json.loads(
         s3_server.filesystem().open_input_file(f"{bucket_path(s3_out)}/_manifests/{D1}.json").read()
     )
@@ -233,7 +248,10 @@ def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans
     try:
         staged = [key for key in objects(s3_server, s3_out) if key.startswith("_staging/")]
         assert len(staged) == len(TABLE_NAMES)  # every table uploaded, none published
-        with pytest.raises(ExportError, match=r"another export kept .* busy"):
+        with (
+            pytest.warns(ExportWaitWarning, match="another export is writing to"),
+            pytest.raises(ExportError, match=r"another export kept .* busy"),
+        ):
             export(dump(tmp_path, "third", 10, seed=3), s3_out, lock_timeout=1.0)
     finally:
         kill(child)
@@ -242,10 +260,22 @@ def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans
     assert one_export(dims_view(s3_out)) == first.manifest["export_id"]
     assert plain_dataset(s3_server, s3_out, "deployments").num_rows == 50
 
+    # what a first publish killed before its manifest leaves: a day no manifest names, and
+    # a stray file in a day that has one; no dims reader looks at either
+    fs, root = s3_server.filesystem(), bucket_path(s3_out)
+    orphans = [f"deployments/snapshot_date={D3}/part-0.parquet", f"repositories/{D1P}/x.parquet"]
+    for key in orphans:
+        with fs.open_output_stream(f"{root}/{key}") as stream:
+            stream.write(b"PAR1 not really")
+    assert snapshot_dates(s3_out) == [D1]
+
     monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)  # the dead export's lease
-    second = export(dump(tmp_path, "fourth", 30, seed=4), s3_out, D2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWaitWarning)  # until that lease is stale
+        second = export(dump(tmp_path, "fourth", 30, seed=4), s3_out, D2)
     left = objects(s3_server, s3_out)
     assert not [key for key in left if key.startswith(("_staging/", "_leases/"))]
+    assert not set(orphans) & set(left)
     assert one_export(dims_view(s3_out)) == second.manifest["export_id"]
     assert read_arrow(s3_out, "deployments", D1).num_rows == 50
 
@@ -264,7 +294,9 @@ def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
     assert read_arrow(s3_out, "deployments").num_rows == 50  # not yet replaced
 
     monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)
-    export(dump(tmp_path, "third", 30, seed=3), s3_out, D2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWaitWarning)
+        export(dump(tmp_path, "third", 30, seed=3), s3_out, D2)
     assert read_arrow(s3_out, "deployments", D1).num_rows == 70  # the killed one, finished
     assert read_arrow(s3_out, mixed, D1).num_rows > 0
     kept = [key for key in objects(s3_server, s3_out) if key.startswith("_replaced/")]

@@ -45,7 +45,8 @@ def take_snapshot(
         progress.describe("fetching")
     stats = fetch.FetchStats()
     providers = fetch.list_providers(client)
-    repositories = fetch.RepositoryFetcher(client, concurrency)
+    budget = fetch.RequestBudget(concurrency)  # one limit for the listings and repositories
+    repositories = fetch.RepositoryFetcher(client, concurrency, budget=budget)
     fetched: list[fetch.Repositories] = []
 
     def repositories_by_integration() -> dict[str, list[dict[str, Any]]]:
@@ -76,6 +77,7 @@ def take_snapshot(
             limits=limits,
             raw=True,  # records as raw JSON text: the tables' fast reader takes them
             on_integration=repositories.add,  # listed while the fleet is paged
+            budget=budget,
             **filters,
         )
         result = export_snapshot(

@@ -249,7 +249,7 @@ def _export_command(command: _Command) -> None:
         type=_bounded(1, 64),
         default=defaults.CONCURRENCY,
         metavar="N",
-        help=f"requests in flight for the listings, and again for repositories "
+        help=f"requests in flight in all, listings and repositories together "
         f"(default {defaults.CONCURRENCY})",
     )
     low, high = spec.page_size_range()

@@ -158,7 +158,10 @@ def serve() -> None:
             answer: Batch | Exception = read_batch(flattener, [item.page() for item in work])
         except Exception as exc:  # the parent raises it, as reading there would have
             answer = exc
-        _send(answers, answer)
+        try:
+            _send(answers, answer)
+        except OSError:  # the parent is gone (killed, or stopped waiting): so is the work
+            return
 
 
 class _Worker:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -172,3 +174,51 @@ def test_an_export_with_workers_writes_the_serial_files(tmp_path):
         assert groups == pq.ParquetFile(path).metadata.num_row_groups, name
     deployments = batched.paths["deployments"] / "part-0.parquet"
     assert pq.ParquetFile(deployments).metadata.num_row_groups > 1
+
+
+def _workers_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and b"batches import serve" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find workers")
+def test_workers_end_when_their_export_is_killed(tmp_path):
+    """A SIGKILLed export (no clean-up runs) leaves no worker behind: each sees its pipe close."""
+    dump = tmp_path / "fleet.json"
+    dump.write_bytes(fleet_dump_bytes(generate_fleet(12_000, 1, real_shaped=True)))
+    command = [sys.executable, "-m", "analysis.cli", "export", "--workers", "2"]
+    export = subprocess.Popen(
+        [*command, "--from-json", str(dump), "--out", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (workers := _workers_of(export.pid)) and time.monotonic() < deadline:
+            assert export.poll() is None, "the export ended before its workers started"
+            time.sleep(0.01)
+        assert workers, "no worker started"
+    finally:
+        export.kill()
+        export.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_alive, workers))
+    assert not (tmp_path / "out" / "deployments").exists()  # nothing published

@@ -8,15 +8,20 @@ about correctness.
 The sandbox: one real HTTP server on loopback per test process, serving the standard fleet
 (`generate_fleet`'s defaults) without faults or a key. Tests only read from it; a test that
 needs faults, a key, canaries or another fleet starts its own `run_sandbox(...)`.
+
+Object storage: `s3_server` and `s3_out`, a real S3 server (SeaweedFS, tests/object_store.py)
+per test process, started only by the tests that ask for it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+from object_store import S3Server
 
 from analysis.connection import RetryPolicy, connect
 from analysis.sandbox import SandboxHandle, run_sandbox
@@ -54,3 +59,22 @@ def sandbox() -> Iterator[SandboxHandle]:
 def client(sandbox: SandboxHandle, fast_retry: RetryPolicy) -> Client:
     """A dims client (`connect()`: timeout, retries, typed errors) of the standard sandbox."""
     return connect(sandbox.base_url, retry=fast_retry)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """A real S3 server (SeaweedFS) on loopback for the session, with one empty bucket."""
+    server = S3Server.start(tmp_path_factory.mktemp("s3-server"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_out(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh `s3://` dataset root on the server; its credentials and endpoint in this
+    process's environment (the standard AWS variables), so children inherit them."""
+    for name, value in s3_server.env().items():
+        monkeypatch.setenv(name, value)
+    return f"s3://{s3_server.bucket}/{secrets.token_hex(6)}/dims-data"

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .. import defaults, spec
 from ..errors import DimsError, ScrubFilter, scrub
+from ..storage.paths import is_remote, location
 
 if TYPE_CHECKING:
     from ..connection.transport import ResponseLimits
@@ -90,6 +91,12 @@ def _named_path(text: str) -> Path:
     return Path(text)
 
 
+def _dataset(text: str) -> Path | str:
+    """`--out`: a folder, or object storage named by URI (`s3://bucket/prefix`, gs://, abfs://),
+    kept as text (a Path would fold the `//`)."""
+    return location(_named_path(text) if not is_remote(text) else text)
+
+
 def _bool(text: str) -> bool:
     lowered = text.lower()
     if lowered in ("true", "1", "yes"):
@@ -102,9 +109,9 @@ def _bool(text: str) -> bool:
 def _add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
     parser.add_argument(
         "--out",
-        type=_named_path,
+        type=_dataset,
         default=default,
-        help=f"dataset folder (default ./{default})",
+        help=f"dataset folder, or s3://bucket/prefix (default ./{default})",
     )
 
 

@@ -29,6 +29,8 @@ from analysis.reports import prices as pr
 from analysis.reports.frames import PARTITION, Snapshot, load_snapshot, snapshot_days
 from analysis.reports.images import NewestShare
 from analysis.reports.measures import IDENTITY, TOTALS
+from analysis.storage import paths
+from analysis.storage.remote import open_store
 
 #: 2: replicas and connections as int64, monthly cost columns, cost_by_deployment.parquet
 REPORT_SCHEMA_VERSION = "2"
@@ -68,8 +70,9 @@ IMAGE_VERSION_SUMMARY_SCHEMA = pa.schema(
 )
 
 
-def report_dir(out_dir: str | Path, snapshot_date: str) -> Path:
-    return Path(out_dir) / "reports" / f"{PARTITION}={snapshot_date}"
+def report_dir(out_dir: str | Path, snapshot_date: str) -> Path | str:
+    """Where a snapshot's report goes: a folder, or a prefix when the dataset is a URI."""
+    return paths.join(out_dir, "reports", f"{PARTITION}={snapshot_date}")
 
 
 def _file_mode() -> int:
@@ -502,11 +505,23 @@ def write_report(
     out_dir: str | Path,
     snapshot_date: str | date | None = None,
     prices: pr.PriceSheet = pr.DEFAULT_PRICES,
-) -> Path:
+) -> Path | str:
     """Write the report files for one snapshot (default: the latest), costs priced with
-    `prices`; returns the path of report.html."""
+    `prices`; returns the path of report.html (its URI when the dataset is on object
+    storage: the files are made in a local temporary folder, then each uploaded whole)."""
     snap = load_snapshot(out_dir, snapshot_date)
     folder = report_dir(out_dir, snap.snapshot_date)
+    if isinstance(folder, Path):
+        return _write_files(snap, prices, folder)
+    with tempfile.TemporaryDirectory(prefix="dims-report-") as local:
+        written = _write_files(snap, prices, Path(local))
+        store = open_store(folder)
+        for path in sorted(Path(local).iterdir()):
+            store.upload(path, path.name)
+        return store.uri_of(written.name)
+
+
+def _write_files(snap: Snapshot, prices: pr.PriceSheet, folder: Path) -> Path:
     _write_parquet(
         cap.capacity_summary(snap, prices),
         CAPACITY_SUMMARY_SCHEMA,
@@ -529,3 +544,11 @@ def write_report(
     target = folder / "report.html"
     _atomic_write(target, lambda path: path.write_text(page, encoding="utf-8"))
     return target
+
+
+def report_files(report: Path | str) -> list[str]:
+    """The names of the files beside `report` (what `dims report` lists)."""
+    if isinstance(report, Path):
+        return sorted(p.name for p in report.parent.iterdir() if p.is_file())
+    store = open_store(report.rsplit("/", 1)[0])
+    return sorted(info.base_name for info in store.files(""))

@@ -2,7 +2,9 @@
 
 Each workspace has its own client (its own `X-Tenant-Id`, the connection settings of
 `connect()`) and is fetched in a thread of its own by `fetch.fetch_deployments`, with the
-same completeness rules and its own evidence; its pages carry its tenant_id. A bounded
+same completeness rules and its own evidence; its pages carry its tenant_id. They share one
+`fetch.RequestBudget`: `--concurrency N` stays N requests in flight in all, whatever the
+number of workspaces. A bounded
 queue joins them, so memory stays bounded by a few pages per workspace whatever their
 sizes. A workspace that fails (401/403 for that tenant, 5xx after retries, a paging error)
 stops alone: the others go on, and `outcome()` names it with its one-line error.
@@ -73,6 +75,7 @@ class WorkspaceFetch:
         }
         self.filters = dict(filters or {})
         self.concurrency = concurrency
+        self.budget = fetch.RequestBudget(concurrency)  # shared by every workspace
         self.states = {tenant: _State() for tenant in self.clients}
         self._queue: queue.Queue[tuple[str, Any]] = queue.Queue(
             _QUEUED_PER_WORKSPACE * max(1, len(self.clients))
@@ -139,7 +142,7 @@ class WorkspaceFetch:
         progress = self.options["progress"]
         if progress is not None:
             retry_transport(client).on_retry = progress.retry
-        repositories = fetch.RepositoryFetcher(client, self.concurrency)
+        repositories = fetch.RepositoryFetcher(client, self.concurrency, budget=self.budget)
         try:
             state.providers = fetch.list_providers(client)
             pages = fetch.fetch_deployments(
@@ -147,6 +150,7 @@ class WorkspaceFetch:
                 stats=state.stats,
                 raw=True,
                 on_integration=repositories.add,
+                budget=self.budget,
                 **self.options,
             )
             try:

@@ -19,6 +19,7 @@ from typing import Final
 import pandas as pd
 
 from analysis.storage import reader
+from analysis.storage.paths import location
 from analysis.storage.reader import PARTITION, DatasetError
 
 __all__ = [
@@ -83,7 +84,8 @@ def read_written_table(
 class Snapshot:
     """The frames of one snapshot date that the reports are computed from."""
 
-    out_dir: Path
+    #: The dataset: a folder, or an object-store URI (text).
+    out_dir: Path | str
     snapshot_date: str
     deployments: pd.DataFrame
     #: init containers and sidecars; empty when the table is absent
@@ -149,7 +151,7 @@ def load_snapshot(
         deployments = deployments.reset_index(drop=True)
         containers = containers[containers["deployment_id"].isin(deployments["id"])]
         containers = containers.reset_index(drop=True)
-    return Snapshot(Path(out_dir), day.isoformat(), deployments, containers)
+    return Snapshot(location(out_dir), day.isoformat(), deployments, containers)
 
 
 def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | date | None = None) -> Snapshot:

@@ -21,7 +21,6 @@ An export names the workspaces it fetched, and a day of the dataset is the union
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ import pyarrow.parquet as pq
 from analysis.tables import TABLE_NAMES, Flattener
 
 from . import paths
+from .target import parse_manifest
 
 __all__ = [
     "TenantMismatchWarning",
@@ -83,63 +83,90 @@ def add_listed(flattener: Flattener, workspaces: Iterable[Workspace]) -> None:
 
 def settle(
     tmp: Path,
-    root: Path,
+    root: paths.Location,
     day: date,
     workspaces: Iterable[Workspace],
     identity: Mapping[str, Any],
     mismatches: Mapping[str, int],
+    rows: Mapping[str, int],
 ) -> tuple[dict[str, int], dict[str, Any]]:
     """The day made whole in `tmp` (`carry_over`) and the manifest's sections for it: rows
-    per table, and `fetch` and `workspaces`. Called under the writer's lock."""
+    per table, and `fetch` and `workspaces`. Called under the writer's lock (or lease), so
+    the published day read here is the one the new version replaces."""
     chosen = list(workspaces)
-    rows = carry_over(tmp, root, day, chosen)
-    earlier = _read_json(paths.manifest_path(root, day))
+    published = _published(root, day)
+    merged = carry_over(tmp, day, chosen, published, rows)
     counts = deployments_by_tenant(paths.partition_dir(tmp, "deployments", day))
-    return rows, manifest_sections(chosen, identity, earlier, mismatches, counts)
+    earlier = _published_manifest(root, day) if published else None
+    return merged, manifest_sections(chosen, identity, earlier, mismatches, counts)
 
 
-def carry_over(tmp: Path, root: Path, day: date, workspaces: Iterable[Workspace]) -> dict[str, int]:
-    """Make the new files of `day` (in `tmp`) the whole day: the exported workspaces' new
-    rows, and the published rows of every other workspace. Rows per table, after.
-
-    Called under the writer's lock, before publishing; when the day is new, only failed
-    workspaces' rows are dropped.
+def carry_over(
+    tmp: Path,
+    day: date,
+    workspaces: Iterable[Workspace],
+    published: Mapping[str, pa.Table],
+    rows: Mapping[str, int],
+) -> dict[str, int]:
+    """Make the new files of `day` (in `tmp`, `rows` per table) the whole day: the exported
+    workspaces' new rows, and the `published` rows of every other workspace. Rows per
+    table, after. When the day is new and no workspace failed, the files stay as written.
     """
     chosen = list(workspaces)
     exported = pa.array([w.tenant_id for w in chosen if w.error is None], pa.string())
     failed = pa.array([w.tenant_id for w in chosen if w.error is not None], pa.string())
+    if not published and not len(failed):
+        return dict(rows)
     new = {name: _read(paths.partition_dir(tmp, name, day)) for name in TABLE_NAMES}
     if len(failed):
         new = {name: _without(table, failed) for name, table in new.items()}
-    old = {name: _read(paths.partition_dir(root, name, day)) for name in TABLE_NAMES}
-    kept = _kept_rows(old, new, exported)
-    rows = {}
+    kept = _kept_rows(published, new, exported)
+    merged = {}
     for name, table in new.items():
         carried = kept.get(name)
         if table is not None and carried is not None:
             table = pa.concat_tables([table, _like(carried, table)])
         if carried is not None or len(failed):
             _rewrite(paths.partition_dir(tmp, name, day), table)
-        rows[name] = table.num_rows if table is not None else 0
-    return rows
+        merged[name] = table.num_rows if table is not None else 0
+    return merged
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def _published(root: paths.Location, day: date) -> dict[str, pa.Table]:
+    """The day's published tables (a folder or object storage), older schemas' columns
+    filled with nulls; {} when the day has none."""
+    from . import reader  # the writer path imports the readers only when it needs them
+
+    if day not in reader.snapshot_dates(root):
+        return {}
+    local = not paths.is_remote(root)
+    return {
+        name: reader.read_arrow(root, name, day)
+        for name in TABLE_NAMES
+        if day in reader.snapshot_dates(root, name)
+        # a partition that is a link is moved aside by the publish, never read through
+        and not (local and paths.partition_dir(root, name, day).is_symlink())
+    }
+
+
+def _published_manifest(root: paths.Location, day: date) -> dict[str, Any] | None:
+    if paths.is_remote(root):
+        from .remote import open_store
+        from .remote_target import read_manifest
+
+        return read_manifest(open_store(str(root)), day)
     try:
-        found = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        return parse_manifest(paths.manifest_path(root, day).read_bytes())
+    except OSError:
         return None
-    return found if isinstance(found, dict) else None
 
 
-def _read(folder: Path) -> pa.Table | None:
-    """A partition's rows; None when there is none (a link in its place is never followed)."""
-    if folder.is_symlink() or not folder.is_dir():
-        return None
-    files = sorted(folder.glob("*.parquet"))
+def _read(folder: Path, columns: list[str] | None = None) -> pa.Table | None:
+    """A partition's rows in the work folder; None when there is none."""
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
     if not files:
         return None
-    tables = [pq.read_table(path) for path in files]
+    tables = [pq.read_table(path, columns=columns) for path in files]
     return pa.concat_tables(tables, promote_options="permissive")
 
 
@@ -150,7 +177,7 @@ def _without(table: pa.Table | None, tenants: pa.Array) -> pa.Table | None:
 
 
 def _kept_rows(
-    old: Mapping[str, pa.Table | None], new: Mapping[str, pa.Table | None], exported: pa.Array
+    old: Mapping[str, pa.Table], new: Mapping[str, pa.Table | None], exported: pa.Array
 ) -> dict[str, pa.Table]:
     """The published rows that stay: deployments of workspaces not exported now (and not in
     the new export), their children, and other tables' rows of other workspaces."""
@@ -166,7 +193,7 @@ def _kept_rows(
     kept = {"deployments": deployments.filter(stays)}
     kept_ids = kept["deployments"]["id"]
     for name, table in old.items():
-        if table is None or name == "deployments":
+        if name == "deployments":
             continue
         if "deployment_id" in table.column_names:
             kept[name] = table.filter(pc.is_in(table["deployment_id"], value_set=kept_ids))
@@ -261,7 +288,7 @@ def manifest_sections(
 
 def deployments_by_tenant(table_dir: Path) -> dict[str, int]:
     """Deployments per tenant_id in a partition folder (the merged day, before publishing)."""
-    table = _read(table_dir)
+    table = _read(table_dir, [TENANT])
     if table is None:
         return {}
     counts = pc.value_counts(table[TENANT]).to_pylist()

@@ -117,6 +117,15 @@ class Flattener:
         self.counts["records"] += n
         self.pending += n
 
+    def add_counts(
+        self, records: int, rejected: int, typed: int, mismatches: Mapping[str, int] | None = None
+    ) -> None:
+        """Count records another Flattener read for this one (a worker process's batch)."""
+        self.counts["records"] += records
+        self.counts["rejected"] += rejected
+        self.typed_records += typed
+        self.tenant_mismatches.update(mismatches or {})
+
     def _read_typed(self, record: msgspec.Raw, page: Page) -> bool:
         """Read a raw record with the fast reader; False when the careful one must."""
         layout, state = self._layout, self._state

@@ -7,15 +7,19 @@ import datetime as dt
 import hashlib
 import itertools
 
+import msgspec
 import orjson
 import pyarrow.compute as pc
 import pytest
 
 from analysis import connect
 from analysis.connection import RetryPolicy
-from analysis.sandbox import Faults, roll_out, run_sandbox
+from analysis.pages import Page
+from analysis.sandbox import Faults, generate_fleet, roll_out, run_sandbox
 from analysis.snapshot import WorkspacesFailed, take_workspaces_snapshot
 from analysis.storage.reader import duckdb_connection, read_arrow
+from analysis.storage.workspaces import TenantMismatchWarning, Workspace
+from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
 DAY = dt.date(2026, 2, 3)
@@ -197,3 +201,33 @@ def test_workspaces_are_fetched_concurrently(tmp_path):
     switches = sum(1 for before, after in itertools.pairwise(order) if before != after)
     assert sorted(set(order)) == tenants
     assert switches >= 3, order
+
+
+def test_worker_processes_keep_each_pages_workspace_and_count_mismatches(tmp_path):
+    """Batches read by worker processes (small row groups make several) carry their pages'
+    tenant_id, and deployments naming another workspace are counted in the manifest."""
+    fleet = generate_fleet(120, seed=SEED, tenants=2)
+    a, b = fleet.tenant_ids()
+    records = {t: [dict(r) for r in fleet.deployments if r["tenant_id"] == t] for t in (a, b)}
+    del records[a][0]["tenant_id"]  # takes its workspace
+    records[b][0]["tenant_id"] = a  # fetched from B, names A: kept under A, counted for B
+    pages = [
+        Page([msgspec.Raw(orjson.dumps(r)) for r in chunk], source="page", tenant_id=tenant)
+        for tenant, rows in records.items()
+        for chunk in (rows[i : i + 10] for i in range(0, len(rows), 10))
+    ]
+    found = [Workspace(a), Workspace(b)]
+    with pytest.warns(TenantMismatchWarning, match=f"workspace {b}: 1 deployment"):
+        result = export_snapshot(
+            pages, tmp_path, snapshot_date=DAY, workers=1, row_group_records=20,
+            workspaces=lambda: found,
+        )  # fmt: skip
+    day = read_arrow(tmp_path, "deployments", DAY, ["id", "tenant_id"]).to_pydict()
+    tenant_of = dict(zip(day["id"], day["tenant_id"], strict=True))
+    assert tenant_of[records[a][0]["id"]] == a and tenant_of[records[b][0]["id"]] == a
+    assert sum(t == b for t in tenant_of.values()) == len(records[b]) - 1
+    components = read_arrow(tmp_path, "deployment_components", DAY, ["deployment_id", "tenant_id"])
+    for deployment_id, tenant in zip(*components.to_pydict().values(), strict=True):
+        assert tenant == tenant_of[deployment_id]
+    assert result.manifest["fetch"]["workspaces"][b]["tenant_id_elsewhere"] == 1
+    assert result.manifest["fetch"]["workspaces"][a]["tenant_id_elsewhere"] == 0

@@ -198,12 +198,8 @@ def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
 
 
 MAX_FUNCTION_LINES = 60
-# Files whose long functions are being split elsewhere; the lead shrinks this list.
-LONG_FUNCTIONS_ALLOWED = (
-    "analysis/storage/writer.py",  # rewritten for object storage, which splits its functions
-    "analysis/tables/",  # lead: tables/fetch speed work
-    "analysis/fetch.py",  # lead: tables/fetch speed work
-)
+# Files whose long functions are being split elsewhere (none now).
+LONG_FUNCTIONS_ALLOWED: tuple[str, ...] = ()
 
 
 def test_no_function_is_longer_than_60_lines():

@@ -383,3 +383,9 @@ def test_credentials_never_reach_the_output_and_errors_are_one_line(
         capsys, "export", "--from-json", str(source), "--out", "s3://no-such-bucket-dims/x"
     )
     assert code == 1 and "the bucket of s3://no-such-bucket-dims/x does not exist" in err
+
+    in_uri = f"s3://{s3_server.access_key}:{wrong}@{s3_server.bucket}/x?region=us-east-1"
+    for argv in (("export", "--from-json", str(source)), ("sql", "select 1"), ("report",)):
+        code, out, err = run(capsys, *argv, "--out", in_uri)
+        assert code == 1 and "credentials or options in the URI are not accepted" in err
+        assert wrong not in out + err and s3_server.access_key not in out + err

@@ -44,7 +44,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (the design's rule for every error)."""
+    """argparse, but a usage error is one line, like every other error dims reports."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
@@ -359,6 +359,12 @@ def _sandbox_command(command: _Command) -> None:
     )
     sandbox.add_argument("--api-key", help=f"require this key in {defaults.API_KEY_HEADER}")
     _add_rollout(sandbox, "serve the fleet with VERSION rolled out (same seed: the fleet after)")
+    _add_faults(sandbox)
+    _add_service_shapes(sandbox)
+
+
+def _add_faults(sandbox: argparse.ArgumentParser) -> None:
+    """The faults the sandbox can inject, each on every Nth request."""
     faults = sandbox.add_argument_group("faults (N = on every Nth API request; 0 = never)")
     faults.add_argument(
         "--rate-limit-every", type=_bounded(0), default=0, metavar="N", help="429 Too Many Requests"
@@ -400,6 +406,10 @@ def _sandbox_command(command: _Command) -> None:
         metavar="N",
         help="insert a deployment in front after N listing requests (the listing shifts)",
     )
+
+
+def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
+    """Shapes of the real service's listing and records that the spec does not promise."""
     shapes = sandbox.add_argument_group("real-service shapes (listing and records)")
     shapes.add_argument(
         "--page-cap",

@@ -198,15 +198,29 @@ def _costs(
 
 
 def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -> h.Section:
+    """The capacity section: what the fleet asks for, by type, component, namespace, pod."""
     summary = cap.capacity_summary(snap)
+    total_row = {**totals, "component": "total", "deployment_type": "total"}
+    return h.Section("capacity", "Capacity").add(
+        *_capacity_by_type_and_component(snap, rows, summary, total_row),
+        *_capacity_summary_table(summary),
+        *_namespaces_and_databases(snap),
+        *_pod_requests(snap),
+        *_largest_deployments(snap),
+    )
+
+
+#: the capacity totals at max scale, the columns of the tables that show one scale
+_MAX_TOTALS = [c for c in TOTALS if c.endswith("_max_scale")]
+
+
+def _capacity_by_type_and_component(
+    snap: Snapshot, rows: pd.DataFrame, summary: pd.DataFrame, total_row: Mapping[str, object]
+) -> list[str]:
+    """The stacked chart, the tables by type and by component, and the overcommit."""
     by_component = cap.capacity_by(rows, ["component"])
     by_type = cap.capacity_by(rows, ["deployment_type"])
-    by_namespace = cap.capacity_by_namespace(snap)
-    over = cap.overcommit(snap)
-    pods = cap.pod_requests(snap)
-    total_row = {**totals, "component": "total", "deployment_type": "total"}
-    max_totals = [c for c in TOTALS if c.endswith("_max_scale")]
-    section = h.Section("capacity", "Capacity").add(
+    return [
         h.figure(
             charts.capacity_chart(summary),
             "Requested CPU and memory per deployment type, stacked by component, at min and "
@@ -224,7 +238,7 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
             h.with_total(by_component, total_row),
             max_rows=None,
             total_label="total",
-            columns=["component", "deployments", "replicas_max", *max_totals],
+            columns=["component", "deployments", "replicas_max", *_MAX_TOTALS],
         ),
         h.figure(
             charts.requests_limits_chart(by_component),
@@ -233,10 +247,18 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
         h.heading("Overcommit: limit ÷ request at max scale"),
         h.note("Above 1× a workload may burst beyond what the scheduler reserved for it."),
         h.table(
-            h.with_total(over, {"component": "overall", **cap.overcommit_total(snap)}),
+            h.with_total(
+                cap.overcommit(snap), {"component": "overall", **cap.overcommit_total(snap)}
+            ),
             max_rows=None,
             total_label="overall",
         ),
+    ]
+
+
+def _capacity_summary_table(summary: pd.DataFrame) -> list[str]:
+    """capacity_summary.parquet as a table: requests by component and type."""
+    return [
         h.heading("By component and deployment type, requests (capacity_summary.parquet)"),
         h.table(
             summary,
@@ -251,6 +273,13 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
                 "memory_request_gib_max_scale",
             ],
         ),
+    ]
+
+
+def _namespaces_and_databases(snap: Snapshot) -> list[str]:
+    """Capacity by Kubernetes namespace (chart and table), then the databases'."""
+    by_namespace = cap.capacity_by_namespace(snap)
+    return [
         h.figure(charts.namespace_chart(by_namespace)),
         h.heading("By Kubernetes namespace"),
         h.table(by_namespace, max_rows=30, columns=["k8s_namespace", *_TYPE_CAPACITY[1:]]),
@@ -262,6 +291,13 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
             max_rows=None,
             total_label="all",
         ),
+    ]
+
+
+def _pod_requests(snap: Snapshot) -> list[str]:
+    """The effective pod request of deployments with sidecars or init containers."""
+    pods = cap.pod_requests(snap)
+    return [
         h.heading("Sidecars and init containers: effective pod request per replica"),
         h.note(
             "Pod = max(main + sidecars, largest init container), per replica; deployments "
@@ -285,14 +321,18 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
                 "pod_memory_request_gib",
             ],
         ),
-    )
-    shown = ["name", "deployment_type", "k8s_namespace", "image_version", *max_totals]
-    return section.add(
+    ]
+
+
+def _largest_deployments(snap: Snapshot) -> list[str]:
+    """The ten deployments asking for the most CPU, and the ten for the most memory."""
+    shown = ["name", "deployment_type", "k8s_namespace", "image_version", *_MAX_TOTALS]
+    return [
         h.heading("Largest deployments by CPU requested at max scale"),
         h.table(cap.largest_deployments(snap, 10, "cpu_request_cores_max_scale"), columns=shown),
         h.heading("Largest deployments by memory requested at max scale"),
         h.table(cap.largest_deployments(snap, 10, "memory_request_gib_max_scale"), columns=shown),
-    )
+    ]
 
 
 def _anomalies(snap: Snapshot, found: pd.DataFrame, prices: pr.PriceSheet) -> h.Section:

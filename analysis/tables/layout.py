@@ -67,6 +67,48 @@ class Handlers(Protocol):
     def label_reader(self, kind: str) -> RoutedFn: ...
 
 
+def _item_table(prop_name: str, table: str) -> ItemTable:
+    """A child table of one item per row: its deployment, position, then the item's fields."""
+    ref = _find_array_ref(prop_name)
+    cols = Columns()
+    cols.add("deployment_id", pa.string())
+    cols.add("position", pa.int64())
+    checks = volume_sources(ref) if table == "deployment_volumes" else ()
+    plan = plan_for(ref, cols, checks=checks)
+    if checks:
+        cols.add("source_type", pa.string())
+        cols.add("source_json", pa.string())
+    return ItemTable(table, cols, plan)
+
+
+def _containers_table(container_ref: str) -> ItemTable:
+    cols = Columns()
+    for name, arrow_type in (
+        ("deployment_id", pa.string()),
+        ("kind", pa.string()),
+        ("position", pa.int64()),
+    ):
+        cols.add(name, arrow_type)
+    plan = plan_for(container_ref, cols, checks=(ENV_PROP,))
+    for name in ("cpu_request", "cpu_limit", "memory_request_mb", "memory_limit_mb"):
+        cols.add(name, pa.float64())
+    return ItemTable("deployment_containers", cols, plan)
+
+
+def _env_table(env_ref: str, include_env_values: bool) -> ItemTable:
+    cols = Columns()
+    for name, arrow_type in (
+        ("deployment_id", pa.string()),
+        ("container_kind", pa.string()),
+        ("container_position", pa.int64()),
+        ("container", pa.string()),
+        ("position", pa.int64()),
+    ):
+        cols.add(name, arrow_type)
+    plan = plan_for(env_ref, cols, include_passwords=include_env_values)
+    return ItemTable("deployment_container_env", cols, plan)
+
+
 class Layout:
     """Every table's columns and reading plans, for one include_env_values setting.
 
@@ -75,66 +117,25 @@ class Layout:
     """
 
     def __init__(self, include_env_values: bool, handlers: Handlers | None = None) -> None:
-        f = handlers
         # Child tables first: the deployment plan routes arrays to them.
-        self.items: dict[str, ItemTable] = {}
-        for prop_name, table in ITEM_TABLES.items():
-            ref = _find_array_ref(prop_name)
-            cols = Columns()
-            cols.add("deployment_id", pa.string())
-            cols.add("position", pa.int64())
-            checks = volume_sources(ref) if table == "deployment_volumes" else ()
-            plan = plan_for(ref, cols, checks=checks)
-            if checks:
-                cols.add("source_type", pa.string())
-                cols.add("source_json", pa.string())
-            self.items[table] = ItemTable(table, cols, plan)
-
+        self.items: dict[str, ItemTable] = {
+            table: _item_table(prop_name, table) for prop_name, table in ITEM_TABLES.items()
+        }
         container_ref = _find_array_ref(next(iter(CONTAINER_KINDS)))
-        cols = Columns()
-        for name, arrow_type in (
-            ("deployment_id", pa.string()),
-            ("kind", pa.string()),
-            ("position", pa.int64()),
-        ):
-            cols.add(name, arrow_type)
-        plan = plan_for(container_ref, cols, checks=(ENV_PROP,))
-        for name in ("cpu_request", "cpu_limit", "memory_request_mb", "memory_limit_mb"):
-            cols.add(name, pa.float64())
-        self.containers = ItemTable("deployment_containers", cols, plan)
+        self.containers = _containers_table(container_ref)
+        self.env = _env_table(spec.ref_of(container_ref, ENV_PROP), include_env_values)
+        self._add_deployments(handlers)
+        self.providers, self.provider_plan = _record_table("OAuthProvider")
+        self.repositories, self.repository_plan = _record_table("Repository")
 
-        env_ref = spec.ref_of(container_ref, ENV_PROP)
-        cols = Columns()
-        for name, arrow_type in (
-            ("deployment_id", pa.string()),
-            ("container_kind", pa.string()),
-            ("container_position", pa.int64()),
-            ("container", pa.string()),
-            ("position", pa.int64()),
-        ):
-            cols.add(name, arrow_type)
-        plan = plan_for(env_ref, cols, include_passwords=include_env_values)
-        self.env = ItemTable("deployment_container_env", cols, plan)
-
-        # The wide deployments table.
+    def _add_deployments(self, handlers: Handlers | None) -> None:
+        """The wide deployments table, its plan routing arrays to the child tables."""
         self.wide = _deployment_columns()
-        calls: dict[str, RoutedFn | None] = {}
-        if f is not None:
-            calls.update({k: f.item_reader(self.items[t]) for k, t in ITEM_TABLES.items()})
-            calls.update(
-                {
-                    k: f.container_reader(self.containers, self.env, kind)
-                    for k, kind in CONTAINER_KINDS.items()
-                }
-            )
-            calls.update({k: f.label_reader(kind) for k, kind in LABEL_KINDS.items()})
-        else:  # schemas only
-            calls.update(dict.fromkeys((*ITEM_TABLES, *CONTAINER_KINDS, *LABEL_KINDS), None))
         self.deployment_plan = plan_for(
             "Deployment",
             self.wide,
             column_of=lambda _prefix, name: name,  # columns already made, by leaf name
-            calls=calls,
+            calls=self._routes(handlers),
         )
         if self.wide.reserved:
             raise ValueError(f"openapi.yaml: scalar fields not reached: {self.wide.reserved}")
@@ -148,8 +149,17 @@ class Layout:
         self.secret_count_index = self.wide.add("secret_count", pa.int64())
         self.unknown_index = self.wide.add("unknown_fields_json", pa.string())
 
-        self.providers, self.provider_plan = _record_table("OAuthProvider")
-        self.repositories, self.repository_plan = _record_table("Repository")
+    def _routes(self, handlers: Handlers | None) -> dict[str, RoutedFn | None]:
+        """Routed property -> the handler of its child table (None: schemas only)."""
+        routed = (*ITEM_TABLES, *CONTAINER_KINDS, *LABEL_KINDS)
+        if handlers is None:
+            return dict.fromkeys(routed, None)
+        calls: dict[str, RoutedFn | None] = {}
+        calls.update({k: handlers.item_reader(self.items[t]) for k, t in ITEM_TABLES.items()})
+        for prop, kind in CONTAINER_KINDS.items():
+            calls[prop] = handlers.container_reader(self.containers, self.env, kind)
+        calls.update({k: handlers.label_reader(kind) for k, kind in LABEL_KINDS.items()})
+        return calls
 
     def schemas(self) -> dict[str, pa.Schema]:
         def with_snapshot(columns: Columns) -> pa.Schema:

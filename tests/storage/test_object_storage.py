@@ -303,6 +303,36 @@ def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
     assert f"_manifests/{D1}.json" in {key.split("/", 2)[2] for key in kept}
 
 
+def _read_through_dims(
+    s3_out: str, seen: list[str], problems: list[str], refused: list[str]
+) -> None:
+    """dims' readers: one export's tables whole, or a refusal; never a mix."""
+    try:
+        tables = dims_view(s3_out)
+        ids = set(tables["deployment_containers"]["deployment_id"].to_pylist())
+        if not ids <= set(tables["deployments"]["id"].to_pylist()):
+            problems.append("containers of deployments the snapshot lacks")
+        seen.append(one_export(tables))
+    except DatasetError:
+        refused.append("dims")  # read while a file was overwritten: never a mix
+    except AssertionError as exc:
+        problems.append(f"mixed exports: {exc}")
+
+
+def _read_plainly(
+    s3_server, s3_out: str, table: str, counts: set[int], problems: list[str], refused: list[str]
+) -> None:
+    """A plain pyarrow dataset over the table's prefix: each day's file old or new, whole."""
+    try:
+        got = plain_dataset(s3_server, s3_out, table)
+    except (OSError, pa.ArrowException):
+        refused.append("plain")  # a torn read fails; it is never a wrong count
+        return
+    for row in got.group_by("snapshot_date").aggregate([([], "count_all")]).to_pylist():
+        if row["count_all"] not in counts:
+            problems.append(f"{table} {row['snapshot_date']}: {row['count_all']}")
+
+
 def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out, tmp_path):
     """While D1 is replaced and then D2 is added, a reader loops: dims' readers always get
     one export's tables whole (or a 'being replaced' error), and a plain pyarrow dataset over
@@ -320,26 +350,9 @@ def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out
     def reader() -> None:
         for _ in range(2_000):  # bounded; one more read once the exports are done
             last = stop.is_set()
-            try:
-                tables = dims_view(s3_out)
-                ids = {r for r in tables["deployment_containers"]["deployment_id"].to_pylist()}
-                if not ids <= set(tables["deployments"]["id"].to_pylist()):
-                    problems.append("containers of deployments the snapshot lacks")
-                seen.append(one_export(tables))
-            except DatasetError:
-                refused.append("dims")  # read while a file was overwritten: never a mix
-            except AssertionError as exc:
-                problems.append(f"mixed exports: {exc}")
+            _read_through_dims(s3_out, seen, problems, refused)
             for table in ("deployments", "deployment_containers"):
-                try:
-                    got = plain_dataset(s3_server, s3_out, table)
-                except (OSError, pa.ArrowException):
-                    refused.append("plain")  # a torn read fails; it is never a wrong count
-                    continue
-                days = got.group_by("snapshot_date").aggregate([([], "count_all")]).to_pylist()
-                for row in days:
-                    if row["count_all"] not in counts[table]:
-                        problems.append(f"{table} {row['snapshot_date']}: {row['count_all']}")
+                _read_plainly(s3_server, s3_out, table, counts[table], problems, refused)
             if last:
                 return
 

@@ -62,8 +62,8 @@ class S3Server:
     process: subprocess.Popen[bytes]
     endpoint: str
     access_key: str
-    secret_key: str
-    folder: Path
+    secret_key: str = field(repr=False)
+    folder: Path = field(default=Path())
     bucket: str = BUCKET
     log: Path = field(default=Path())
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -117,6 +118,23 @@ def _send(http: httpx.Client, kwargs: dict[str, Any]) -> httpx.Response:
         return http.request(**kwargs)
     except httpx.TransportError as exc:
         raise _transport_error(http.base_url, kwargs, exc) from None
+
+
+class RequestBudget:
+    """At most `size` requests in flight across everything that shares it.
+
+    An export shares one between the listings and the repositories, so `--concurrency N`
+    means N requests in flight in all: what a service's rate limits count, and what the
+    network ideal of an export (requests ÷ N round trips) assumes.
+    """
+
+    def __init__(self, size: int = DEFAULT_CONCURRENCY) -> None:
+        self.size = max(1, size)
+        self._gate = threading.BoundedSemaphore(self.size)
+
+    def send(self, http: httpx.Client, kwargs: dict[str, Any]) -> httpx.Response:
+        with self._gate:
+            return _send(http, kwargs)
 
 
 async def _asend(http: httpx.AsyncClient, kwargs: dict[str, Any]) -> httpx.Response:
@@ -554,13 +572,16 @@ class _Scheduler:
         return [request for item in self.listings for _, request in item.pending]
 
 
-def _run_sync(client: Client, scheduler: _Scheduler) -> Iterator[Page]:
+def _run_sync(
+    client: Client, scheduler: _Scheduler, budget: RequestBudget | None = None
+) -> Iterator[Page]:
     http = client.get_httpx_client()
+    send = _send if budget is None else budget.send
     pool = ThreadPoolExecutor(scheduler.concurrency, thread_name_prefix="dims-fetch")
     try:
         while True:
             for listing, offset, kwargs in scheduler.to_start():
-                listing.pending.append((offset, pool.submit(_send, http, kwargs)))
+                listing.pending.append((offset, pool.submit(send, http, kwargs)))
             heads = scheduler.heads()
             if not heads:
                 break
@@ -710,6 +731,7 @@ def fetch_deployments(
     limits: FetchLimits | None = None,
     raw: bool = False,
     on_integration: Callable[[str], None] | None = None,
+    budget: RequestBudget | None = None,
     **filters: Any,
 ) -> Iterator[Page]:
     """Every deployment of the fleet, once, each page able to tell each record's type.
@@ -723,12 +745,13 @@ def fetch_deployments(
     With `raw`, records are raw JSON text (`msgspec.Raw`): never parsed into dicts here,
     they go to the tables' fast typed reader (what `take_snapshot` uses).
     `on_integration(id)` is called for each integration the fleet names, as soon as a page
-    names it (a `RepositoryFetcher.add` lists its repositories meanwhile).
+    names it (a `RepositoryFetcher.add` lists its repositories meanwhile); sharing a
+    `budget` with it keeps the requests of both within one limit.
     """
     scheduler = _fleet_scheduler(
         stats, page_size, concurrency, progress, limits, raw, on_integration, filters
     )
-    return _run_sync(client, scheduler)
+    return _run_sync(client, scheduler, budget)
 
 
 def afetch_deployments(
@@ -786,8 +809,9 @@ def _model(record: Any, page: Page, index: int) -> Deployment:
 # -- OAuth providers and repositories -------------------------------------------------------
 
 
-def _get(client: Client, kwargs: dict[str, Any]) -> Any:
-    return _json(_send(client.get_httpx_client(), kwargs))
+def _get(client: Client, kwargs: dict[str, Any], budget: RequestBudget | None = None) -> Any:
+    send = _send if budget is None else budget.send
+    return _json(send(client.get_httpx_client(), kwargs))
 
 
 async def _aget(client: Client, kwargs: dict[str, Any]) -> Any:
@@ -846,9 +870,12 @@ def _repos_request(integration_id: str) -> dict[str, Any]:
     return list_integration_repositories_request_kwargs(uuid)
 
 
-def list_repositories(client: Client, integration_id: str) -> list[dict[str, Any]]:
+def list_repositories(
+    client: Client, integration_id: str, *, budget: RequestBudget | None = None
+) -> list[dict[str, Any]]:
     """The repositories reachable through one code-host integration."""
-    return _expect_list(_get(client, _repos_request(integration_id)), "list repositories")
+    body = _get(client, _repos_request(integration_id), budget)
+    return _expect_list(body, "list repositories")
 
 
 async def alist_repositories(client: Client, integration_id: str) -> list[dict[str, Any]]:
@@ -874,8 +901,15 @@ class RepositoryFetcher:
     for (deleted since) is listed in `missing` rather than failing the export.
     """
 
-    def __init__(self, client: Client, concurrency: int = DEFAULT_CONCURRENCY) -> None:
+    def __init__(
+        self,
+        client: Client,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        *,
+        budget: RequestBudget | None = None,
+    ) -> None:
         self._client = client
+        self._budget = budget
         self._pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="dims-repos")
         self._futures: dict[str, Any] = {}
         self._malformed: set[str] = set()
@@ -887,7 +921,7 @@ class RepositoryFetcher:
             return
         if integration_id not in self._futures:
             self._futures[integration_id] = self._pool.submit(
-                list_repositories, self._client, integration_id
+                list_repositories, self._client, integration_id, budget=self._budget
             )
 
     def result(self) -> Repositories:

@@ -32,68 +32,95 @@ def take_snapshot(
     progress: Progress | None = None,
     limits: fetch.FetchLimits | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
     **filters: Any,
 ) -> ExportResult:
     """Fetch every deployment, provider and referenced repository; write one snapshot."""
     from . import fetch
-    from .connection import retry_transport
 
     if progress is not None:
-        transport = retry_transport(client)
-        transport.on_retry = progress.retry
-        progress.describe("fetching")
-    stats = fetch.FetchStats()
-    providers = fetch.list_providers(client)
-    repositories = fetch.RepositoryFetcher(client, concurrency)
-    fetched: list[fetch.Repositories] = []
+        _show_retries(client, progress)
+    side = _SideListings(client, concurrency, filters)
+    try:
+        pages = fetch.fetch_deployments(
+            client,
+            stats=side.stats,
+            page_size=page_size,
+            concurrency=concurrency,
+            progress=progress,
+            limits=limits,
+            raw=True,  # records as raw JSON text: the tables' fast reader takes them
+            on_integration=side.repositories.add,  # listed while the fleet is paged
+            budget=side.budget,
+            **filters,
+        )
+        result = export_snapshot(
+            pages,
+            out_dir,
+            providers=side.providers,
+            repositories=side.repositories_by_integration,
+            snapshot_date=snapshot_date,
+            include_env_values=include_env_values,
+            strict=strict,
+            filters=filters,
+            allow_empty=allow_empty,
+            evidence=side.evidence,
+            workers=workers,
+        )
+    finally:
+        side.repositories.close()
+    repos = side.fetched()
+    result.notes.extend(_notes(side.stats, repos.missing, repos.malformed))
+    return result
 
-    def repositories_by_integration() -> dict[str, list[dict[str, Any]]]:
-        fetched.append(repositories.result())
-        return fetched[-1].by_integration
 
-    def evidence() -> dict[str, Any]:
+def _show_retries(client: Client, progress: Progress) -> None:
+    """Let the progress display tell of retries, and say that the fetch has begun."""
+    from .connection import retry_transport
+
+    retry_transport(client).on_retry = progress.retry
+    progress.describe("fetching")
+
+
+class _SideListings:
+    """What a snapshot fetches beside the deployments: the providers, and the repositories of
+    the integrations the deployments name (listed while the fleet is paged); with the fetch's
+    statistics, the evidence the manifest keeps."""
+
+    def __init__(self, client: Client, concurrency: int, filters: dict[str, Any]) -> None:
+        from . import fetch
+
+        self.filters = filters
+        self.stats = fetch.FetchStats()
+        self.providers = fetch.list_providers(client)
+        self.budget = fetch.RequestBudget(concurrency)  # one limit for listings and repositories
+        self.repositories = fetch.RepositoryFetcher(client, concurrency, budget=self.budget)
+        self._fetched: list[fetch.Repositories] = []
+
+    def repositories_by_integration(self) -> dict[str, list[dict[str, Any]]]:
+        """Wait for every repository listing (the writer asks once the fleet is paged)."""
+        self._fetched.append(self.repositories.result())
+        return self._fetched[-1].by_integration
+
+    def fetched(self) -> fetch.Repositories:
+        """The repositories listed, or none when the writer never asked for them."""
+        from . import fetch
+
+        return self._fetched[-1] if self._fetched else fetch.Repositories()
+
+    def evidence(self) -> dict[str, Any]:
         """What was asked and what came back: the manifest's `fetch` section."""
-        repos = fetched[-1] if fetched else fetch.Repositories()
+        repos = self.fetched()
         return {
-            "filters": {k: getattr(v, "value", v) for k, v in filters.items()},
-            **stats.evidence(),
-            "oauth_providers": len(providers),
+            "filters": {k: getattr(v, "value", v) for k, v in self.filters.items()},
+            **self.stats.evidence(),
+            "oauth_providers": len(self.providers),
             "integrations": {
                 "listed": len(repos.by_integration),
                 "unknown_to_service": repos.missing,
                 "not_uuid": repos.malformed,
             },
         }
-
-    try:
-        pages = fetch.fetch_deployments(
-            client,
-            stats=stats,
-            page_size=page_size,
-            concurrency=concurrency,
-            progress=progress,
-            limits=limits,
-            raw=True,  # records as raw JSON text: the tables' fast reader takes them
-            on_integration=repositories.add,  # listed while the fleet is paged
-            **filters,
-        )
-        result = export_snapshot(
-            pages,
-            out_dir,
-            providers=providers,
-            repositories=repositories_by_integration,
-            snapshot_date=snapshot_date,
-            include_env_values=include_env_values,
-            strict=strict,
-            filters=filters,
-            allow_empty=allow_empty,
-            evidence=evidence,
-        )
-    finally:
-        repositories.close()
-    repos = fetched[-1] if fetched else fetch.Repositories()
-    result.notes.extend(_notes(stats, repos.missing, repos.malformed))
-    return result
 
 
 def _notes(
@@ -139,6 +166,7 @@ def snapshot_from_dump(
     strict: bool = False,
     snapshot_date: dt.date | None = None,
     allow_empty: bool = False,
+    workers: int | None = None,
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service.
 
@@ -151,4 +179,5 @@ def snapshot_from_dump(
         include_env_values=include_env_values,
         strict=strict,
         allow_empty=allow_empty,
+        workers=workers,
     )

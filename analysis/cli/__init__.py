@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .. import defaults, spec
 from ..errors import DimsError, ScrubFilter, scrub
+from ..storage.paths import is_remote, location
 
 if TYPE_CHECKING:
     from ..connection.transport import ResponseLimits
@@ -43,7 +44,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (the design's rule for every error)."""
+    """argparse, but a usage error is one line, like every other error dims reports."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
@@ -90,6 +91,12 @@ def _named_path(text: str) -> Path:
     return Path(text)
 
 
+def _dataset(text: str) -> Path | str:
+    """`--out`: a folder, or object storage named by URI (`s3://bucket/prefix`, gs://, abfs://),
+    kept as text (a Path would fold the `//`)."""
+    return location(_named_path(text) if not is_remote(text) else text)
+
+
 def _bool(text: str) -> bool:
     lowered = text.lower()
     if lowered in ("true", "1", "yes"):
@@ -102,9 +109,9 @@ def _bool(text: str) -> bool:
 def _add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
     parser.add_argument(
         "--out",
-        type=_named_path,
+        type=_dataset,
         default=default,
-        help=f"dataset folder (default ./{default})",
+        help=f"dataset folder, or s3://bucket/prefix (default ./{default})",
     )
 
 
@@ -242,7 +249,7 @@ def _export_command(command: _Command) -> None:
         type=_bounded(1, 64),
         default=defaults.CONCURRENCY,
         metavar="N",
-        help=f"requests in flight for the listings, and again for repositories "
+        help=f"requests in flight in all, listings and repositories together "
         f"(default {defaults.CONCURRENCY})",
     )
     low, high = spec.page_size_range()
@@ -263,6 +270,14 @@ def _export_command(command: _Command) -> None:
         help="store containers' env values (they may hold secrets; off by default)",
     )
     export.add_argument("--strict", action="store_true", help="fail on the first bad record")
+    export.add_argument(
+        "--workers",
+        type=_bounded(0, 64),
+        default=None,
+        metavar="N",
+        help="processes reading records beside this one (default: one per other core, "
+        "at most 3; 0: read everything in this process)",
+    )
     export.add_argument("--snapshot-date", type=_date, help="default: today (UTC)")
     export.add_argument(
         "--allow-empty",
@@ -344,6 +359,12 @@ def _sandbox_command(command: _Command) -> None:
     )
     sandbox.add_argument("--api-key", help=f"require this key in {defaults.API_KEY_HEADER}")
     _add_rollout(sandbox, "serve the fleet with VERSION rolled out (same seed: the fleet after)")
+    _add_faults(sandbox)
+    _add_service_shapes(sandbox)
+
+
+def _add_faults(sandbox: argparse.ArgumentParser) -> None:
+    """The faults the sandbox can inject, each on every Nth request."""
     faults = sandbox.add_argument_group("faults (N = on every Nth API request; 0 = never)")
     faults.add_argument(
         "--rate-limit-every", type=_bounded(0), default=0, metavar="N", help="429 Too Many Requests"
@@ -385,6 +406,10 @@ def _sandbox_command(command: _Command) -> None:
         metavar="N",
         help="insert a deployment in front after N listing requests (the listing shifts)",
     )
+
+
+def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
+    """Shapes of the real service's listing and records that the spec does not promise."""
     shapes = sandbox.add_argument_group("real-service shapes (listing and records)")
     shapes.add_argument(
         "--page-cap",

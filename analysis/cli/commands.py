@@ -32,6 +32,7 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         "strict": args.strict,
         "snapshot_date": args.snapshot_date,
         "allow_empty": args.allow_empty,
+        "workers": args.workers,
     }
     if args.from_json is not None:
         result = snapshot_from_dump(args.from_json, args.out, **writing)
@@ -65,6 +66,7 @@ def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
 
 def report(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     from ..reports import DEFAULT_PRICES, load_prices, write_report
+    from ..reports.report import report_files
 
     started = time.perf_counter()
     prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
@@ -73,16 +75,17 @@ def report(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         memory_gib_hour=args.gib_hour,
         storage_gib_month=args.storage_gib_month,
     )
-    path = Path(write_report(args.out, snapshot_date=args.date, prices=prices))
-    files = sorted(p.name for p in path.parent.iterdir() if p.is_file())
+    path = write_report(args.out, snapshot_date=args.date, prices=prices)
+    files = report_files(path)
     seconds = round(time.perf_counter() - started, 3)
+    folder = str(path).rsplit("/", 1)[0] if isinstance(path, str) else str(path.parent)
     if args.json:
-        written = {"report": str(path), "folder": str(path.parent), "files": files}
+        written = {"report": str(path), "folder": folder, "files": files}
         _say(json.dumps({**written, "seconds": seconds}, indent=2))
     else:
-        _say(f"report written in {seconds:.1f} s to {path.parent}:")
+        _say(f"report written in {seconds:.1f} s to {folder}:")
         _say("\n".join(f"  {name}" for name in files))
-        _say(f"open: {path.resolve()}")
+        _say(f"open: {path if isinstance(path, str) else path.resolve()}")
     return 0
 
 
@@ -275,6 +278,6 @@ def demo(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     if args.roll_out is not None:
         _say(diff_snapshots(args.out).summary())
     path = write_report(args.out, snapshot_date=result.snapshot_date)
-    _say(f"report: {Path(path).resolve()}")
+    _say(f"report: {path if isinstance(path, str) else path.resolve()}")
     _say("next: open the report, or explore with `.venv/bin/dims --help` and notebooks/")
     return 0

@@ -411,95 +411,107 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     get the limit checks too.
     """
     snap = as_snapshot(source)
-    deployments = snap.deployments
-    identity = _identity(deployments)
-    findings: list[pd.DataFrame] = []
+    found = _Findings(snap.deployments)
+    numeric = [f for f in spec.resource_numeric_fields() if f in found.deployments.columns]
+    absent = (
+        found.deployments[numeric].isna().all(axis=1)
+        if numeric
+        else pd.Series(True, index=found.deployments.index)
+    )
+    found.add(absent, "resource_spec", "resource_spec_absent")
+    for component in spec.COMPONENTS:
+        _component_findings(found, component, absent)
+    _container_findings(found, snap.containers)
+    return found.frame()
 
-    def fmt(values: pd.Series) -> pd.Series:
-        return values.map(lambda v: "null" if pd.isna(v) else f"{v:g}")
 
-    def add(mask: pd.Series, component: str, kind: str, *shown: str) -> None:
+def _shown(values: pd.Series) -> pd.Series:
+    """Numbers as a finding's detail shows them (`null` for none)."""
+    return values.map(lambda v: "null" if pd.isna(v) else f"{v:g}")
+
+
+class _Findings:
+    """The anomalies found so far in one snapshot's deployments, one frame per check."""
+
+    def __init__(self, deployments: pd.DataFrame) -> None:
+        self.deployments = deployments
+        self.identity = _identity(deployments)
+        self.frames: list[pd.DataFrame] = []
+
+    def add(self, mask: pd.Series, component: str, kind: str, *shown: str) -> None:
         """Record `kind` for the rows in `mask`, with the named fields' values as detail."""
         if not mask.any():
             return
-        frame = identity[mask].copy()
+        frame = self.identity[mask].copy()
         frame["component"] = component
         frame["anomaly"] = kind
-        parts = [name + "=" + fmt(_column(deployments, name)[mask]) for name in shown]
+        parts = [name + "=" + _shown(_column(self.deployments, name)[mask]) for name in shown]
         frame["detail"] = (
             pd.concat(parts, axis=1).agg(" ".join, axis=1) if parts else "no resource field is set"
         )
-        findings.append(frame)
+        self.frames.append(frame)
 
-    numeric = [f for f in spec.resource_numeric_fields() if f in deployments.columns]
-    absent = (
-        deployments[numeric].isna().all(axis=1)
-        if numeric
-        else pd.Series(True, index=deployments.index)
-    )
-    add(absent, "resource_spec", "resource_spec_absent")
+    def frame(self) -> pd.DataFrame:
+        """Every finding, by kind, type and name (an empty frame has the columns too)."""
+        columns = [*IDENTITY, "component", "anomaly", "detail"]
+        if not self.frames:
+            return pd.DataFrame({c: pd.Series(dtype="str") for c in columns})
+        out = tidy_text(pd.concat(self.frames, ignore_index=True)[columns])
+        return out.sort_values(
+            ["anomaly", "deployment_type", "name"], na_position="last"
+        ).reset_index(drop=True)
 
-    for component in spec.COMPONENTS:
-        fields = spec.component_measures()[component]
-        names = {m: fields.get(m) for m in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")}
-        cpu, cpu_limit, mem, mem_limit = (_column(deployments, f) for f in names.values())
-        # main is expected on every deployment; other components only where any field is set
-        set_any = ~absent
-        if component != "main":
-            set_any &= cpu.notna() | cpu_limit.notna() | mem.notna() | mem_limit.notna()
-        requests = [f for f in (names["cpu"], names["memory_mb"]) if f]
-        add(set_any & (cpu.isna() | mem.isna()), component, "missing_resources", *requests)
-        add(set_any & ((cpu == 0) | (mem == 0)), component, "zero_resources", *requests)
-        if names["cpu"] and names["cpu_limit"]:
-            add(
-                cpu_limit < cpu,
-                component,
-                "cpu_limit_below_request",
-                names["cpu"],
-                names["cpu_limit"],
-            )
-        if names["memory_mb"] and names["memory_limit_mb"]:
-            add(
-                mem_limit < mem,
-                component,
-                "memory_limit_below_request",
-                names["memory_mb"],
-                names["memory_limit_mb"],
-            )
-        low_field, high_field = fields.get("min_scale"), fields.get("max_scale")
-        if low_field and high_field:
-            low, high = _column(deployments, low_field), _column(deployments, high_field)
-            add(high < low, component, "max_scale_below_min_scale", low_field, high_field)
 
-    containers = snap.containers
-    if not containers.empty:
-        by_id = identity.set_index("deployment_id")
-        for resource, request_col, limit_col, unit in (
-            ("cpu", "cpu_request", "cpu_limit", "cores"),
-            ("memory", "memory_request_mb", "memory_limit_mb", "MiB"),
-        ):
-            request, limit = _column(containers, request_col), _column(containers, limit_col)
-            bad = limit < request
-            if not bad.any():
-                continue
-            rows = containers[bad]
-            frame = by_id.reindex(_text(rows, "deployment_id")).reset_index()
-            frame["component"] = (
-                _text(rows, "kind").fillna("container") + ":" + _text(rows, "name").fillna("")
-            ).to_numpy()
-            frame["anomaly"] = f"{resource}_limit_below_request"
-            frame["detail"] = (
-                f"request {unit}=" + fmt(request[bad]) + f" limit {unit}=" + fmt(limit[bad])
-            ).to_numpy()
-            findings.append(frame)
+def _component_findings(found: _Findings, component: str, absent: pd.Series) -> None:
+    """A component's missing, zero and inverted settings (limits below requests, max below
+    min scale)."""
+    deployments = found.deployments
+    fields = spec.component_measures()[component]
+    names = {m: fields.get(m) for m in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")}
+    cpu, cpu_limit, mem, mem_limit = (_column(deployments, f) for f in names.values())
+    # main is expected on every deployment; other components only where any field is set
+    set_any = ~absent
+    if component != "main":
+        set_any &= cpu.notna() | cpu_limit.notna() | mem.notna() | mem_limit.notna()
+    requests = [f for f in (names["cpu"], names["memory_mb"]) if f]
+    found.add(set_any & (cpu.isna() | mem.isna()), component, "missing_resources", *requests)
+    found.add(set_any & ((cpu == 0) | (mem == 0)), component, "zero_resources", *requests)
+    for request, limit, values, kind in (
+        ("cpu", "cpu_limit", (cpu, cpu_limit), "cpu_limit_below_request"),
+        ("memory_mb", "memory_limit_mb", (mem, mem_limit), "memory_limit_below_request"),
+    ):
+        request_field, limit_field = names[request], names[limit]
+        if request_field and limit_field:
+            found.add(values[1] < values[0], component, kind, request_field, limit_field)
+    low_field, high_field = fields.get("min_scale"), fields.get("max_scale")
+    if low_field and high_field:
+        low, high = _column(deployments, low_field), _column(deployments, high_field)
+        found.add(high < low, component, "max_scale_below_min_scale", low_field, high_field)
 
-    columns = [*IDENTITY, "component", "anomaly", "detail"]
-    if not findings:
-        return pd.DataFrame({c: pd.Series(dtype="str") for c in columns})
-    out = tidy_text(pd.concat(findings, ignore_index=True)[columns])
-    return out.sort_values(["anomaly", "deployment_type", "name"], na_position="last").reset_index(
-        drop=True
-    )
+
+def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
+    """Sidecars and init containers whose CPU or memory limit is below the request."""
+    if containers.empty:
+        return
+    by_id = found.identity.set_index("deployment_id")
+    for resource, request_col, limit_col, unit in (
+        ("cpu", "cpu_request", "cpu_limit", "cores"),
+        ("memory", "memory_request_mb", "memory_limit_mb", "MiB"),
+    ):
+        request, limit = _column(containers, request_col), _column(containers, limit_col)
+        bad = limit < request
+        if not bad.any():
+            continue
+        rows = containers[bad]
+        frame = by_id.reindex(_text(rows, "deployment_id")).reset_index()
+        frame["component"] = (
+            _text(rows, "kind").fillna("container") + ":" + _text(rows, "name").fillna("")
+        ).to_numpy()
+        frame["anomaly"] = f"{resource}_limit_below_request"
+        frame["detail"] = (
+            f"request {unit}=" + _shown(request[bad]) + f" limit {unit}=" + _shown(limit[bad])
+        ).to_numpy()
+        found.frames.append(frame)
 
 
 def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from typing import Final
 import pandas as pd
 
 from analysis.storage import reader
+from analysis.storage.paths import location
 from analysis.storage.reader import PARTITION, DatasetError
 
 __all__ = [
@@ -83,7 +84,8 @@ def read_written_table(
 class Snapshot:
     """The frames of one snapshot date that the reports are computed from."""
 
-    out_dir: Path
+    #: The dataset: a folder, or an object-store URI (text).
+    out_dir: Path | str
     snapshot_date: str
     deployments: pd.DataFrame
     #: init containers and sidecars; empty when the table is absent
@@ -139,7 +141,7 @@ def load_snapshot(out_dir: str | Path, snapshot_date: str | date | None = None) 
         containers = reader.as_frame(found["deployment_containers"], day)
     else:
         containers = pd.DataFrame({c: pd.Series(dtype="object") for c in CONTAINER_COLUMNS})
-    return Snapshot(Path(out_dir), day.isoformat(), deployments, containers)
+    return Snapshot(location(out_dir), day.isoformat(), deployments, containers)
 
 
 def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | date | None = None) -> Snapshot:

@@ -212,19 +212,20 @@ def format_value(kind: str, value: object) -> str:
         value = value.total_seconds() / 86400
     if kind == "count" and isinstance(value, SupportsInt):
         return f"{int(value):,}"
-    if isinstance(value, SupportsFloat):
-        number = float(value)
-        if kind == "days":
-            return f"{number:,.1f} d"
-        if kind == "usd":
-            return f"${number:,.2f}"
-        if kind == "percent":
-            return f"{100 * number:.1f} %"
-        if kind == "ratio":
-            return f"{number:.2f}×"
-        if kind == "decimal":
-            return f"{number:,.2f}"
+    if kind in _NUMBER_FORMATS and isinstance(value, SupportsFloat):
+        scale, template = _NUMBER_FORMATS[kind]
+        return template.format(scale * float(value))
     return str(value)
+
+
+#: format kind -> (factor, template) of the numeric kinds other than counts
+_NUMBER_FORMATS: dict[str, tuple[float, str]] = {
+    "days": (1.0, "{:,.1f} d"),
+    "usd": (1.0, "${:,.2f}"),
+    "percent": (100.0, "{:.1f} %"),
+    "ratio": (1.0, "{:.2f}×"),
+    "decimal": (1.0, "{:,.2f}"),
+}
 
 
 def table(

@@ -153,6 +153,13 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
         data = {}
     if not isinstance(data, dict):
         raise PriceSheetError(f"{path}: expected a mapping of prices, got {type(data).__name__}")
+    values = _file_rates(path, data)
+    overrides = _type_rates(path, data.get("types") or {})
+    return _replaced(base, values, types=overrides, source=f"price file {path.name}")
+
+
+def _file_rates(path: Path, data: Mapping[object, object]) -> dict[str, float]:
+    """The file's top-level rates and hours a month, every key checked."""
     values: dict[str, float] = {}
     for key, value in data.items():
         if key not in FILE_KEYS:
@@ -161,7 +168,11 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
             values[key] = _check_rate(value, str(path), key)
     if values.get("hours_per_month") == 0:
         raise PriceSheetError(f"{path}: hours_per_month: expected a number > 0, got 0")
-    types = data.get("types") or {}
+    return values
+
+
+def _type_rates(path: Path, types: object) -> dict[str, dict[str, float]]:
+    """The `types` section: deployment type -> the rates it overrides, every key checked."""
     if not isinstance(types, dict):
         raise PriceSheetError(f"{path}: types: expected a mapping of deployment types")
     overrides: dict[str, dict[str, float]] = {}
@@ -174,7 +185,7 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
             overrides.setdefault(str(kind), {})[key] = _check_rate(
                 value, str(path), f"types.{kind}.{key}"
             )
-    return _replaced(base, values, types=overrides, source=f"price file {path.name}")
+    return overrides
 
 
 def _replaced(

@@ -29,6 +29,8 @@ from analysis.reports import prices as pr
 from analysis.reports.frames import PARTITION, Snapshot, load_snapshot, snapshot_days
 from analysis.reports.images import NewestShare
 from analysis.reports.measures import IDENTITY, TOTALS
+from analysis.storage import paths
+from analysis.storage.remote import open_store
 
 #: 2: replicas and connections as int64, monthly cost columns, cost_by_deployment.parquet
 REPORT_SCHEMA_VERSION = "2"
@@ -68,8 +70,9 @@ IMAGE_VERSION_SUMMARY_SCHEMA = pa.schema(
 )
 
 
-def report_dir(out_dir: str | Path, snapshot_date: str) -> Path:
-    return Path(out_dir) / "reports" / f"{PARTITION}={snapshot_date}"
+def report_dir(out_dir: str | Path, snapshot_date: str) -> Path | str:
+    """Where a snapshot's report goes: a folder, or a prefix when the dataset is a URI."""
+    return paths.join(out_dir, "reports", f"{PARTITION}={snapshot_date}")
 
 
 def _file_mode() -> int:
@@ -195,15 +198,29 @@ def _costs(
 
 
 def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -> h.Section:
+    """The capacity section: what the fleet asks for, by type, component, namespace, pod."""
     summary = cap.capacity_summary(snap)
+    total_row = {**totals, "component": "total", "deployment_type": "total"}
+    return h.Section("capacity", "Capacity").add(
+        *_capacity_by_type_and_component(snap, rows, summary, total_row),
+        *_capacity_summary_table(summary),
+        *_namespaces_and_databases(snap),
+        *_pod_requests(snap),
+        *_largest_deployments(snap),
+    )
+
+
+#: the capacity totals at max scale, the columns of the tables that show one scale
+_MAX_TOTALS = [c for c in TOTALS if c.endswith("_max_scale")]
+
+
+def _capacity_by_type_and_component(
+    snap: Snapshot, rows: pd.DataFrame, summary: pd.DataFrame, total_row: Mapping[str, object]
+) -> list[str]:
+    """The stacked chart, the tables by type and by component, and the overcommit."""
     by_component = cap.capacity_by(rows, ["component"])
     by_type = cap.capacity_by(rows, ["deployment_type"])
-    by_namespace = cap.capacity_by_namespace(snap)
-    over = cap.overcommit(snap)
-    pods = cap.pod_requests(snap)
-    total_row = {**totals, "component": "total", "deployment_type": "total"}
-    max_totals = [c for c in TOTALS if c.endswith("_max_scale")]
-    section = h.Section("capacity", "Capacity").add(
+    return [
         h.figure(
             charts.capacity_chart(summary),
             "Requested CPU and memory per deployment type, stacked by component, at min and "
@@ -221,7 +238,7 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
             h.with_total(by_component, total_row),
             max_rows=None,
             total_label="total",
-            columns=["component", "deployments", "replicas_max", *max_totals],
+            columns=["component", "deployments", "replicas_max", *_MAX_TOTALS],
         ),
         h.figure(
             charts.requests_limits_chart(by_component),
@@ -230,10 +247,18 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
         h.heading("Overcommit: limit ÷ request at max scale"),
         h.note("Above 1× a workload may burst beyond what the scheduler reserved for it."),
         h.table(
-            h.with_total(over, {"component": "overall", **cap.overcommit_total(snap)}),
+            h.with_total(
+                cap.overcommit(snap), {"component": "overall", **cap.overcommit_total(snap)}
+            ),
             max_rows=None,
             total_label="overall",
         ),
+    ]
+
+
+def _capacity_summary_table(summary: pd.DataFrame) -> list[str]:
+    """capacity_summary.parquet as a table: requests by component and type."""
+    return [
         h.heading("By component and deployment type, requests (capacity_summary.parquet)"),
         h.table(
             summary,
@@ -248,6 +273,13 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
                 "memory_request_gib_max_scale",
             ],
         ),
+    ]
+
+
+def _namespaces_and_databases(snap: Snapshot) -> list[str]:
+    """Capacity by Kubernetes namespace (chart and table), then the databases'."""
+    by_namespace = cap.capacity_by_namespace(snap)
+    return [
         h.figure(charts.namespace_chart(by_namespace)),
         h.heading("By Kubernetes namespace"),
         h.table(by_namespace, max_rows=30, columns=["k8s_namespace", *_TYPE_CAPACITY[1:]]),
@@ -259,6 +291,13 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
             max_rows=None,
             total_label="all",
         ),
+    ]
+
+
+def _pod_requests(snap: Snapshot) -> list[str]:
+    """The effective pod request of deployments with sidecars or init containers."""
+    pods = cap.pod_requests(snap)
+    return [
         h.heading("Sidecars and init containers: effective pod request per replica"),
         h.note(
             "Pod = max(main + sidecars, largest init container), per replica; deployments "
@@ -282,14 +321,18 @@ def _capacity(snap: Snapshot, rows: pd.DataFrame, totals: Mapping[str, float]) -
                 "pod_memory_request_gib",
             ],
         ),
-    )
-    shown = ["name", "deployment_type", "k8s_namespace", "image_version", *max_totals]
-    return section.add(
+    ]
+
+
+def _largest_deployments(snap: Snapshot) -> list[str]:
+    """The ten deployments asking for the most CPU, and the ten for the most memory."""
+    shown = ["name", "deployment_type", "k8s_namespace", "image_version", *_MAX_TOTALS]
+    return [
         h.heading("Largest deployments by CPU requested at max scale"),
         h.table(cap.largest_deployments(snap, 10, "cpu_request_cores_max_scale"), columns=shown),
         h.heading("Largest deployments by memory requested at max scale"),
         h.table(cap.largest_deployments(snap, 10, "memory_request_gib_max_scale"), columns=shown),
-    )
+    ]
 
 
 def _anomalies(snap: Snapshot, found: pd.DataFrame, prices: pr.PriceSheet) -> h.Section:
@@ -462,11 +505,23 @@ def write_report(
     out_dir: str | Path,
     snapshot_date: str | date | None = None,
     prices: pr.PriceSheet = pr.DEFAULT_PRICES,
-) -> Path:
+) -> Path | str:
     """Write the report files for one snapshot (default: the latest), costs priced with
-    `prices`; returns the path of report.html."""
+    `prices`; returns the path of report.html (its URI when the dataset is on object
+    storage: the files are made in a local temporary folder, then each uploaded whole)."""
     snap = load_snapshot(out_dir, snapshot_date)
     folder = report_dir(out_dir, snap.snapshot_date)
+    if isinstance(folder, Path):
+        return _write_files(snap, prices, folder)
+    with tempfile.TemporaryDirectory(prefix="dims-report-") as local:
+        written = _write_files(snap, prices, Path(local))
+        store = open_store(folder)
+        for path in sorted(Path(local).iterdir()):
+            store.upload(path, path.name)
+        return store.uri_of(written.name)
+
+
+def _write_files(snap: Snapshot, prices: pr.PriceSheet, folder: Path) -> Path:
     _write_parquet(
         cap.capacity_summary(snap, prices),
         CAPACITY_SUMMARY_SCHEMA,
@@ -489,3 +544,11 @@ def write_report(
     target = folder / "report.html"
     _atomic_write(target, lambda path: path.write_text(page, encoding="utf-8"))
     return target
+
+
+def report_files(report: Path | str) -> list[str]:
+    """The names of the files beside `report` (what `dims report` lists)."""
+    if isinstance(report, Path):
+        return sorted(p.name for p in report.parent.iterdir() if p.is_file())
+    store = open_store(report.rsplit("/", 1)[0])
+    return sorted(info.base_name for info in store.files(""))

@@ -174,16 +174,23 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 class _CountRequests:
-    """Outermost layer: count every HTTP request by URL path, routed or not."""
+    """Outermost layer: count every HTTP request by URL path, routed or not, and how many
+    were in flight at once (latency and faults included)."""
 
     def __init__(self, app: Callable[..., Any], stats: SandboxStats) -> None:
         self.app = app
         self.stats = stats
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            self.stats.count_request(scope["path"])
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.stats.count_request(scope["path"])
+        self.stats.started()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.stats.ended()
 
 
 def create_app(

@@ -82,6 +82,23 @@ class SandboxStats:
         self._requests: Counter[str] = Counter()
         self._faults: Counter[str] = Counter()
         self._inserted: list[str] = []
+        self._in_flight = 0
+        self._peak_in_flight = 0
+
+    def started(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self._peak_in_flight = max(self._peak_in_flight, self._in_flight)
+
+    def ended(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    @property
+    def peak_in_flight(self) -> int:
+        """The most requests the sandbox was serving at once."""
+        with self._lock:
+            return self._peak_in_flight
 
     def count_request(self, path: str) -> None:
         with self._lock:

@@ -16,14 +16,15 @@ listing positions so that even a small fleet (>= 100 records) contains every one
 from __future__ import annotations
 
 import functools
-import gc
 import random
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
+
+from analysis.gcpause import paused_gc
 
 STATUSES = (
     "AWAITING_DATABASE",
@@ -204,9 +205,7 @@ def generate_fleet(
         raise ValueError("deployments must be >= 0")
     if untyped_every < 0:
         raise ValueError("untyped_every must be >= 0")
-    was_enabled = gc.isenabled()
-    gc.disable()  # building many small dicts is dominated by GC passes otherwise
-    try:
+    with paused_gc():  # building many small dicts is dominated by GC passes otherwise
         builder = _Builder(
             seed,
             deployments,
@@ -224,20 +223,47 @@ def generate_fleet(
             seed=seed,
             _builder=builder,
         )
-        ts = float(_END_TS)
-        gap = _SPAN_S / max(deployments, 1)
-        rand = builder.rng.random
-        for i in range(deployments):
-            record, kind, reconciled, tags = builder.deployment(i, ts)
-            fleet.deployments.append(record)
-            fleet.deployment_types[record["id"]] = kind
-            fleet.remote_reconciled[record["id"]] = reconciled
-            fleet.tag_value_ids[record["id"]] = tags
-            ts -= 1.0 + rand() * 2 * gap
-    finally:
-        if was_enabled:
-            gc.enable()
+        _add_deployments(fleet, builder, deployments)
     return fleet
+
+
+def _add_deployments(fleet: Fleet, builder: _Builder, deployments: int) -> None:
+    """Append `deployments` records to `fleet`, newest first, a random gap apart."""
+    ts = float(_END_TS)
+    gap = _SPAN_S / max(deployments, 1)
+    rand = builder.rng.random
+    for i in range(deployments):
+        record, kind, reconciled, tags = builder.deployment(i, ts)
+        fleet.deployments.append(record)
+        fleet.deployment_types[record["id"]] = kind
+        fleet.remote_reconciled[record["id"]] = reconciled
+        fleet.tag_value_ids[record["id"]] = tags
+        ts -= 1.0 + rand() * 2 * gap
+
+
+class _Identity(NamedTuple):
+    """What a deployment is called and when it was made: drawn first."""
+
+    kind: str
+    dep_id: str
+    name: str
+    slug: str
+    latest: str
+    active: str
+    version: str
+    created: str
+    updated: str
+
+
+class _Source(NamedTuple):
+    """Where a deployment's code comes from: a repository, or an image."""
+
+    from_repo: bool
+    integration: str | None
+    repo_url: str | None
+    repo_ref: str | None
+    image_uri: str | None
+    tarball: str | None
 
 
 class _Builder:
@@ -333,12 +359,30 @@ class _Builder:
     def deployment(
         self, i: int, ts: float
     ) -> tuple[dict[str, Any], str | None, bool, tuple[str, ...]]:
-        rng = self.rng
-        r = rng.random
-        bits = rng.getrandbits
+        """Deployment `i` (created at `ts`), its listed type, remote_reconciled and tags.
+
+        The steps below draw from the one random stream in a fixed order (identity, source,
+        resources, configuration, secrets, the record, service fields, listing facts):
+        reordering them would change every fleet, and the fleet is the fixture of every test
+        and benchmark.
+        """
         slot = i % 100
         anomaly = _ANOMALY_AT.get(slot)
+        who = self._identity(i, ts, slot)
+        source = self._source(who)
+        resource_spec = self._resource_spec(who.kind, anomaly, self.rng.random, i)
+        config, listed_kind = self._source_config(i, who, source, resource_spec, anomaly)
+        secrets = self._secrets(slot)
+        record = self._record(who, source, config, secrets, slot)
+        self._service_fields(record, i, source.from_repo)
+        r = self.rng.random
+        reconciled = r() < 0.3
+        tags = tuple(dict.fromkeys(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3))))
+        return record, listed_kind, reconciled, tags
 
+    def _identity(self, i: int, ts: float, slot: int) -> _Identity:
+        """Type, ids, name, revisions, version and timestamps."""
+        r, bits = self.rng.random, self.rng.getrandbits
         x = r()
         kind = "dev_free" if x < 0.22 else "dev" if x < 0.55 else "prod"
         dep_id = _uuid(bits)
@@ -353,35 +397,42 @@ class _Builder:
         created = _timestamp(ts, style)
         updated = _timestamp(ts + r() * 30 * 86_400, style)
         slug = name if slot not in _ODD_NAME_AT else f"agent-{i}"
+        return _Identity(kind, dep_id, name, slug, latest, active, version, created, updated)
 
-        # Source: most deployments build from a code-host repository, some run an image.
-        from_repo = r() < 0.85
-        if from_repo:
-            integration = self.integrations[int(r() * len(self.integrations))]
-            repos = self.repositories[integration]
-            repo = repos[int(r() * len(repos))]
-            repo_url: str | None = repo["url"]
-            repo_ref = repo["default_branch"] if r() < 0.8 else f"release/{version}"
-            image_uri = None
-            tarball = f"s3://dims-sandbox-builds/{dep_id}/{bits(32):08x}.tar.gz"
-        else:
-            integration = None
-            repo_url = None
-            repo_ref = None
-            image_uri = f"registry.example.com/agents/{slug}:{version}"
-            tarball = None
+    def _source(self, who: _Identity) -> _Source:
+        """Most deployments build from a code-host repository, some run an image."""
+        r, bits = self.rng.random, self.rng.getrandbits
+        if not r() < 0.85:
+            image_uri = f"registry.example.com/agents/{who.slug}:{who.version}"
+            return _Source(False, None, None, None, image_uri, None)
+        integration = self.integrations[int(r() * len(self.integrations))]
+        repos = self.repositories[integration]
+        repo = repos[int(r() * len(repos))]
+        repo_ref = repo["default_branch"] if r() < 0.8 else f"release/{who.version}"
+        tarball = f"s3://dims-sandbox-builds/{who.dep_id}/{bits(32):08x}.tar.gz"
+        return _Source(True, integration, repo["url"], repo_ref, None, tarball)
 
-        resource_spec = self._resource_spec(kind, anomaly, r, i)
+    def _source_config(
+        self,
+        i: int,
+        who: _Identity,
+        source: _Source,
+        resource_spec: dict[str, Any] | None,
+        anomaly: str | None,
+    ) -> tuple[dict[str, Any] | None, str | None]:
+        """`source_config` (None for its anomaly) and the type the listings give."""
+        r = self.rng.random
         namespace = (
-            ("agents-dev", "agents-prod")[kind == "prod"]
+            ("agents-dev", "agents-prod")[who.kind == "prod"]
             if r() < 0.9
             else "team-" + _TEAMS[int(r() * 6)]
         )
+        from_repo = source.from_repo
         config: dict[str, Any] = {
-            "integration_id": integration,
-            "repo_url": repo_url,
+            "integration_id": source.integration,
+            "repo_url": source.repo_url,
             "build_on_push": from_repo and r() < 0.6,
-            "custom_url": f"https://agents.example.com/{slug}" if r() < 0.1 else None,
+            "custom_url": f"https://agents.example.com/{who.slug}" if r() < 0.1 else None,
             "resource_spec": resource_spec,
             "listener_id": self.listeners[int(r() * 3)],
             "listener_config": {"k8s_namespace": namespace},
@@ -392,6 +443,14 @@ class _Builder:
             del config["resource_spec"]
         if i % _FUTURE_EVERY == _FUTURE_AT:
             config["future_flag"] = True
+        listed_kind = self._listed_kind(i, who.kind, from_repo, config)
+        return (None if anomaly == "source_config_null" else config), listed_kind
+
+    def _listed_kind(
+        self, i: int, kind: str, from_repo: bool, config: dict[str, Any]
+    ) -> str | None:
+        """The type the typed listings give (None: in none of them); names it in `config`
+        when the record should say its own type."""
         listed_kind: str | None = kind
         if self.untyped_every and i % self.untyped_every == self.untyped_every - 1:
             listed_kind = None
@@ -401,10 +460,11 @@ class _Builder:
             config["deployment_type"] = listed_kind if from_repo else None
         elif self.embed_deployment_type and listed_kind is not None:
             config["deployment_type"] = kind
-        source_config: dict[str, Any] | None = config
-        if anomaly == "source_config_null":
-            source_config = None
+        return listed_kind
 
+    def _secrets(self, slot: int) -> list[dict[str, Any]] | None:
+        """Up to three secrets (None at their anomaly), plus the canary when planted."""
+        r, bits = self.rng.random, self.rng.getrandbits
         secrets: list[dict[str, Any]] | None = [
             {"name": _SECRET_NAMES[k], "value": f"sk-sandbox-{bits(64):016x}"}
             for k in range(int(r() * 4))
@@ -416,38 +476,49 @@ class _Builder:
                 *(secrets or ()),
                 {"name": "DIMS_CANARY_SECRET", "value": self.canary_secret},
             ]
+        return secrets
 
-        record: dict[str, Any] = {
-            "name": name,
-            "source_config": source_config,
+    def _record(
+        self,
+        who: _Identity,
+        source: _Source,
+        config: dict[str, Any] | None,
+        secrets: list[dict[str, Any]] | None,
+        slot: int,
+    ) -> dict[str, Any]:
+        """The record in the spec's key order (draws happen in that order too)."""
+        r, bits = self.rng.random, self.rng.getrandbits
+        return {
+            "name": who.name,
+            "source_config": config,
             "source_revision_config": {
-                "repo_ref": repo_ref,
+                "repo_ref": source.repo_ref,
                 "graph_config_path": "graph.json" if r() < 0.7 else "agents/graph.json",
-                "image_uri": image_uri,
-                "source_tarball_path": tarball,
-                "repo_commit_sha": f"{bits(160):040x}" if from_repo else None,
+                "image_uri": source.image_uri,
+                "source_tarball_path": source.tarball,
+                "repo_commit_sha": f"{bits(160):040x}" if source.from_repo else None,
             },
             "secrets": secrets,
-            "id": dep_id,
+            "id": who.dep_id,
             "tenant_id": self.tenants[int(r() * len(self.tenants))],
-            "created_at": created,
-            "updated_at": updated,
-            "latest_revision_id": latest,
-            "active_revision_id": active,
+            "created_at": who.created,
+            "updated_at": who.updated,
+            "latest_revision_id": who.latest,
+            "active_revision_id": who.active,
             "secret_references": [
-                {"name": "DATABASE_URL", "secret_name": f"{slug[:20]}-db", "secret_key": "url"}
+                {"name": "DATABASE_URL", "secret_name": f"{who.slug[:20]}-db", "secret_key": "url"}
             ]
             if r() < 0.3
             else [],
-            "image_version": version if slot != _NULL_IMAGE_VERSION_AT else None,
+            "image_version": who.version if slot != _NULL_IMAGE_VERSION_AT else None,
         }
+
+    def _service_fields(self, record: dict[str, Any], i: int, from_repo: bool) -> None:
+        """`status` and `source`: the real service's fields beyond the spec."""
         if self.real_shaped or i % _STATUS_EVERY == _STATUS_AT:
-            record["status"] = STATUSES[int(r() * len(STATUSES))]
+            record["status"] = STATUSES[int(self.rng.random() * len(STATUSES))]
         if self.real_shaped or i % _SOURCE_EVERY == _SOURCE_AT:
             record["source"] = "github" if from_repo else "external_docker"
-        reconciled = r() < 0.3
-        tags = tuple(dict.fromkeys(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3))))
-        return record, listed_kind, reconciled, tags
 
     def _resource_spec(
         self, kind: str, anomaly: str | None, r: Any, i: int

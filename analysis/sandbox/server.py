@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import uvicorn
+from starlette.applications import Starlette
 
 from ..errors import ConfigurationError
 from .app import create_app
@@ -111,15 +112,41 @@ def run_sandbox(
     `fleet` is served as given; otherwise one is generated from `deployments`, `seed` and
     `fleet_kwargs` (see generate_fleet). The server is stopped and its thread joined on exit.
     """
-    if fleet is None:
-        fleet = generate_fleet(deployments, seed, **fleet_kwargs)
-    elif fleet_kwargs:
-        raise TypeError(
-            f"fleet given, so these generate_fleet arguments make no sense: {sorted(fleet_kwargs)}"
-        )
+    fleet = _fleet_to_serve(fleet, deployments, seed, fleet_kwargs)
     faults = faults or Faults()
     stats = SandboxStats()
     app = create_app(fleet, faults=faults, api_key=api_key, latency_ms=latency_ms, stats=stats)
+    server = _server(app)
+    sock = _bind(host, port)
+    with _serving(server, sock):
+        bound_host, bound_port = sock.getsockname()[:2]
+        url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+        yield SandboxHandle(
+            base_url=f"http://{url_host}:{bound_port}",
+            host=bound_host,
+            port=bound_port,
+            fleet=fleet,
+            stats=stats,
+            faults=faults,
+            api_key=api_key,
+        )
+
+
+def _fleet_to_serve(
+    fleet: Fleet | None, deployments: int, seed: int, fleet_kwargs: dict[str, Any]
+) -> Fleet:
+    """The fleet given, else one generated; both at once is a mistake worth naming."""
+    if fleet is None:
+        return generate_fleet(deployments, seed, **fleet_kwargs)
+    if fleet_kwargs:
+        raise TypeError(
+            f"fleet given, so these generate_fleet arguments make no sense: {sorted(fleet_kwargs)}"
+        )
+    return fleet
+
+
+def _server(app: Starlette) -> uvicorn.Server:
+    """A quiet uvicorn server for `app` that can reset the connection of a request."""
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -131,8 +158,13 @@ def run_sandbox(
     )
     server = uvicorn.Server(config)
     app.state.connection_aborter = _connection_aborter(server)
-    sock = _bind(host, port)
-    bound_host, bound_port = sock.getsockname()[:2]
+    return server
+
+
+@contextlib.contextmanager
+def _serving(server: uvicorn.Server, sock: socket.socket) -> Iterator[None]:
+    """Run `server` on `sock` in a thread of its own, from started to stopped and joined."""
+    port = sock.getsockname()[1]
     failure: list[BaseException] = []
 
     def run() -> None:
@@ -141,26 +173,18 @@ def run_sandbox(
         except BaseException as exc:  # SystemExit from a failed startup included
             failure.append(exc)
 
-    thread = threading.Thread(target=run, name=f"dims-sandbox-{bound_port}", daemon=True)
+    thread = threading.Thread(target=run, name=f"dims-sandbox-{port}", daemon=True)
     thread.start()
     try:
         deadline = time.monotonic() + _STARTUP_TIMEOUT_S
         while not server.started:
             if not thread.is_alive() or time.monotonic() > deadline:
+                host = sock.getsockname()[0]
                 raise RuntimeError(
-                    f"sandbox did not start on {host}:{bound_port}: {failure or 'timeout'}"
+                    f"sandbox did not start on {host}:{port}: {failure or 'timeout'}"
                 )
             time.sleep(0.005)  # readiness polling, not synchronization by sleeping
-        url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-        yield SandboxHandle(
-            base_url=f"http://{url_host}:{bound_port}",
-            host=bound_host,
-            port=bound_port,
-            fleet=fleet,
-            stats=stats,
-            faults=faults,
-            api_key=api_key,
-        )
+        yield
     finally:
         server.should_exit = True
         thread.join(_SHUTDOWN_TIMEOUT_S)

@@ -1,7 +1,10 @@
-"""The storage layer: the Parquet dataset on disk, and saved dumps read back.
+"""The storage layer: the Parquet dataset in a folder or on object storage, and saved dumps
+read back.
 
 - `paths`: where everything lives in a dataset folder (writer and readers agree on it);
-- `writer`: one snapshot written whole or not at all (`export_snapshot`);
+- `writer`: one snapshot written whole or not at all (`export_snapshot`), published through
+  `target` (the seam) by `writer.LocalTarget` or `remote_target.ObjectStoreTarget`;
+- `remote`: a dataset root named by URI (`s3://bucket/prefix`) through `pyarrow.fs`;
 - `reader`: the snapshots read back (`read_table`, DuckDB views);
 - `dumps`: saved service output (`--from-json`) read as pages of records.
 

@@ -42,9 +42,9 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 import msgspec
 import numpy as np
@@ -130,36 +130,59 @@ def _group(
 
     A `_Run` value stands for consecutive records from `index` on, taken in bulk.
     """
-    batch: list[Any] = []
-    start = 0
+    pager = _Pager(path, page_size, page)
     for index, value in elements:
         if type(value) is _Run:
-            taken = 0
-            while taken < len(value):
-                if not batch:
-                    start = index + taken
-                more = min(page_size - len(batch), len(value) - taken)
-                batch.extend(value[taken : taken + more])
-                taken += more
-                if len(batch) >= page_size:
-                    yield page(path, batch, start)
-                    batch = []
-            continue
-        if value is _GAP or (isinstance(value, dict) and "resources" in value):
-            if batch:
-                yield page(path, batch, start)
-                batch = []
+            yield from pager.add_run(index, value)
+        elif value is _GAP or (isinstance(value, dict) and "resources" in value):
+            yield from pager.flush()
             if isinstance(value, dict):
                 yield from _split_page(path, value, label(index), page_size)
-            continue
-        if not batch:
-            start = index
-        batch.append(value)
-        if len(batch) >= page_size:
-            yield page(path, batch, start)
-            batch = []
-    if batch:
-        yield page(path, batch, start)
+        else:
+            full = pager.add(index, value)
+            if full is not None:
+                yield full
+    yield from pager.flush()
+
+
+class _Pager:
+    """Records collected into pages of `page_size`, each knowing the index it starts at."""
+
+    def __init__(
+        self, path: Path, page_size: int, page: Callable[[Path, list[Any], int], Page]
+    ) -> None:
+        self.path, self.page_size, self.page = path, page_size, page
+        self.batch: list[Any] = []
+        self.start = 0
+
+    def add(self, index: int, value: Any) -> Page | None:
+        """Add one record; the page it fills, if it fills one."""
+        if not self.batch:
+            self.start = index
+        self.batch.append(value)
+        if len(self.batch) < self.page_size:
+            return None
+        full, self.batch = self.page(self.path, self.batch, self.start), []
+        return full
+
+    def add_run(self, index: int, run: _Run) -> Iterator[Page]:
+        """Add consecutive records from `index` on, slice by slice; the pages they fill."""
+        taken = 0
+        while taken < len(run):
+            if not self.batch:
+                self.start = index + taken
+            more = min(self.page_size - len(self.batch), len(run) - taken)
+            self.batch.extend(run[taken : taken + more])
+            taken += more
+            if len(self.batch) >= self.page_size:
+                yield self.page(self.path, self.batch, self.start)
+                self.batch = []
+
+    def flush(self) -> Iterator[Page]:
+        """The page of the records collected so far, if any."""
+        if self.batch:
+            yield self.page(self.path, self.batch, self.start)
+            self.batch = []
 
 
 def _pages_of_elements(
@@ -418,7 +441,7 @@ def _line_page(path: Path, records: list[Any], first_line: int) -> Page:
 class _Window:
     """A sliding window of the file's text that remembers line numbers of dropped text."""
 
-    def __init__(self, fh: Any) -> None:
+    def __init__(self, fh: TextIO) -> None:
         self.fh = fh
         self.text = fh.read(_CHUNK)
         self.eof = not self.text
@@ -449,69 +472,101 @@ class _Window:
 def _stream_array(path: Path, limit: int) -> Iterator[tuple[int, Any]]:
     """Yield (index, element) of a top-level JSON array, holding about one chunk in memory
     (or one element, up to `limit` characters)."""
-    decoder = json.JSONDecoder()
     try:
         fh = path.open("r", encoding="utf-8-sig")
     except OSError as exc:
         raise _unreadable(path, exc) from None
     with fh:
-        window = _Window(fh)
+        yield from _ArrayStream(path, fh, limit).elements()
 
-        def fail(at: int, message: str) -> DumpError:
-            return _not_json(path, *window.where(at), message)
 
-        pos = window.text.index("[") + 1
+#: What `_ArrayStream.decode` returns when the element runs past the window.
+_READ_ON = object()
+
+
+class _ArrayStream:
+    """A top-level JSON array read element by element through a `_Window` of its text."""
+
+    def __init__(self, path: Path, fh: TextIO, limit: int) -> None:
+        self.path, self.fh, self.limit = path, fh, limit
+        self.window = _Window(fh)
+        self.decoder = json.JSONDecoder()
+        self.pos = self.window.text.index("[") + 1
+
+    def elements(self) -> Iterator[tuple[int, Any]]:
         index = 0
         expect_comma = after_comma = False
         while True:
-            while True:  # skip whitespace, reading on as needed
-                text = window.text
-                while pos < len(text) and text[pos] in _WHITESPACE:
-                    pos += 1
-                if pos < len(text) or window.eof:
-                    break
-                window.drop(pos)
-                pos = 0
-                window.extend()
-            text = window.text
-            if pos >= len(text):
-                raise fail(pos, "the array is not closed (the file ends early)")
-            char = text[pos]
+            char = self.next_char()
             if char == "]" and not after_comma:
-                rest = text[pos + 1 :].strip(_WHITESPACE) or fh.read(_CHUNK).strip(_WHITESPACE)
-                if rest:
-                    raise fail(pos + 1, "unexpected data after the array")
+                self.check_rest()
                 return
             if expect_comma:
                 if char != ",":
-                    raise fail(pos, "expected ',' or ']' after an array element")
-                pos += 1
+                    raise self.fail(self.pos, "expected ',' or ']' after an array element")
+                self.pos += 1
                 expect_comma, after_comma = False, True
                 continue
-            try:
-                element, end = decoder.raw_decode(text, pos)
-            except RecursionError:
-                raise fail(pos, "nested too deeply to read") from None
-            except json.JSONDecodeError as exc:
-                truncated = exc.pos >= len(text) - 32 or exc.msg.startswith("Unterminated")
-                if window.eof or not truncated:
-                    raise fail(exc.pos, exc.msg) from None
-                if len(text) - pos > limit:
-                    line, column = window.where(pos)
-                    where = f"element {index} (from line {line} column {column})"
-                    raise _too_large(path, where, limit) from None
-                # The element runs past the window: drop what is done, read on, retry.
-                window.drop(pos)
-                pos = 0
-                window.extend()
+            element = self.decode(index)
+            if element is _READ_ON:
                 continue
             yield index, element
             index += 1
-            pos = end
             expect_comma, after_comma = True, False
-            if pos > _CHUNK:  # keep the window to about one chunk
-                window.drop(pos)
-                pos = 0
+            if self.pos > _CHUNK:  # keep the window to about one chunk
+                self.window.drop(self.pos)
+                self.pos = 0
+
+    def fail(self, at: int, message: str) -> DumpError:
+        return _not_json(self.path, *self.window.where(at), message)
+
+    def next_char(self) -> str:
+        """The next character that is not whitespace, reading on as needed."""
+        window = self.window
+        while True:
+            text = window.text
+            pos = self.pos
+            while pos < len(text) and text[pos] in _WHITESPACE:
+                pos += 1
+            self.pos = pos
+            if pos < len(text) or window.eof:
+                break
+            window.drop(pos)
+            self.pos = 0
+            window.extend()
+        if self.pos >= len(window.text):
+            raise self.fail(self.pos, "the array is not closed (the file ends early)")
+        return window.text[self.pos]
+
+    def check_rest(self) -> None:
+        """Nothing but whitespace may follow the closing bracket."""
+        text = self.window.text
+        rest = text[self.pos + 1 :].strip(_WHITESPACE) or self.fh.read(_CHUNK).strip(_WHITESPACE)
+        if rest:
+            raise self.fail(self.pos + 1, "unexpected data after the array")
+
+    def decode(self, index: int) -> Any:
+        """Element `index`, which starts at `pos`; `_READ_ON` when it runs past the window
+        (what is done is dropped and the next chunk read, to try again)."""
+        text = self.window.text
+        pos = self.pos
+        try:
+            element, self.pos = self.decoder.raw_decode(text, pos)
+        except RecursionError:
+            raise self.fail(pos, "nested too deeply to read") from None
+        except json.JSONDecodeError as exc:
+            truncated = exc.pos >= len(text) - 32 or exc.msg.startswith("Unterminated")
+            if self.window.eof or not truncated:
+                raise self.fail(exc.pos, exc.msg) from None
+            if len(text) - pos > self.limit:
+                line, column = self.window.where(pos)
+                where = f"element {index} (from line {line} column {column})"
+                raise _too_large(self.path, where, self.limit) from None
+            self.window.drop(pos)
+            self.pos = 0
+            self.window.extend()
+            return _READ_ON
+        return element
 
 
 # --- the fast path for large arrays: byte ranges of whole elements, parsed by orjson --------
@@ -537,69 +592,113 @@ def _chunked_array(path: Path, raw: bool, limit: int) -> Iterator[tuple[int, Any
     guess that does not parse) hands over to `_stream_array`, which skips the elements
     already yielded and reports errors with their line and column.
     """
-    index = 0
-    block = max(_CHUNK, 1)
-    # A buffer grows up to this while one element does not end; then the careful reader
-    # says where it starts and whether it is over the record size limit.
-    most = min(_MAX_CHUNK, max(2 * block, 2 * limit))
     try:
         fh = path.open("rb")
     except OSError as exc:
         raise _unreadable(path, exc) from None
     with fh:
-        buf = fh.read(block)
-        if buf.startswith(b"\xef\xbb\xbf"):
-            buf = buf[3:]
-        start = buf.find(b"[") + 1
-        wanted = 2 * block  # bytes to have in hand before looking for a cut
-        while True:
-            if len(buf) - start < wanted:
-                more = fh.read(block)
-                buf = buf[start:] + more
-                start = 0
-                if more:
-                    continue
-                chunk, end = b"[" + buf, len(buf)  # the rest, with the closing bracket
-            else:
-                found = _element_end(buf, start)
-                if found is None:  # an element larger than the tail: read on, up to a limit
-                    if wanted >= most:
-                        break
-                    wanted *= 2
-                    continue
-                end = found
-                chunk = b"[" + buf[start:end] + b"]"
-            try:
-                if not raw and len(chunk) > limit:
-                    _measure(path, chunk, index, limit)
-                elements = _parse_chunk(chunk, raw)
-            except orjson.JSONDecodeError as exc:
-                inside = exc.pos >= len(chunk) - 1 or exc.msg == "unexpected end of data"
-                if end == len(buf) or not inside or wanted >= most:
-                    break  # a syntax error: the careful reader reports where
-                wanted *= 2  # the cut was inside one element: read on and cut later
-                continue
-            del chunk
-            if end == len(buf):
-                start = end
-            else:
-                after = _after_comma(buf, end)
-                if after is None:
-                    break
-                start = after
-            wanted = 2 * block
-            if raw:
-                _check_sizes(path, elements, index, limit)
-            for element in _indexed(elements):
-                yield index + element[0], element[1]
-            index += len(elements)
-            del elements
-            if start == len(buf) and end == len(buf):
-                return
+        reader = _ChunkedArray(path, fh, raw, limit)
+        if (yield from reader.elements()):
+            return
     # The careful path: re-read from the start, skipping what was already yielded.
     for i, element in _stream_array(path, limit):
-        if i >= index:
+        if i >= reader.index:
             yield i, element
+
+
+class _HandOver(Exception):
+    """The fast path stops here: the careful reader goes on (or says what is wrong)."""
+
+
+class _ChunkedArray:
+    """The state of `_chunked_array`: the buffer, where the next element starts in it, how
+    many bytes to have in hand before cutting, and how many elements were yielded."""
+
+    def __init__(self, path: Path, fh: BinaryIO, raw: bool, limit: int) -> None:
+        self.path, self.fh, self.raw, self.limit = path, fh, raw, limit
+        self.index = 0
+        self.block = max(_CHUNK, 1)
+        # A buffer grows up to this while one element does not end; then the careful reader
+        # says where it starts and whether it is over the record size limit.
+        self.most = min(_MAX_CHUNK, max(2 * self.block, 2 * limit))
+        buf = fh.read(self.block)
+        if buf.startswith(b"\xef\xbb\xbf"):
+            buf = buf[3:]
+        self.buf = buf
+        self.start = buf.find(b"[") + 1
+        self.wanted = 2 * self.block  # bytes to have in hand before looking for a cut
+
+    def elements(self) -> Generator[tuple[int, Any], None, bool]:
+        """Yield (index, element) chunk by chunk; True when the array was read to its end,
+        False when the careful reader must take over from `index`."""
+        try:
+            while True:
+                cut = self.cut()
+                if cut is None:
+                    continue
+                chunk, end = cut
+                elements = self.parse(chunk, end)
+                del chunk
+                if elements is None:
+                    continue
+                self.move_past(end)
+                self.wanted = 2 * self.block
+                if self.raw:
+                    _check_sizes(self.path, elements, self.index, self.limit)
+                for element in _indexed(elements):
+                    yield self.index + element[0], element[1]
+                self.index += len(elements)
+                del elements
+                if self.start == len(self.buf) and end == len(self.buf):
+                    return True
+        except _HandOver:
+            return False
+
+    def cut(self) -> tuple[bytes, int] | None:
+        """`[` + the next whole elements + `]`, and where they end in the buffer; None when
+        more must be read first."""
+        buf = self.buf
+        if len(buf) - self.start < self.wanted:
+            more = self.fh.read(self.block)
+            self.buf = buf = buf[self.start :] + more
+            self.start = 0
+            if more:
+                return None
+            return b"[" + buf, len(buf)  # the rest, with the closing bracket
+        found = _element_end(buf, self.start)
+        if found is None:  # an element larger than the tail: read on, up to a limit
+            self.grow()
+            return None
+        return b"[" + buf[self.start : found] + b"]", found
+
+    def parse(self, chunk: bytes, end: int) -> list[Any] | None:
+        """The chunk's elements; None when the cut fell inside an element (read on)."""
+        try:
+            if not self.raw and len(chunk) > self.limit:
+                _measure(self.path, chunk, self.index, self.limit)
+            return _parse_chunk(chunk, self.raw)
+        except orjson.JSONDecodeError as exc:
+            inside = exc.pos >= len(chunk) - 1 or exc.msg == "unexpected end of data"
+            if end == len(self.buf) or not inside:
+                raise _HandOver from None  # a syntax error: the careful reader reports where
+            self.grow()  # the cut was inside one element: read on and cut later
+            return None
+
+    def grow(self) -> None:
+        """Have twice as much in hand before the next cut, up to `most`."""
+        if self.wanted >= self.most:
+            raise _HandOver
+        self.wanted *= 2
+
+    def move_past(self, end: int) -> None:
+        """The next element starts after the comma that follows `end`."""
+        if end == len(self.buf):
+            self.start = end
+            return
+        after = _after_comma(self.buf, end)
+        if after is None:
+            raise _HandOver
+        self.start = after
 
 
 def _parse_chunk(chunk: bytes, raw: bool) -> list[Any]:

@@ -9,6 +9,11 @@ DIR/filtered/<slug of the filters>/…                    a filtered export: the
 DIR/.dims.lock, DIR/.tmp-…                              the writer's lock and work folders
 ```
 
+On object storage (`DIR` is a URI such as `s3://bucket/prefix`: `analysis.storage.remote`) the
+snapshot's keys are the same; instead of the lock and work folders there are
+`DIR/_leases/<export id>.json` (who is exporting) and `DIR/_staging/<export id>/…` (a snapshot
+uploaded but not yet published).
+
 Everything that is not a snapshot starts with `_` or `.` or sits one level deeper than a
 table's partitions, so `DIR/<table>/*/*.parquet` (DuckDB, pyarrow, Spark) never matches it,
 and Hadoop-style readers skip `_`/`.` names anyway.
@@ -31,6 +36,9 @@ MANIFESTS = "_manifests"
 REPLACED = "_replaced"
 FILTERED = "filtered"
 LOCK_FILE = ".dims.lock"
+#: Object storage only: live exports' leases and uploaded-but-unpublished snapshots.
+LEASES = "_leases"
+STAGING = "_staging"
 TMP_PREFIX = ".tmp-"
 #: Work folders of the writer (the old `.tmp-<date>-<pid>-<hex>` form included).
 TMP_NAME = re.compile(r"^\.tmp-(\d{4}-\d{2}-\d{2}|probe)-[0-9a-z-]+$")
@@ -41,8 +49,31 @@ FILTERS_KEY = b"dims.filters"
 _PARTITION_DIR = re.compile(rf"^{PARTITION}=(\d{{4}}-\d{{2}}-\d{{2}})$")
 _SLUG_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 _SLUG_MAX = 80
+#: `scheme://…` names object storage (s3://, gs://, abfs://…); `file://` is a local folder.
+_URI = re.compile(r"^(?!file://)[A-Za-z][A-Za-z0-9+.-]*://")
 
 PathLike = str | os.PathLike[str]
+#: A dataset root as the code passes it on: a local folder, or the URI of an object-store prefix.
+Location = Path | str
+
+
+def is_remote(out: PathLike) -> bool:
+    """Does `out` name object storage (a URI) rather than a local folder?"""
+    return isinstance(out, str) and _URI.match(out) is not None
+
+
+def location(out: PathLike) -> Location:
+    """`out` as a dataset root: a URI stays text (a Path would fold its `//`), else a Path."""
+    if is_remote(out):
+        return str(out).rstrip("/")
+    return Path(out)
+
+
+def join(root: PathLike, *parts: str) -> Location:
+    """`root/part/…` for a folder or a URI alike."""
+    if is_remote(root):
+        return "/".join([str(root).rstrip("/"), *parts])
+    return Path(root).joinpath(*parts)
 
 
 def partition_name(day: date) -> str:
@@ -105,12 +136,12 @@ def filters_slug(filters: Mapping[str, Any]) -> str:
     return f"{readable[:_SLUG_MAX]}-{digest}"
 
 
-def dataset_root(out_dir: PathLike, filters: Mapping[str, Any] | None) -> Path:
+def dataset_root(out_dir: PathLike, filters: Mapping[str, Any] | None) -> Location:
     """Where a snapshot with these filters lives: `out_dir` for the fleet, else its own root."""
     cleaned = clean_filters(filters)
     if not cleaned:
-        return Path(out_dir)
-    return Path(out_dir) / FILTERED / filters_slug(cleaned)
+        return location(out_dir)
+    return join(out_dir, FILTERED, filters_slug(cleaned))
 
 
 def _text(value: Any) -> str:

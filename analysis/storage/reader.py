@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from ..errors import DimsError, one_line
 from ..tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
+from .remote import Store, open_store
 
 if TYPE_CHECKING:
     import duckdb
@@ -49,7 +50,15 @@ class DatasetError(DimsError):
 
 
 def snapshot_dates(out_dir: PathLike, table: str = "deployments") -> list[date]:
-    """The snapshot dates present for `table`, oldest first."""
+    """The snapshot dates present for `table`, oldest first.
+
+    On object storage, the days that have a manifest (every table of such a day was
+    published before its manifest); objects of other days are not a snapshot yet.
+    """
+    if paths.is_remote(out_dir):
+        from .remote_target import manifest_days
+
+        return manifest_days(open_store(str(out_dir)))
     return paths.partition_days(out_dir, table)
 
 
@@ -92,17 +101,10 @@ def read_arrow(
     readers degrade instead of failing.
     """
     day = resolve_date(out_dir, snapshot_date, table)
-    for attempt in range(_ATTEMPTS):
-        files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
-        try:
-            read = [_read_file(path, columns) for path in files]
-            break
-        except FileNotFoundError as exc:
-            if attempt + 1 == _ATTEMPTS:
-                raise DatasetError(
-                    f"{exc.filename} vanished while it was read, {_ATTEMPTS} times: "
-                    "is an export replacing that day? Try again when it is done"
-                ) from None
+    if paths.is_remote(out_dir):
+        read = _read_remote(open_store(str(out_dir)), table, day, columns)
+    else:
+        read = _read_local(Path(out_dir), table, day, columns)
     if not read:
         raise DatasetError(f"no {table} files for {day} in {out_dir}: is an export replacing it?")
     result = pa.concat_tables([part for part, _ in read], promote_options="permissive")
@@ -114,6 +116,69 @@ def read_arrow(
             result = result.append_column(column, pa.nulls(result.num_rows, kind))
     made_by = b",".join(sorted({made_by for _, made_by in read}))  # one id, unless mixed
     return result.replace_schema_metadata({**(result.schema.metadata or {}), _EXPORT_ID: made_by})
+
+
+def _read_local(
+    out_dir: Path, table: str, day: date, columns: list[str] | None
+) -> list[tuple[pa.Table, bytes]]:
+    """The day's part files of `table` in a folder; started over when a re-export moved one."""
+    for attempt in range(_ATTEMPTS):
+        files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
+        try:
+            return [_read_file(path, columns) for path in files]
+        except FileNotFoundError as exc:
+            if attempt + 1 == _ATTEMPTS:
+                raise DatasetError(
+                    f"{exc.filename} vanished while it was read, {_ATTEMPTS} times: "
+                    "is an export replacing that day? Try again when it is done"
+                ) from None
+    return []
+
+
+def _read_remote(
+    store: Store, table: str, day: date, columns: list[str] | None
+) -> list[tuple[pa.Table, bytes]]:
+    """The file the day's manifest names for `table`, written by the manifest's export.
+
+    A file from another export, or one that does not parse, means the day is being replaced
+    right now (its objects are overwritten one by one before the new manifest is written):
+    read again, then give up with one line rather than return a mix of two versions.
+    """
+    from .remote_target import read_manifest
+
+    failure: DatasetError | None = None
+    for attempt in range(_CONSISTENT_ATTEMPTS):
+        time.sleep(0.05 * attempt)
+        manifest = read_manifest(store, day) or {}
+        key = (manifest.get("files") or {}).get(table)
+        if key is None:
+            return []
+        try:
+            read = _read_object(store, key, columns)
+        except DatasetError as exc:
+            failure = exc  # read while it was overwritten, or really not Parquet
+            continue
+        if read[1] == str(manifest.get("export_id") or "").encode():
+            return [read]
+        failure = None
+    raise failure or DatasetError(
+        f"the {day} snapshot in {store.uri} is being replaced ({table}'s file is not the one "
+        "its manifest names): try again when the export is done; if none is running, an "
+        "export stopped mid-publish and the next export finishes it"
+    )
+
+
+def _read_object(store: Store, key: str, columns: list[str] | None) -> tuple[pa.Table, bytes]:
+    """One object read whole with one GET, then parsed: footer and data from one version.
+
+    (Ranged reads, as a seekable S3 file makes them, may take the footer from one version
+    and the pages from the next when the object is overwritten in between.)
+    """
+    data = store.read_bytes(key)
+    if data is None:
+        raise DatasetError(f"{store.uri_of(key)} is missing: is an export replacing that day?")
+    with _bad_file_is_one_line(store.uri_of(key)):
+        return _read_parquet(pa.BufferReader(data), store.uri_of(key), columns)
 
 
 def export_id(table: pa.Table) -> str:
@@ -154,11 +219,17 @@ def _read_file(path: Path, columns: list[str] | None) -> tuple[pa.Table, bytes]:
     A file dims did not write is a DatasetError.
     """
     with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
-        parquet = _dims_parquet(pq.ParquetFile(handle), path)
-        names = parquet.schema_arrow.names
-        wanted = None if columns is None else [c for c in columns if c in names]
-        table = parquet.read(columns=wanted)
-        return table, (parquet.schema_arrow.metadata or {}).get(_EXPORT_ID, b"")
+        return _read_parquet(handle, path, columns)
+
+
+def _read_parquet(
+    handle: pa.NativeFile, name: Path | str, columns: list[str] | None
+) -> tuple[pa.Table, bytes]:
+    parquet = _dims_parquet(pq.ParquetFile(handle), name)
+    names = parquet.schema_arrow.names
+    wanted = None if columns is None else [c for c in columns if c in names]
+    table = parquet.read(columns=wanted)
+    return table, (parquet.schema_arrow.metadata or {}).get(_EXPORT_ID, b"")
 
 
 def check_part_file(path: Path) -> None:
@@ -167,7 +238,7 @@ def check_part_file(path: Path) -> None:
         _dims_parquet(pq.ParquetFile(handle), path)
 
 
-def _dims_parquet(parquet: pq.ParquetFile, path: Path) -> pq.ParquetFile:
+def _dims_parquet(parquet: pq.ParquetFile, path: Path | str) -> pq.ParquetFile:
     if SCHEMA_VERSION_KEY not in (parquet.schema_arrow.metadata or {}):
         raise DatasetError(
             f"{path} is not part of a dims snapshot (its Parquet metadata has no "
@@ -177,7 +248,7 @@ def _dims_parquet(parquet: pq.ParquetFile, path: Path) -> pq.ParquetFile:
 
 
 @contextlib.contextmanager
-def _bad_file_is_one_line(path: Path) -> Iterator[None]:
+def _bad_file_is_one_line(path: Path | str) -> Iterator[None]:
     """Arrow's and the OS's errors about `path` as one DatasetError line (a vanished file is
     left alone: the caller starts over)."""
     try:
@@ -222,28 +293,78 @@ def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
     default; `<table>_history` holds every snapshot. Both carry `snapshot_date` (a DATE).
     The latest snapshot is the latest `deployments` partition, the same for every table;
     its files are checked to be dims's (a stranger's file is a DatasetError naming it).
+
+    On object storage the views are Arrow datasets (read through `pyarrow.fs`) registered
+    with DuckDB: DuckDB's own S3 reader is its httpfs extension, which is downloaded at run
+    time and so is not available offline; Arrow's is native and needs nothing more.
+    Only the files the manifests name are in the views.
     """
     import duckdb
 
     day = latest_date(out_dir)
     connection = duckdb.connect()
     try:
-        for table in TABLE_NAMES:
-            if not snapshot_dates(out_dir, table):
-                continue
-            history = Path(out_dir) / table / f"{PARTITION}=*" / "*.parquet"
-            _create_view(connection, f"{table}_history", history)
-            latest = partition_dir(out_dir, table, day)
-            if latest.is_dir():
-                for path in sorted(latest.glob("*.parquet")):
-                    check_part_file(path)
-                _create_view(connection, table, latest / "*.parquet")
+        if paths.is_remote(out_dir):
+            _register_remote(connection, open_store(str(out_dir)), day)
+        else:
+            _create_local_views(connection, Path(out_dir), day)
     except BaseException as exc:
         connection.close()
         if not isinstance(exc, duckdb.Error):
             raise
         raise DatasetError(f"cannot read the dataset in {out_dir}: {first_line(exc)}") from None
     return connection
+
+
+def _create_local_views(connection: duckdb.DuckDBPyConnection, out_dir: Path, day: date) -> None:
+    for table in TABLE_NAMES:
+        if not snapshot_dates(out_dir, table):
+            continue
+        history = out_dir / table / f"{PARTITION}=*" / "*.parquet"
+        _create_view(connection, f"{table}_history", history)
+        latest = partition_dir(out_dir, table, day)
+        if latest.is_dir():
+            for path in sorted(latest.glob("*.parquet")):
+                check_part_file(path)
+            _create_view(connection, table, latest / "*.parquet")
+
+
+def _register_remote(connection: duckdb.DuckDBPyConnection, store: Store, day: date) -> None:
+    """`<table>`: the latest snapshot read now, every table from its manifest's export (held
+    in memory, so a re-export during the query cannot mix versions); `<table>_history`: lazy
+    Arrow datasets over the files of every day that has a manifest."""
+    from .remote_target import manifest_days
+
+    partitions = {paths.partition_name(d) for d in manifest_days(store)}
+    latest = read_tables(store.uri, dict.fromkeys(TABLE_NAMES), day)
+    for table in TABLE_NAMES:
+        keys = [
+            info.path
+            for info in store.files(table)
+            if info.path.count("/") == 2 and info.path.split("/")[1] in partitions
+        ]
+        if keys:
+            connection.register(f"{table}_history", _arrow_dataset(store, table, keys))
+        if table in latest:
+            found = latest[table]
+            date_column = pa.array([day] * found.num_rows, pa.date32())
+            connection.register(table, found.append_column(PARTITION, date_column))
+
+
+def _arrow_dataset(store: Store, table: str, keys: list[str]) -> Any:
+    """A lazy Arrow dataset of `keys` with the table's schema and its Hive date partition."""
+    import pyarrow.dataset as ds
+
+    partition = pa.schema([pa.field(PARTITION, pa.date32())])
+    schema = TABLE_SCHEMAS[table]
+    return ds.dataset(
+        [store.path(key) for key in keys],
+        schema=pa.unify_schemas([schema, partition]),
+        format="parquet",
+        filesystem=store.fs,
+        partitioning=ds.partitioning(partition, flavor="hive"),
+        partition_base_dir=store.path(table),
+    )
 
 
 def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: Path) -> None:

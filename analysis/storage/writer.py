@@ -29,6 +29,15 @@ Why it is written the way it is:
 - Never outside `DIR`: a partition folder that is a symbolic link is moved aside as a link
   (its target is never touched); a table folder or any other folder dims writes through
   that is a link is refused with a one-line error before anything is written.
+- Published through a seam (`analysis.storage.target.Target`): the tables are always
+  written into a local work folder first; `LocalTarget` (below) publishes it into a folder as
+  described here, `remote_target.ObjectStoreTarget` onto object storage (`--out s3://…`),
+  where there is no rename and no flock: every file uploaded whole to
+  `DIR/_staging/<export id>/`, the replaced day copied aside server-side to `_replaced/`,
+  a commit record, then each table's object copied to its final key and the manifest
+  written LAST; readers trust only manifests and files of the manifest's export; a lease
+  object in `DIR/_leases/` instead of the lock; a crashed export's staging is removed (or,
+  once committed, finished) by the next export. Its module docstring has the details.
 - Nothing destroyed by accident: a filtered export goes to its own dataset root
   (`DIR/filtered/<slug>/`), an export that found 0 deployments where the latest snapshot
   had some is refused unless `allow_empty`, and the last `KEEP_REPLACED` replaced versions
@@ -70,17 +79,25 @@ from analysis.tables import (
     TABLE_NAMES,
     Flattener,
 )
+from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers
 
 from . import paths
+from .target import (
+    DEFAULT_LOCK_TIMEOUT_S,
+    KEEP_REPLACED,
+    ExportWaitWarning,
+    Target,
+    kept_in,
+    manifest_bytes,
+    manifest_version,
+    parse_manifest,
+)
 
 PARTITION = paths.PARTITION
+Location = paths.Location
 PART_FILE = paths.PART_FILE
 #: Published last, so a reader keyed on deployments finds the other tables already there.
 _PUBLISH_LAST = "deployments"
-#: Replaced versions kept per day in `DIR/_replaced/`; older ones are pruned.
-KEEP_REPLACED = 3
-#: How long a second export into the same folder waits for the first (seconds).
-DEFAULT_LOCK_TIMEOUT_S = 3600.0
 _LOCK_POLL_S = 0.1
 MANIFEST_VERSION = 1
 _VERSION_KEYS = (("snapshot_at", paths.SNAPSHOT_AT_KEY), ("export_id", paths.EXPORT_ID_KEY))
@@ -91,23 +108,19 @@ ProvidersArg = Records | Callable[[], Records]
 EvidenceArg = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
 
 
-class ExportWaitWarning(UserWarning):
-    """Another export holds the folder's lock; this one waits for it."""
-
-
 @dataclass
 class ExportResult:
     """What an export wrote: where, how many rows per table, what was rejected, how long."""
 
     #: The dataset root the snapshot went to: `--out`, or `--out/filtered/<slug>`.
-    out_dir: Path
+    out_dir: Location
     snapshot_date: date
     snapshot_at: datetime
     rows: dict[str, int]
     records: int
     rejected: int
     seconds: float
-    paths: dict[str, Path] = field(default_factory=dict)
+    paths: dict[str, Location] = field(default_factory=dict)
     #: Remarks from the fetch (listings used, duplicates dropped), shown in the summary.
     notes: list[str] = field(default_factory=list)
     #: The snapshot's manifest, exactly as written to `_manifests/<day>.json`.
@@ -139,15 +152,26 @@ class ExportResult:
         return "\n".join(lines)
 
 
-def describe_replaced(replaced: Mapping[str, Any], root: Path) -> str:
+def describe_replaced(replaced: Mapping[str, Any], root: Location) -> str:
     """One line on the version a re-run replaced, and where it is kept."""
     taken = replaced.get("snapshot_at") or "at an unknown time"
     count = replaced.get("deployments")
     rows = f", {count:,} deployments" if isinstance(count, int) else ""
     return (
         f"replaced the earlier snapshot of that day (taken {taken}{rows}); "
-        f"kept in {root / replaced['kept_in']}"
+        f"kept in {paths.join(root, *replaced['kept_in'].split('/'))}"
     )
+
+
+@dataclass
+class _Options:
+    """How the tables are written (the keyword arguments of export_snapshot that say it)."""
+
+    providers: ProvidersArg
+    repositories: RepositoriesArg
+    progress: Callable[[int], Any] | None
+    row_group_records: int
+    workers: int
 
 
 def export_snapshot(
@@ -166,72 +190,93 @@ def export_snapshot(
     allow_empty: bool = False,
     evidence: EvidenceArg = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
+    workers: int | None = None,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
-    `providers`, `repositories` and `evidence` may be callables, called once the pages are
-    consumed (the repositories to fetch depend on the integrations the deployments
-    reference; the fetch's evidence is complete only then). `evidence` goes into the
-    manifest under "fetch" verbatim. `filters` (None or empty: the whole fleet) are the
-    listing's filters: a filtered snapshot goes to `out_dir/filtered/<slug>/`, never over
-    the fleet's. `progress(n)` is called after each page with its number of records. The
-    output folder is checked and locked before the first page is requested, so a bad
-    `--out` fails before any fetch.
+    `out_dir`: a folder or an object-store URI (`s3://bucket/prefix`; the module docstring
+    says how each is kept whole). `providers`, `repositories` and `evidence` may be
+    callables, called once the pages are consumed (the repositories to fetch depend on the
+    integrations the deployments reference; the fetch's evidence is complete only then).
+    `evidence` goes into the manifest under "fetch" verbatim. `filters` (None or empty: the
+    whole fleet) go to `out_dir/filtered/<slug>/`, never over the fleet's. `progress(n)` is
+    called after each page. The output is checked and locked before the first page is
+    requested, so a bad `--out` fails before any fetch. `workers` processes read batches of
+    raw records beside this one (`analysis.tables.batches`; None: one per other core).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
     day = snapshot_date or at.date()
-    out = Path(out_dir)
     chosen = _json_safe(paths.clean_filters(filters))
-    root = paths.dataset_root(out, chosen)
     export_id = secrets.token_hex(8)
-    metadata = _file_metadata(at, export_id, chosen)
-    _create(out)
-    with _exclusive(out, lock_timeout):
-        tmp = _prepare(out, root, day)
+    target = open_target(out_dir, chosen, export_id)
+    flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
+    chosen_workers = default_workers() if workers is None else workers
+    options = _Options(providers, repositories, progress, row_group_records, chosen_workers)
+    with target.exclusive(lock_timeout):
+        tmp = target.prepare(day)
         try:
-            flattener = Flattener(
-                snapshot_at=at, include_env_values=include_env_values, strict=strict
-            )
-            rows = _write_tables(
-                flattener,
-                tmp,
-                day,
-                metadata,
-                pages,
-                providers=providers,
-                repositories=repositories,
-                progress=progress,
-                row_group_records=row_group_records,
-            )
+            metadata = _file_metadata(at, export_id, chosen)
+            rows = _write_tables(flattener, tmp, day, metadata, pages, options)
             fetch = _evidence(evidence)
             if not allow_empty:
-                _refuse_empty(root, rows["deployments"], flattener.counts)
-            manifest = {
-                **_identity(day, at, export_id, root.relative_to(out).as_posix(), chosen),
-                "records": flattener.counts["records"],
-                "rejected": flattener.counts["rejected"],
-                "rows": rows,
-                "files": {name: paths.part_path(name, day) for name in rows},
-                "replaced": _replacing(root, day, export_id),
-                "written_at": datetime.now(UTC).isoformat(),
-                "fetch": fetch,
-            }
-            published = _publish(tmp, root, day, manifest)
+                _refuse_empty(target, rows["deployments"], flattener.counts)
+            identity = _identity(day, at, export_id, _relative(target.root, out_dir), chosen)
+            manifest = _manifest(target, identity, _contents(flattener, rows, day), fetch)
+            published = target.publish(tmp, day, manifest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        _prune_replaced(root, day)
+        target.prune(day)
+    records, rejected = flattener.counts["records"], flattener.counts["rejected"]
+    seconds = time.perf_counter() - started
     return ExportResult(
-        out_dir=root,
-        snapshot_date=day,
-        snapshot_at=at,
-        rows=rows,
-        records=flattener.counts["records"],
-        rejected=flattener.counts["rejected"],
-        seconds=time.perf_counter() - started,
-        paths=published,
-        manifest=manifest,
+        target.root, day, at, rows, records, rejected, seconds, published, [], manifest
     )
+
+
+def open_target(
+    out_dir: str | os.PathLike[str], filters: Mapping[str, Any], export_id: str
+) -> Target:
+    """Where the snapshot goes: a local folder (created here) or an object-store prefix."""
+    root = paths.dataset_root(out_dir, filters)
+    if paths.is_remote(out_dir):
+        from .remote_target import ObjectStoreTarget
+
+        return ObjectStoreTarget(str(out_dir), root, export_id)
+    out = Path(out_dir)
+    _create(out)
+    return LocalTarget(out, Path(root))
+
+
+def _relative(root: paths.Location, out_dir: str | os.PathLike[str]) -> str:
+    """The dataset root relative to `--out` ("." for the fleet's), POSIX-style."""
+    inside = str(root)[len(str(paths.location(out_dir))) :].replace(os.sep, "/").strip("/")
+    return inside or "."
+
+
+def _manifest(
+    target: Target, identity: dict[str, Any], contents: dict[str, Any], fetch: dict[str, Any]
+) -> dict[str, Any]:
+    """The whole manifest, in the order people read it; `replaced` asked of the target now,
+    just before publishing, under the lock."""
+    day = date.fromisoformat(identity["snapshot_date"])
+    return {
+        **identity,
+        **contents,
+        "replaced": target.replacing(day, identity["export_id"]),
+        "written_at": datetime.now(UTC).isoformat(),
+        "fetch": fetch,
+    }
+
+
+def _contents(flattener: Flattener, rows: dict[str, int], day: date) -> dict[str, Any]:
+    """The manifest's account of what the snapshot holds and where."""
+    return {
+        "records": flattener.counts["records"],
+        "rejected": flattener.counts["rejected"],
+        "rows": rows,
+        "files": {name: paths.part_path(name, day) for name in rows},
+    }
 
 
 def _file_metadata(at: datetime, export_id: str, filters: dict[str, Any]) -> dict[bytes, bytes]:
@@ -265,72 +310,119 @@ def _write_tables(
     day: date,
     metadata: dict[bytes, bytes],
     pages: Iterable[Page],
-    *,
-    providers: ProvidersArg,
-    repositories: RepositoriesArg,
-    progress: Callable[[int], Any] | None,
-    row_group_records: int,
+    options: _Options,
 ) -> dict[str, int]:
     """Stream every table of the snapshot into `tmp`; rows written per table."""
-    writers: dict[str, pq.ParquetWriter] = {}
-    rows = dict.fromkeys(TABLE_NAMES, 0)
-    background = ThreadPoolExecutor(2, thread_name_prefix="dims-parquet")
-    writing: list[Future[None]] = []
+    files = _TableFiles(flattener, tmp, day, metadata)
     try:
-        for name, schema in flattener.schemas.items():
-            folder = paths.partition_dir(tmp, name, day)
-            folder.mkdir(parents=True)
-            writers[name] = pq.ParquetWriter(
-                folder / PART_FILE, schema.with_metadata(metadata), compression="zstd"
-            )
-
-        def write(name: str, table: pa.Table) -> None:
-            writers[name].write_table(table)
-            rows[name] += table.num_rows
-
-        def flush() -> None:
-            # Compression and encoding release the GIL: the previous batch is written in
-            # the background while this one was flattened. One batch in flight at most,
-            # so memory stays bounded by two batches. Tables are written by two threads,
-            # which matters for the last batch, when nothing else is left to do.
-            spent: list[list[Any]] = []
-            tables = flattener.take(spent=spent)
-            while writing:
-                writing.pop().result()
-            by_size = sorted(tables.items(), key=lambda item: -item[1].nbytes)
-            writing.extend(
-                background.submit(write, name, table) for name, table in by_size if table.num_rows
-            )
-            spent.clear()  # the rows are freed while the tables are written
-
         with paused_gc():  # one pause for the whole loop: see analysis.gcpause
-            for page in pages:
-                flattener.add_page(page)
-                if progress is not None:
-                    progress(len(page.records))
-                if flattener.pending >= row_group_records:
-                    flush()
-            flattener.add_providers(providers() if callable(providers) else providers)
-            repos = repositories() if callable(repositories) else repositories
+            batches = Batches(
+                flattener,
+                workers=options.workers,
+                batch_records=min(BATCH_RECORDS, options.row_group_records),
+            )
+            for tables in batches.run(pages, options.progress):
+                files.add(tables)
+                if files.pending >= options.row_group_records:
+                    files.flush()
+            flattener.add_providers(
+                options.providers() if callable(options.providers) else options.providers
+            )
+            repos = options.repositories
+            repos = repos() if callable(repos) else repos
             if repos:
                 flattener.add_repositories(repos)
-            flush()
-            while writing:
-                writing.pop().result()
-        for writer in writers.values():
-            writer.close()
-        writers.clear()
+            files.add(flattener.take())
+            files.flush()
+            files.close()
     except BaseException:
-        for future in writing:  # never close a writer the background thread is using
+        files.abandon()
+        raise
+    return files.rows
+
+
+class _TableFiles:
+    """One Parquet writer per table in the work folder, fed row group by row group in the
+    background.
+
+    Compression and encoding release the GIL: the previous row group is written in the
+    background while the next batches are read. One row group in flight at most, so memory
+    stays bounded. Tables are written by two threads, which matters for the last row group,
+    when nothing else is left to do.
+    """
+
+    def __init__(
+        self, flattener: Flattener, tmp: Path, day: date, metadata: dict[bytes, bytes]
+    ) -> None:
+        self.rows = dict.fromkeys(TABLE_NAMES, 0)
+        self.writers: dict[str, pq.ParquetWriter] = {}
+        self.background = ThreadPoolExecutor(2, thread_name_prefix="dims-parquet")
+        self.writing: list[Future[None]] = []
+        self.group: list[dict[str, pa.Table]] = []
+        try:
+            for name, schema in flattener.schemas.items():
+                folder = paths.partition_dir(tmp, name, day)
+                folder.mkdir(parents=True)
+                self.writers[name] = pq.ParquetWriter(
+                    folder / PART_FILE, schema.with_metadata(metadata), compression="zstd"
+                )
+        except BaseException:
+            self.abandon()
+            raise
+
+    def add(self, tables: dict[str, pa.Table]) -> None:
+        """One batch's tables, written with the next row group."""
+        self.group.append(tables)
+
+    @property
+    def pending(self) -> int:
+        """Deployments added since the last row group."""
+        return sum(tables["deployments"].num_rows for tables in self.group)
+
+    def _write(self, name: str, table: pa.Table) -> None:
+        self.writers[name].write_table(table)
+        self.rows[name] += table.num_rows
+
+    def flush(self) -> None:
+        """The batches added as one row group, handed to the background once the last is done."""
+        tables = _concatenated(self.group)
+        self.group.clear()
+        self._wait()
+        by_size = sorted(tables.items(), key=lambda item: -item[1].nbytes)
+        self.writing.extend(
+            self.background.submit(self._write, name, table)
+            for name, table in by_size
+            if table.num_rows
+        )
+
+    def _wait(self) -> None:
+        while self.writing:
+            self.writing.pop().result()
+
+    def close(self) -> None:
+        """Every batch written and every file finished (its footer written)."""
+        self._wait()
+        for writer in self.writers.values():
+            writer.close()
+        self.writers.clear()
+        self.background.shutdown(wait=True)
+
+    def abandon(self) -> None:
+        """After a failure: never close a writer the background thread is still using."""
+        for future in self.writing:
             with contextlib.suppress(BaseException):
                 future.result()
-        for writer in writers.values():
+        for writer in self.writers.values():
             with contextlib.suppress(Exception):
                 writer.close()
-        raise
-    finally:
-        background.shutdown(wait=True)
-    return rows
+        self.background.shutdown(wait=True)
+
+
+def _concatenated(group: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    """The batches' tables as one row group's tables (their chunks are not copied)."""
+    if len(group) == 1:
+        return group[0]
+    return {name: pa.concat_tables([tables[name] for tables in group]) for name in group[0]}
 
 
 def _utc(moment: datetime) -> datetime:
@@ -352,6 +444,37 @@ def _evidence(evidence: EvidenceArg) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ExportError(f"the fetch evidence for the manifest is not JSON: {exc}") from None
     return chosen
+
+
+class LocalTarget:
+    """A snapshot published to a local folder: a lock, a work folder inside it, journaled
+    renames (see the module's docstring)."""
+
+    def __init__(self, out: Path, root: Path) -> None:
+        self.out = out
+        self.root: paths.Location = root
+        self.folder = root
+
+    def exclusive(self, timeout: float) -> contextlib.AbstractContextManager[None]:
+        return _exclusive(self.out, timeout)
+
+    def prepare(self, day: date) -> Path:
+        return _prepare(self.out, self.folder, day)
+
+    def latest(self) -> tuple[date, int | None] | None:
+        days = paths.partition_days(self.folder, "deployments")
+        if not days:
+            return None
+        return days[-1], _deployments_version(self.folder, days[-1])["deployments"]
+
+    def replacing(self, day: date, export_id: str) -> dict[str, Any] | None:
+        return _replacing(self.folder, day, export_id)
+
+    def publish(self, tmp: Path, day: date, manifest: dict[str, Any]) -> dict[str, Location]:
+        return dict(_publish(tmp, self.folder, day, manifest))
+
+    def prune(self, day: date) -> None:
+        _prune_replaced(self.folder, day)
 
 
 # --- the folder: created, locked, checked --------------------------------------------------
@@ -469,8 +592,13 @@ def check_writable(
 
     Only probes: it takes no lock and removes nothing, so it is safe beside a running export.
     """
+    if paths.is_remote(out_dir):
+        from .remote import open_store
+
+        open_store(str(out_dir)).check_writable()
+        return
     out = Path(out_dir)
-    root = paths.dataset_root(out, filters)
+    root = Path(paths.dataset_root(out, filters))
     _create(out)
     _refuse_links(out, root)
     probe = out / f"{paths.TMP_PREFIX}probe-{secrets.token_hex(6)}"
@@ -498,21 +626,16 @@ def _remove_stale_temporaries(out: Path) -> None:
 
 def _read_manifest(path: Path) -> dict[str, Any] | None:
     try:
-        found = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        return parse_manifest(path.read_bytes())
+    except OSError:
         return None
-    return found if isinstance(found, dict) else None
 
 
 def _deployments_version(root: Path, day: date) -> dict[str, Any]:
     """snapshot_at, export_id and deployments rows of the version of `day` in `root`."""
     manifest = _read_manifest(paths.manifest_path(root, day))
     if manifest is not None and isinstance(manifest.get("rows"), dict):
-        return {
-            "snapshot_at": manifest.get("snapshot_at"),
-            "export_id": manifest.get("export_id"),
-            "deployments": manifest["rows"].get("deployments"),
-        }
+        return manifest_version(manifest)
     found: dict[str, Any] = {"snapshot_at": None, "export_id": None, "deployments": None}
     folder = paths.partition_dir(root, "deployments", day)
     try:
@@ -532,20 +655,18 @@ def _deployments_version(root: Path, day: date) -> dict[str, Any]:
     return found
 
 
-def _refuse_empty(root: Path, exported: int, counts: Mapping[str, int]) -> None:
+def _refuse_empty(target: Target, exported: int, counts: Mapping[str, int]) -> None:
     """No deployments now, some in the latest snapshot: the listing, not the fleet, is empty."""
     if exported:
         return
-    days = paths.partition_days(root, "deployments")
-    if not days:
+    latest = target.latest()
+    if latest is None or not latest[1]:
         return
-    before = _deployments_version(root, days[-1])["deployments"]
-    if not before:
-        return
+    day, before = latest
     raise ExportError(
         f"the export found 0 deployments ({counts['records']:,} records read, "
-        f"{counts['rejected']:,} rejected) but the latest snapshot in {root} "
-        f"({days[-1].isoformat()}) has {before:,}; nothing was published. Check the filters "
+        f"{counts['rejected']:,} rejected) but the latest snapshot in {target.root} "
+        f"({day.isoformat()}) has {before:,}; nothing was published. Check the filters "
         "and the service, or pass --allow-empty to publish an empty snapshot"
     )
 
@@ -557,9 +678,11 @@ def _replacing(root: Path, day: date, export_id: str) -> dict[str, Any] | None:
     ]
     if not present and not os.path.lexists(paths.manifest_path(root, day)):
         return None
-    when = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    kept_in = f"{paths.REPLACED}/{day.isoformat()}-{when}-{export_id[:8]}"
-    return {**_deployments_version(root, day), "tables": present, "kept_in": kept_in}
+    return {
+        **_deployments_version(root, day),
+        "tables": present,
+        "kept_in": kept_in(day, export_id),
+    }
 
 
 # --- publishing -----------------------------------------------------------------------------
@@ -604,7 +727,7 @@ def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict
     partition = paths.partition_name(day)
     names = [n for n in TABLE_NAMES if n != _PUBLISH_LAST] + [_PUBLISH_LAST]
     new_manifest = tmp / "manifest.json"
-    new_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
+    new_manifest.write_bytes(manifest_bytes(manifest))
     for path in (*(p for n in names for p in (tmp / n / partition).iterdir()), new_manifest):
         _fsync(path)
     replaced = manifest["replaced"]

@@ -164,43 +164,8 @@ def _compile_reader(plan: Plan) -> ReadFn:
         f"                unknown[path + key] = {'REDACTED' if plan.sensitive else 'obj[key]'}",
         "    get = obj.get",
     ]
-    for n, (key, (op, _kind, index, nullable, extra)) in enumerate(plan.steps.items()):
-        k = repr(key)
-        careful = f"_one({k}, v, _PLAN, path, row, unknown)"
-        other = "v is not None" if nullable else f"v is not None or {k} in obj"
-        fits = shape_test(extra) if op in (JSON, CHECK) else None
-        lines.append(f"    v = get({k})")
-        if op == NUMBER:
-            lines += [
-                "    if type(v) is float:",
-                f"        row[{index}] = v",
-                "    elif type(v) is int and -_E <= v <= _E:",
-                f"        row[{index}] = v",
-            ]
-        elif op in (TEXT, BOOLEAN):
-            lines += [
-                f"    if type(v) is {'str' if op == TEXT else 'bool'}:",
-                f"        row[{index}] = v",
-            ]
-        elif op == NESTED:
-            names[f"_sub{n}"] = extra
-            lines += [
-                "    if type(v) is dict:",
-                f"        _sub{n}.read(v, path + {key + '.'!r}, row, unknown)",
-            ]
-        elif op == CALL:
-            names[f"_call{n}"] = extra
-            lines += [
-                "    if v is not None:",
-                f"        _call{n}(v, path + {k}, row)",
-            ]
-        elif op in (JSON, CHECK) and fits is not None:
-            store = f"row[{index}] = _json(v)" if op == JSON else "pass"
-            lines += [f"    if {fits}:", f"        {store}"]
-        else:
-            lines += [f"    if {other}:", f"        {careful}"]
-        if op in (NUMBER, TEXT, BOOLEAN, NESTED, CALL) or fits is not None:
-            lines += [f"    elif {other}:", f"        {careful}"]
+    for n, (key, step) in enumerate(plan.steps.items()):
+        lines += _step_lines(n, key, step, names)
     for key in plan.required:
         lines += [
             f"    if {key!r} not in obj:",
@@ -208,6 +173,44 @@ def _compile_reader(plan: Plan) -> ReadFn:
         ]
     read: ReadFn = compile_function(lines, f"careful reader {plan.schema}", names)
     return read
+
+
+def _step_lines(n: int, key: str, step: Step, names: dict[str, Any]) -> list[str]:
+    """One property's lines: the expected type stored at once, anything else (null where
+    null is not allowed, a wrong type, a datetime, a JSON column) to the careful path."""
+    op, _kind, index, nullable, extra = step
+    k = repr(key)
+    careful = f"_one({k}, v, _PLAN, path, row, unknown)"
+    other = "v is not None" if nullable else f"v is not None or {k} in obj"
+    fits = shape_test(extra) if op in (JSON, CHECK) else None
+    lines = [f"    v = get({k})"]
+    if op == NUMBER:
+        lines += [
+            "    if type(v) is float:",
+            f"        row[{index}] = v",
+            "    elif type(v) is int and -_E <= v <= _E:",
+            f"        row[{index}] = v",
+        ]
+    elif op in (TEXT, BOOLEAN):
+        lines += [
+            f"    if type(v) is {'str' if op == TEXT else 'bool'}:",
+            f"        row[{index}] = v",
+        ]
+    elif op == NESTED:
+        names[f"_sub{n}"] = extra
+        lines += [
+            "    if type(v) is dict:",
+            f"        _sub{n}.read(v, path + {key + '.'!r}, row, unknown)",
+        ]
+    elif op == CALL:
+        names[f"_call{n}"] = extra
+        lines += ["    if v is not None:", f"        _call{n}(v, path + {k}, row)"]
+    elif op in (JSON, CHECK) and fits is not None:
+        store = f"row[{index}] = _json(v)" if op == JSON else "pass"
+        lines += [f"    if {fits}:", f"        {store}"]
+    else:
+        return [*lines, f"    if {other}:", f"        {careful}"]
+    return [*lines, f"    elif {other}:", f"        {careful}"]
 
 
 @dataclass
@@ -253,49 +256,61 @@ def plan_for(
     nested objects are expanded with their name as a column prefix; `calls` routes a
     property to a handler (a child table); `checks` are validated but stored by the caller.
     """
-    calls = calls or {}
-    checks = set(checks)
+    options = _PlanOptions(
+        column_of, dict(calls or {}), frozenset(checks), include_passwords, enforce_required
+    )
+    return _plan(schema_name, columns, prefix, options)
+
+
+@dataclass(frozen=True)
+class _PlanOptions:
+    """What `plan_for` was asked, the same for every nested object of the schema."""
+
+    column_of: Callable[[str, str], str]
+    calls: Mapping[str, RoutedFn | None]
+    checks: frozenset[str]
+    include_passwords: bool
+    enforce_required: bool
+
+
+def _plan(schema_name: str, columns: Columns, prefix: str, options: _PlanOptions) -> Plan:
     plan = Plan(schema=schema_name, sensitive=has_own_password(schema_name))
-    deferred_passwords: list[tuple[str, spec.Prop]] = []
+    deferred_passwords: list[str] = []
     for prop in spec.schema(schema_name).properties.values():
-        nullable = is_nullable(schema_name, prop.name)
-        name = prop.name
-        if name in calls:
-            plan.steps[name] = (CALL, prop.kind, None, nullable, calls[name])
-        elif is_password(schema_name, name):
-            deferred_passwords.append((name, prop))
-        elif prop.kind in ARROW_TYPES:
-            index = columns.add(column_of(prefix, name), ARROW_TYPES[prop.kind])
-            op = SCALAR_OPS.get(prop.kind, OTHER_SCALAR)
-            plan.steps[name] = (op, prop.kind, index, nullable, None)
-        elif prop.kind == "object" and prop.ref:
-            sub = plan_for(
-                prop.ref,
-                columns,
-                column_of=column_of,
-                prefix=f"{prefix}{snake_case(name)}_",
-                calls=calls,
-                checks=checks,
-                include_passwords=include_passwords,
-                enforce_required=enforce_required,
-            )
-            plan.steps[name] = (NESTED, "object", None, nullable, sub)
+        if prop.name not in options.calls and is_password(schema_name, prop.name):
+            deferred_passwords.append(prop.name)
         else:
-            # Items that hold secret values (env entries) are never quoted in a reason.
-            hide = bool(prop.ref) and has_own_password(prop.ref)
-            shape = (prop, must_be_object(schema_name, name), hide)
-            if name in checks:
-                plan.steps[name] = (CHECK, prop.kind, None, nullable, shape)
-            else:
-                index = columns.add(f"{prefix}{snake_case(name)}_json", pa.string())
-                plan.steps[name] = (JSON, prop.kind, index, nullable, shape)
+            plan.steps[prop.name] = _step(schema_name, prop, columns, prefix, options)
     # Password columns (env values, with the flag) go last, away from the usual columns.
-    for name, _prop in deferred_passwords:
-        stored = columns.add(column_of(prefix, name), pa.string()) if include_passwords else None
+    for name in deferred_passwords:
+        column = options.column_of(prefix, name)
+        stored = columns.add(column, pa.string()) if options.include_passwords else None
         plan.steps[name] = (PASSWORD, "string", stored, is_nullable(schema_name, name), None)
-    if enforce_required:
+    if options.enforce_required:
         plan.required = tuple(
             p.name for p in spec.schema(schema_name).properties.values() if p.required
         )
     plan.read = _compile_reader(plan)
     return plan
+
+
+def _step(
+    schema_name: str, prop: spec.Prop, columns: Columns, prefix: str, options: _PlanOptions
+) -> Step:
+    """How one property is read: its op, kind, column, nullability and what the op needs."""
+    name, nullable = prop.name, is_nullable(schema_name, prop.name)
+    if name in options.calls:
+        return (CALL, prop.kind, None, nullable, options.calls[name])
+    if prop.kind in ARROW_TYPES:
+        index = columns.add(options.column_of(prefix, name), ARROW_TYPES[prop.kind])
+        return (SCALAR_OPS.get(prop.kind, OTHER_SCALAR), prop.kind, index, nullable, None)
+    if prop.kind == "object" and prop.ref:
+        sub = _plan(prop.ref, columns, f"{prefix}{snake_case(name)}_", options)
+        return (NESTED, "object", None, nullable, sub)
+    # Items that hold secret values (env entries) are never quoted in a reason.
+    hide = bool(prop.ref) and has_own_password(prop.ref)
+    shape = (prop, must_be_object(schema_name, name), hide)
+    if name in options.checks:
+        return (CHECK, prop.kind, None, nullable, shape)
+    index = columns.add(f"{prefix}{snake_case(name)}_json", pa.string())
+    return (JSON, prop.kind, index, nullable, shape)

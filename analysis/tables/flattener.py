@@ -94,6 +94,12 @@ class Flattener:
         self.counts["records"] += n
         self.pending += n
 
+    def add_counts(self, records: int, rejected: int, typed: int) -> None:
+        """Count records another Flattener read for this one (a worker process's batch)."""
+        self.counts["records"] += records
+        self.counts["rejected"] += rejected
+        self.typed_records += typed
+
     def _read_typed(self, record: msgspec.Raw, page: Page) -> bool:
         """Read a raw record with the fast reader; False when the careful one must."""
         layout, state = self._layout, self._state

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -290,7 +291,12 @@ def components_from(deployments: pa.Table) -> pa.Table:
         values["deployment_type"] = deployments["deployment_type"].combine_chunks()
         values["snapshot_at"] = deployments["snapshot_at"].combine_chunks()
         parts.append(pa.table([values[name] for name in schema.names], schema=schema))
-    return pa.concat_tables(parts) if parts else schema.empty_table()
+    if not parts:
+        return schema.empty_table()
+    # Each deployment's components together, in component order: the same rows in the same
+    # order however the deployments were batched.
+    by_deployment = np.arange(n * len(parts)).reshape(len(parts), n).T.ravel()
+    return pa.concat_tables(parts).take(pa.array(by_deployment))
 
 
 # --- the public schemas ------------------------------------------------------------------

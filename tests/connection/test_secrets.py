@@ -73,7 +73,8 @@ def described(error: BaseException) -> str:
 
 
 @pytest.fixture(scope="module")
-def sandbox():
+def canary_sandbox():
+    """The sandbox with both canaries planted, a required key, and faults to be logged."""
     with run_sandbox(
         deployments=40,
         seed=21,
@@ -86,21 +87,24 @@ def sandbox():
 
 
 @pytest.fixture
-def client(sandbox):
-    return connect(sandbox.base_url, api_key=API_KEY, retry=RetryPolicy(initial_backoff=0.005))
+def canary_client(canary_sandbox):
+    """A dims client of the canary sandbox, holding its key."""
+    return connect(
+        canary_sandbox.base_url, api_key=API_KEY, retry=RetryPolicy(initial_backoff=0.005)
+    )
 
 
-def test_the_canaries_are_really_served(sandbox, client):
+def test_the_canaries_are_really_served(canary_sandbox, canary_client):
     """Without this, every 'not found' below would prove nothing."""
-    records = [r for page in fetch.fetch_deployments(client) for r in page.records]
+    records = [r for page in fetch.fetch_deployments(canary_client) for r in page.records]
     served = str(records)
     assert CANARY_SECRET in served and CANARY_ENV in served
 
 
-def test_cli_export_and_report_at_debug_level_leak_nothing(sandbox, tmp_path):
+def test_cli_export_and_report_at_debug_level_leak_nothing(canary_sandbox, tmp_path):
     """The whole journey through the CLI, key from DIMS_API_KEY, logs at DEBUG."""
     out = tmp_path / "data"
-    env = {**os.environ, "DIMS_API_KEY": API_KEY, "DIMS_BASE_URL": sandbox.base_url}
+    env = {**os.environ, "DIMS_API_KEY": API_KEY, "DIMS_BASE_URL": canary_sandbox.base_url}
     outputs = []
     for command in (
         ["--debug", "export", "--out", str(out), "--retries", "8"],
@@ -117,19 +121,19 @@ def test_cli_export_and_report_at_debug_level_leak_nothing(sandbox, tmp_path):
     assert [leaks(output) for output in outputs] == [[], [], [], []]
 
 
-def test_in_process_debug_logs_leak_nothing(sandbox, client, caplog, tmp_path):
+def test_in_process_debug_logs_leak_nothing(canary_sandbox, canary_client, caplog, tmp_path):
     caplog.set_level(logging.DEBUG)
     from analysis.snapshot import take_snapshot
 
-    take_snapshot(client, tmp_path, snapshot_date=date(2025, 1, 1))
-    assert retry_transport(client).stats.retries >= 1  # the retry paths logged something
+    take_snapshot(canary_client, tmp_path, snapshot_date=date(2025, 1, 1))
+    assert retry_transport(canary_client).stats.retries >= 1  # the retry paths logged something
     assert caplog.records
     assert leaks(caplog.text) == []
     assert leaks(every_byte(tmp_path)) == []
 
 
-def test_generated_model_reprs_mask_secret_values(sandbox, client):
-    page = list_deployments.sync(client=client, limit=100)
+def test_generated_model_reprs_mask_secret_values(canary_sandbox, canary_client):
+    page = list_deployments.sync(client=canary_client, limit=100)
     assert isinstance(page, DeploymentPage)
     values = [
         secret.value for deployment in page.resources for secret in (deployment.secrets or [])
@@ -141,7 +145,7 @@ def test_generated_model_reprs_mask_secret_values(sandbox, client):
     assert "Unset object" not in shown  # fields a record lacks are left out, not <Unset …>
 
 
-def test_errors_never_show_the_key_or_a_canary(sandbox):
+def test_errors_never_show_the_key_or_a_canary(canary_sandbox):
     """Every typed error the fetch raises, with a key configured, in message/repr/traceback."""
     errors: list[BaseException] = []
     with run_sandbox(deployments=5, seed=1, api_key=API_KEY) as sb:
@@ -232,11 +236,11 @@ def test_rejected_records_and_strict_errors_never_hold_secret_values(tmp_path):
         assert leaks(described(info.value)) == []
 
 
-def test_key_from_the_environment_never_shows_in_reprs(monkeypatch, sandbox):
+def test_key_from_the_environment_never_shows_in_reprs(monkeypatch, canary_sandbox):
     monkeypatch.setenv("DIMS_API_KEY", API_KEY)
-    monkeypatch.setenv("DIMS_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("DIMS_BASE_URL", canary_sandbox.base_url)
     client = connect()
-    assert len(fetch.list_providers(client)) == len(sandbox.fleet.providers)  # the key works
+    assert len(fetch.list_providers(client)) == len(canary_sandbox.fleet.providers)  # the key works
     settings = Settings.resolve()
     assert settings.api_key == API_KEY
     shown = [
@@ -246,13 +250,13 @@ def test_key_from_the_environment_never_shows_in_reprs(monkeypatch, sandbox):
         repr(client.get_httpx_client()),
         repr(client._httpx_args),
         repr(retry_transport(client)),
-        repr(sandbox),
+        repr(canary_sandbox),
     ]
     assert [leaks(text) for text in shown] == [[]] * len(shown)
 
 
-def test_wrong_key_against_the_sandbox_names_neither_key(sandbox):
-    client = connect(sandbox.base_url, api_key=WRONG_KEY, retry=FAST)
+def test_wrong_key_against_the_sandbox_names_neither_key(canary_sandbox):
+    client = connect(canary_sandbox.base_url, api_key=WRONG_KEY, retry=FAST)
     with pytest.raises(AuthenticationError) as info:
         fetch.list_providers(client)
     assert info.value.status_code == 401 and "X-Api-Key" in str(info.value)

@@ -22,9 +22,6 @@ from analysis.errors import (
 )
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
 
-FAST_RETRY = RetryPolicy(attempts=6, initial_backoff=0.01, max_backoff=0.05, total_seconds=20)
-N = 230  # not a multiple of any page size used below: the last page is short
-
 
 def ids(records):
     return [r["id"] for r in records]
@@ -37,17 +34,8 @@ def by_type(fleet):
     return out
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    with run_sandbox(deployments=N, seed=7) as handle:
-        yield handle
-
-
-@pytest.fixture
-def client(sandbox):
-    return connect(sandbox.base_url, retry=FAST_RETRY)
-
-
+# The standard fleet (conftest's `sandbox`) is 500 records: pages of 100 and 20 end on an empty
+# page, pages of 7 on a short one.
 @pytest.mark.parametrize(("page_size", "concurrency"), [(100, 1), (20, 8), (7, 3), (100, 8)])
 def test_listing_yields_every_record_once_in_order(sandbox, client, page_size, concurrency):
     got = list(fetch.iter_deployments(client, page_size=page_size, concurrency=concurrency))
@@ -77,8 +65,9 @@ def test_full_fetch_tags_each_record_with_the_type_that_listed_it(sandbox, clien
     assert all(s.ended_on_empty_page for s in stats.listings)
     assert ids(r for p in pages for r in p.records) == ids(sandbox.fleet.deployments)
     assert typed(pages) == sandbox.fleet.deployment_types
-    assert stats.records == N and stats.duplicates == 0
-    assert (stats.typed_by_record, stats.typed_by_listing, stats.untyped) == (0, N, 0)
+    n = len(sandbox.fleet.deployments)
+    assert stats.records == n and stats.duplicates == 0
+    assert (stats.typed_by_record, stats.typed_by_listing, stats.untyped) == (0, n, 0)
     expected_integrations = {
         r["source_config"]["integration_id"]
         for r in sandbox.fleet.deployments
@@ -158,8 +147,8 @@ def test_providers_and_repositories(sandbox, client):
 # -- faults ----------------------------------------------------------------------------------
 
 
-def fetch_all_ids(base_url, **kwargs):
-    client = connect(base_url, retry=FAST_RETRY)
+def fetch_all_ids(base_url, retry, **kwargs):
+    client = connect(base_url, retry=retry)
     records = list(fetch.iter_deployments(client, page_size=20, concurrency=4, **kwargs))
     return ids(records), retry_transport(client).stats
 
@@ -176,9 +165,9 @@ def fetch_all_ids(base_url, **kwargs):
     ],
     ids=["429", "503", "502", "500-html", "truncated", "reset"],
 )
-def test_faults_are_retried_and_every_record_arrives_once(faults):
+def test_faults_are_retried_and_every_record_arrives_once(faults, fast_retry):
     with run_sandbox(deployments=150, seed=1, faults=faults) as sb:
-        got, stats = fetch_all_ids(sb.base_url)
+        got, stats = fetch_all_ids(sb.base_url, fast_retry)
         assert got == ids(sb.fleet.deployments)
         assert stats.retries > 0
 

@@ -8,7 +8,6 @@ the report files are read back with pyarrow and DuckDB, and `dims report` runs i
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import duckdb
 import fleet_math as fm
@@ -17,22 +16,12 @@ import pytest
 from cli_in_process import run as _run
 
 from analysis import reports
-from analysis.sandbox import generate_fleet
 
-DATE = "2025-06-03"
+DATE = "2025-06-03"  # of the snapshots the tests below export themselves
 PROD_RATES = {"cpu_core_hour": 0.05, "memory_gib_hour": 0.01, "storage_gib_month": 0.1}
 
 
-@pytest.fixture(scope="module")
-def fleet():
-    return generate_fleet(60, seed=11)
-
-
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory, fleet) -> Path:
-    out = tmp_path_factory.mktemp("costs")
-    fm.export_fleet(fleet.deployments, fleet.deployment_types, out, DATE)
-    return out
+# `fleet` and `dataset` (tests/reports/conftest.py): one fleet, exported once.
 
 
 def _rates_of(fleet, prod: dict[str, float] | None = None):

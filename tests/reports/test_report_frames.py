@@ -12,9 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis import reports
-from analysis.sandbox import generate_fleet
 
-DATE = "2025-06-04"
+DATE = "2025-06-04"  # of the snapshots the tests below export themselves
 TEXT_COLUMNS = {
     "deployment_id",
     "name",
@@ -48,16 +47,7 @@ COUNT_COLUMNS = {
 TOTAL_LABELS = {"all", "overall", "total"}
 
 
-@pytest.fixture(scope="module")
-def fleet():
-    return generate_fleet(120, seed=21)
-
-
-@pytest.fixture(scope="module")
-def snap(tmp_path_factory, fleet):
-    out = tmp_path_factory.mktemp("frames")
-    fm.export_fleet(fleet.deployments, fleet.deployment_types, out, DATE)
-    return reports.load_snapshot(out)
+# `fleet` and `snap` (tests/reports/conftest.py): one fleet, exported once.
 
 
 def _kinds(fleet) -> set[str]:
@@ -173,10 +163,10 @@ def test_fleet_totals_counts_are_ints_and_sums_are_rounded(fleet, snap) -> None:
         assert all(not hasattr(v, "dtype") for v in total.values()), total  # plain Python
 
 
-def test_reprs_are_short_summaries(tmp_path, fleet, snap) -> None:
+def test_reprs_are_short_summaries(tmp_path, fleet, snap, dataset_date) -> None:
     text = repr(snap)
     assert len(text.splitlines()) == 1 and len(text) < 200, text
-    assert "120 rows" in text and DATE in text
+    assert f"{len(fleet.deployments)} rows" in text and dataset_date in text
     for day in (DATE, "2025-06-05"):  # two snapshots of the same fleet
         fm.export_fleet(fleet.deployments, fleet.deployment_types, tmp_path, day)
     result = reports.diff(tmp_path, DATE, "2025-06-05")

@@ -15,11 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import reports
-from analysis.sandbox import generate_fleet
 
-CANARY_SECRET = "canary-secret-9f3e1c7a"
-CANARY_ENV = "canary-env-4b2d8e60"
-DATE = "2025-06-02"
+DATE = "2025-06-02"  # of the snapshots the tests below export themselves
 VERSION_ORDER = [
     "0.4.12",
     "0.9.3",
@@ -33,21 +30,7 @@ VERSION_ORDER = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fleet():
-    return generate_fleet(300, seed=7, canary_secret=CANARY_SECRET, canary_env_value=CANARY_ENV)
-
-
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory, fleet) -> Path:
-    out = tmp_path_factory.mktemp("dataset")
-    fm.export_fleet(fleet.deployments, fleet.deployment_types, out, DATE)
-    return out
-
-
-@pytest.fixture(scope="module")
-def snap(dataset):
-    return reports.load_snapshot(dataset)
+# `fleet`, `dataset`, `snap`, `canaries` (tests/reports/conftest.py): one fleet, exported once.
 
 
 @pytest.fixture(scope="module")
@@ -226,8 +209,8 @@ def test_pending_rollouts(fleet, snap) -> None:
         assert pending.loc[dep_id, "days_since_update"] == pytest.approx(days, abs=1e-5)
 
 
-def test_report_files(report_path, dataset, fleet, snap) -> None:
-    folder = dataset / "reports" / f"snapshot_date={DATE}"
+def test_report_files(report_path, dataset, dataset_date, fleet, snap) -> None:
+    folder = dataset / "reports" / f"snapshot_date={dataset_date}"
     assert report_path == folder / "report.html"
     assert sorted(p.name for p in folder.iterdir()) == [
         "capacity_summary.parquet",
@@ -245,9 +228,9 @@ def test_report_files(report_path, dataset, fleet, snap) -> None:
     assert versions["deployments"].sum() == len(fleet.deployments)
 
 
-def test_html_is_self_contained_and_secret_free(report_path, fleet) -> None:
+def test_html_is_self_contained_and_secret_free(report_path, fleet, canaries) -> None:
     page = report_path.read_text(encoding="utf-8")
-    secrets = {CANARY_SECRET, CANARY_ENV}
+    secrets = set(canaries)
     for record in fleet.deployments:
         secrets.update(s["value"] for s in record.get("secrets") or [])
     assert not [s for s in secrets if s in page]

@@ -46,14 +46,13 @@ PROVIDERS = "/v2/auth/providers"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[SandboxHandle]:
-    with run_sandbox(500, seed=0) as handle:
-        yield handle
+# `sandbox` (tests/conftest.py) serves the standard fleet: generate_fleet's defaults, 500
+# records of seed 0, which the figures below (500, offset 490, record 400) are about.
 
 
 @pytest.fixture(scope="module")
-def client(sandbox: SandboxHandle) -> Iterator[httpx.Client]:
+def http(sandbox: SandboxHandle) -> Iterator[httpx.Client]:
+    """Plain HTTP to the standard sandbox: the wire as the spec describes it, no dims client."""
     with httpx.Client(base_url=sandbox.base_url, timeout=10) as c:
         yield c
 
@@ -63,12 +62,12 @@ def fleet(sandbox: SandboxHandle) -> Fleet:
     return sandbox.fleet
 
 
-def fetch_all(client: httpx.Client, limit: int = 100, **params: Any) -> list[dict[str, Any]]:
+def fetch_all(http: httpx.Client, limit: int = 100, **params: Any) -> list[dict[str, Any]]:
     """Page through the listing the way the spec says: follow `offset`, stop at a short page."""
     out: list[dict[str, Any]] = []
     offset = 0
     while True:
-        r = client.get(DEPLOYMENTS, params={**params, "limit": limit, "offset": offset})
+        r = http.get(DEPLOYMENTS, params={**params, "limit": limit, "offset": offset})
         assert r.status_code == 200, r.text
         body = r.json()
         page = body["resources"]
@@ -195,9 +194,9 @@ def test_every_record_matches_openapi(validators: dict[str, Draft202012Validator
 
 
 def test_served_pages_match_openapi(
-    client: httpx.Client, validators: dict[str, Draft202012Validator]
+    http: httpx.Client, validators: dict[str, Draft202012Validator]
 ) -> None:
-    r = client.get(DEPLOYMENTS, params={"limit": 100, "offset": 50})
+    r = http.get(DEPLOYMENTS, params={"limit": 100, "offset": 50})
     assert r.headers["content-type"] == "application/json"
     assert not list(validators["DeploymentPage"].iter_errors(r.json()))
 
@@ -206,25 +205,25 @@ def test_served_pages_match_openapi(
 
 
 def test_paging_returns_every_record_exactly_once_in_listing_order(
-    client: httpx.Client, fleet: Fleet
+    http: httpx.Client, fleet: Fleet
 ) -> None:
-    got = fetch_all(client, limit=37)
+    got = fetch_all(http, limit=37)
     assert ids(got) == ids(fleet.deployments)
     assert got == fleet.deployments  # byte-for-byte the generated records, nothing hidden
 
 
-def test_default_limit_is_20_and_offset_is_the_next_offset(client: httpx.Client) -> None:
-    body = client.get(DEPLOYMENTS).json()
+def test_default_limit_is_20_and_offset_is_the_next_offset(http: httpx.Client) -> None:
+    body = http.get(DEPLOYMENTS).json()
     assert len(body["resources"]) == 20
     assert body["offset"] == 20
-    body = client.get(DEPLOYMENTS, params={"offset": 490, "limit": 100}).json()
+    body = http.get(DEPLOYMENTS, params={"offset": 490, "limit": 100}).json()
     assert (len(body["resources"]), body["offset"]) == (10, 500)
-    body = client.get(DEPLOYMENTS, params={"offset": 900}).json()
+    body = http.get(DEPLOYMENTS, params={"offset": 900}).json()
     assert body == {"resources": [], "offset": 900}
 
 
-def test_offset_beyond_64_bits_is_accepted(client: httpx.Client) -> None:
-    r = client.get(DEPLOYMENTS, params={"offset": 2**70})
+def test_offset_beyond_64_bits_is_accepted(http: httpx.Client) -> None:
+    r = http.get(DEPLOYMENTS, params={"offset": 2**70})
     assert r.status_code == 200
     assert r.json() == {"resources": [], "offset": 2**70}
 
@@ -237,7 +236,7 @@ def test_records_carry_no_hidden_service_attributes(fleet: Fleet) -> None:
 # -- filters -----------------------------------------------------------------------------------
 
 
-def test_name_contains_is_a_case_insensitive_substring(client: httpx.Client, fleet: Fleet) -> None:
+def test_name_contains_is_a_case_insensitive_substring(http: httpx.Client, fleet: Fleet) -> None:
     for needle in ("AGENT", "graph-0", "zürich", '"quoted"', ", eu"):
         expected = [
             d["id"]
@@ -245,13 +244,13 @@ def test_name_contains_is_a_case_insensitive_substring(client: httpx.Client, fle
             if needle.casefold() in (d.get("name") or "").casefold()
         ]
         assert expected, needle
-        assert ids(fetch_all(client, name_contains=needle)) == expected
+        assert ids(fetch_all(http, name_contains=needle)) == expected
 
 
-def test_deployment_type_partitions_the_fleet(client: httpx.Client, fleet: Fleet) -> None:
+def test_deployment_type_partitions_the_fleet(http: httpx.Client, fleet: Fleet) -> None:
     seen: dict[str, str] = {}
     for kind in ("dev_free", "dev", "prod"):
-        got = ids(fetch_all(client, deployment_type=kind))
+        got = ids(fetch_all(http, deployment_type=kind))
         assert got
         for dep_id in got:
             assert dep_id not in seen
@@ -259,47 +258,47 @@ def test_deployment_type_partitions_the_fleet(client: httpx.Client, fleet: Fleet
     assert seen == fleet.deployment_types
 
 
-def test_image_version_is_exact(client: httpx.Client, fleet: Fleet) -> None:
-    got = fetch_all(client, image_version="0.10.1")
+def test_image_version_is_exact(http: httpx.Client, fleet: Fleet) -> None:
+    got = fetch_all(http, image_version="0.10.1")
     assert got
     assert {d["image_version"] for d in got} == {"0.10.1"}
     assert len(got) == sum(d.get("image_version") == "0.10.1" for d in fleet.deployments)
-    assert fetch_all(client, image_version="0.10") == []
+    assert fetch_all(http, image_version="0.10") == []
 
 
-def test_deployment_ids_selects_exactly_those(client: httpx.Client, fleet: Fleet) -> None:
+def test_deployment_ids_selects_exactly_those(http: httpx.Client, fleet: Fleet) -> None:
     wanted = [fleet.deployments[i]["id"] for i in (400, 3, 77)]
-    got = fetch_all(client, deployment_ids=f"{wanted[0]}, {wanted[1]},{wanted[2]},")
+    got = fetch_all(http, deployment_ids=f"{wanted[0]}, {wanted[1]},{wanted[2]},")
     assert ids(got) == sorted(wanted, key=ids(fleet.deployments).index)  # listing order
     unknown = "00000000-0000-4000-8000-000000000000"
-    assert fetch_all(client, deployment_ids=unknown) == []
+    assert fetch_all(http, deployment_ids=unknown) == []
 
 
-def test_status_matches_the_records_status(client: httpx.Client, fleet: Fleet) -> None:
+def test_status_matches_the_records_status(http: httpx.Client, fleet: Fleet) -> None:
     statuses = Counter(d["status"] for d in fleet.deployments if "status" in d)
     assert len(statuses) >= 3
     for status, count in statuses.items():
-        got = fetch_all(client, status=status)
+        got = fetch_all(http, status=status)
         assert len(got) == count
         assert {d["status"] for d in got} == {status}
-    assert fetch_all(client, status="RUNNING") == []
+    assert fetch_all(http, status="RUNNING") == []
 
 
 @pytest.mark.parametrize(
     ("raw", "value"), [("true", True), ("1", True), ("false", False), ("0", False)]
 )
-def test_remote_reconciled(client: httpx.Client, fleet: Fleet, raw: str, value: bool) -> None:
+def test_remote_reconciled(http: httpx.Client, fleet: Fleet, raw: str, value: bool) -> None:
     expected = [d["id"] for d in fleet.deployments if fleet.remote_reconciled[d["id"]] is value]
     assert 0 < len(expected) < len(fleet.deployments)
-    assert ids(fetch_all(client, remote_reconciled=raw)) == expected
+    assert ids(fetch_all(http, remote_reconciled=raw)) == expected
 
 
-def test_tag_value_ids_match_any_listed_tag(client: httpx.Client, fleet: Fleet) -> None:
+def test_tag_value_ids_match_any_listed_tag(http: httpx.Client, fleet: Fleet) -> None:
     tags = Counter(t for ts in fleet.tag_value_ids.values() for t in ts)
     first, second = (t for t, _ in tags.most_common(2))
-    one = ids(fetch_all(client, tag_value_ids=first))
+    one = ids(fetch_all(http, tag_value_ids=first))
     assert one == [d["id"] for d in fleet.deployments if first in fleet.tag_value_ids[d["id"]]]
-    both = ids(fetch_all(client, tag_value_ids=f"{first},{second}"))
+    both = ids(fetch_all(http, tag_value_ids=f"{first},{second}"))
     expected = [
         d["id"] for d in fleet.deployments if {first, second} & set(fleet.tag_value_ids[d["id"]])
     ]
@@ -307,8 +306,8 @@ def test_tag_value_ids_match_any_listed_tag(client: httpx.Client, fleet: Fleet) 
     assert len(both) > len(one)
 
 
-def test_filters_combine_with_and(client: httpx.Client, fleet: Fleet) -> None:
-    got = fetch_all(client, deployment_type="prod", image_version="0.11.0", limit=7)
+def test_filters_combine_with_and(http: httpx.Client, fleet: Fleet) -> None:
+    got = fetch_all(http, deployment_type="prod", image_version="0.11.0", limit=7)
     expected = [
         d["id"]
         for d in fleet.deployments
@@ -321,21 +320,21 @@ def test_filters_combine_with_and(client: httpx.Client, fleet: Fleet) -> None:
 # -- errors ------------------------------------------------------------------------------------
 
 
-def test_providers_are_listed_and_looked_up_by_slug(client: httpx.Client, fleet: Fleet) -> None:
-    r = client.get(PROVIDERS)
+def test_providers_are_listed_and_looked_up_by_slug(http: httpx.Client, fleet: Fleet) -> None:
+    r = http.get(PROVIDERS)
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/json"
     assert r.json() == fleet.providers
     for provider in fleet.providers:
-        assert client.get(f"{PROVIDERS}/{provider['provider_id']}").json() == provider
+        assert http.get(f"{PROVIDERS}/{provider['provider_id']}").json() == provider
         # the record's `id` is not the path parameter
-        assert client.get(f"{PROVIDERS}/{provider['id']}").status_code == 404
+        assert http.get(f"{PROVIDERS}/{provider['id']}").status_code == 404
 
 
-def test_repositories_of_an_integration(client: httpx.Client, fleet: Fleet) -> None:
+def test_repositories_of_an_integration(http: httpx.Client, fleet: Fleet) -> None:
     integration, repos = next(iter(fleet.repositories.items()))
-    assert client.get(f"/v1/integrations/forge/codehost/{integration}/repos").json() == repos
-    upper = client.get(f"/v1/integrations/forge/codehost/{integration.upper()}/repos")
+    assert http.get(f"/v1/integrations/forge/codehost/{integration}/repos").json() == repos
+    upper = http.get(f"/v1/integrations/forge/codehost/{integration.upper()}/repos")
     assert upper.json() == repos
 
 
@@ -348,15 +347,15 @@ def test_repositories_of_an_integration(client: httpx.Client, fleet: Fleet) -> N
         f"{DEPLOYMENTS}/",
     ],
 )
-def test_unknown_things_are_json_404(client: httpx.Client, path: str) -> None:
-    r = client.get(path)
+def test_unknown_things_are_json_404(http: httpx.Client, path: str) -> None:
+    r = http.get(path)
     assert r.status_code == 404
     assert r.headers["content-type"] == "application/json"
     assert isinstance(r.json()["detail"], str)
 
 
-def test_wrong_method_is_405_with_allow(client: httpx.Client) -> None:
-    r = client.post(DEPLOYMENTS, json={})
+def test_wrong_method_is_405_with_allow(http: httpx.Client) -> None:
+    r = http.post(DEPLOYMENTS, json={})
     assert r.status_code == 405
     assert "GET" in r.headers["allow"]
     assert r.json() == {"detail": "Method Not Allowed"}
@@ -386,9 +385,9 @@ def test_wrong_method_is_405_with_allow(client: httpx.Client) -> None:
     ],
 )
 def test_invalid_parameters_are_fastapi_422(
-    client: httpx.Client, path: str, params: dict[str, str], loc: list[str], kind: str
+    http: httpx.Client, path: str, params: dict[str, str], loc: list[str], kind: str
 ) -> None:
-    r = client.get(path, params=params)
+    r = http.get(path, params=params)
     assert r.status_code == 422
     assert r.headers["content-type"] == "application/json"
     (item,) = r.json()["detail"]
@@ -397,8 +396,8 @@ def test_invalid_parameters_are_fastapi_422(
     assert isinstance(item["msg"], str) and item["msg"]
 
 
-def test_every_invalid_parameter_is_reported_at_once(client: httpx.Client) -> None:
-    r = client.get(DEPLOYMENTS, params={"limit": "0", "offset": "x", "deployment_type": "qa"})
+def test_every_invalid_parameter_is_reported_at_once(http: httpx.Client) -> None:
+    r = http.get(DEPLOYMENTS, params={"limit": "0", "offset": "x", "deployment_type": "qa"})
     assert r.status_code == 422
     assert [e["loc"][1] for e in r.json()["detail"]] == ["limit", "offset", "deployment_type"]
 
@@ -446,9 +445,9 @@ def faulty(
         yield sb, c
 
 
-def test_faults_are_off_by_default(client: httpx.Client, sandbox: SandboxHandle) -> None:
+def test_faults_are_off_by_default(http: httpx.Client, sandbox: SandboxHandle) -> None:
     for _ in range(30):
-        assert client.get(PROVIDERS).status_code == 200
+        assert http.get(PROVIDERS).status_code == 200
     assert sandbox.faults == Faults()
     assert not sandbox.stats.faults
 

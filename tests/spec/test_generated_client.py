@@ -18,7 +18,6 @@ from repo import ROOT
 
 from analysis.connection import connect
 from analysis.errors import NotFoundError, ValidationError
-from analysis.sandbox import run_sandbox
 from generated_client.api.deployments import list_deployments
 from generated_client.api.integrations import list_integration_repositories
 from generated_client.api.oauth_providers import get_oauth_provider, list_oauth_providers
@@ -51,16 +50,7 @@ def test_committed_client_is_exactly_what_the_spec_generates(tmp_path):
     assert filecmp.dircmp(ROOT / "generated_client", out).diff_files == []
 
 
-@pytest.fixture(scope="module")
-def sandbox():
-    with run_sandbox(deployments=60, seed=11, api_key="smoke-key") as handle:
-        yield handle
-
-
-@pytest.fixture
-def client(sandbox):
-    tenant = sandbox.fleet.deployments[0]["tenant_id"]
-    return connect(sandbox.base_url, api_key="smoke-key", tenant_id=tenant)
+# `sandbox` and `client` (tests/conftest.py): the standard fleet and a dims client of it.
 
 
 def test_every_operation_sync(sandbox, client):
@@ -72,8 +62,7 @@ def test_every_operation_sync(sandbox, client):
     assert isinstance(one, OAuthProvider) and one.id == first.id
     with pytest.raises(NotFoundError, match="HTTP 404"):  # dims' typed error, one line
         get_oauth_provider.sync("no-such-provider", client=client)
-    tenant = sandbox.fleet.deployments[0]["tenant_id"]
-    bodies = connect(sandbox.base_url, api_key="smoke-key", tenant_id=tenant, raise_errors=False)
+    bodies = connect(sandbox.base_url, raise_errors=False)
     missing = get_oauth_provider.sync("no-such-provider", client=bodies)
     assert isinstance(missing, ErrorDetail) and "not found" in missing.detail.lower()
 

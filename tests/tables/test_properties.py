@@ -141,37 +141,36 @@ def from_spec_schema(node: dict[str, Any]) -> st.SearchStrategy[Any]:
     """
     if "anyOf" in node:
         return st.one_of([from_spec_schema(option) for option in node["anyOf"]])
-    options = []
-    for kind in sorted(_types(node)) or ["any"]:
-        if kind == "null":
-            options.append(st.none())
-        elif kind == "boolean":
-            options.append(st.booleans())
-        elif kind == "integer":
-            options.append(st.integers())
-        elif kind == "number":
-            options.append(st.floats(allow_nan=False, allow_infinity=False))
-        elif kind == "string":
-            options.append(FORMATS.get(node.get("format"), st.text()))
-        elif kind == "array":
-            items = from_spec_schema(node.get("items", {}))
-            options.append(st.lists(items, max_size=node.get("maxItems", MAX_ITEMS)))
-        elif kind == "object" and "properties" in node:
-            properties = {k: from_spec_schema(v) for k, v in node["properties"].items()}
-            required = set(node.get("required", ()))
-            options.append(
-                st.fixed_dictionaries(
-                    {k: v for k, v in properties.items() if k in required},
-                    optional={k: v for k, v in properties.items() if k not in required},
-                )
-            )
-        elif kind == "object":
-            options.append(
-                st.dictionaries(st.text(), ANY_JSON, max_size=node.get("maxProperties", 3))
-            )
-        else:
-            options.append(ANY_JSON)
-    return st.one_of(options)
+    return st.one_of([_of_kind(kind, node) for kind in sorted(_types(node)) or ["any"]])
+
+
+SCALARS: dict[str, st.SearchStrategy[Any]] = {
+    "null": st.none(),
+    "boolean": st.booleans(),
+    "integer": st.integers(),
+    "number": st.floats(allow_nan=False, allow_infinity=False),
+}
+
+
+def _of_kind(kind: str, node: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Values of one of the node's types (`any`: any JSON)."""
+    if kind in SCALARS:
+        return SCALARS[kind]
+    if kind == "string":
+        return FORMATS.get(node.get("format"), st.text())
+    if kind == "array":
+        items = from_spec_schema(node.get("items", {}))
+        return st.lists(items, max_size=node.get("maxItems", MAX_ITEMS))
+    if kind == "object" and "properties" in node:
+        properties = {k: from_spec_schema(v) for k, v in node["properties"].items()}
+        required = set(node.get("required", ()))
+        return st.fixed_dictionaries(
+            {k: v for k, v in properties.items() if k in required},
+            optional={k: v for k, v in properties.items() if k not in required},
+        )
+    if kind == "object":
+        return st.dictionaries(st.text(), ANY_JSON, max_size=node.get("maxProperties", 3))
+    return ANY_JSON
 
 
 @functools.cache

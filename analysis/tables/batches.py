@@ -1,0 +1,365 @@
+"""Flattening on every core: batches of pages go to worker processes, tables come back in order.
+
+Why: reading records into rows is pure Python (one object per value), so the GIL keeps it
+on one core, and on a large export it is most of the time. A batch of raw records is
+independent of every other batch, so worker processes read batches while the parent reads
+the source, reads batches of its own when the workers are busy, and writes the tables.
+
+How, and what it guarantees:
+- Tables come back in the order of the pages, so the files hold the same rows in the same
+  order as a serial export; only raw records (`msgspec.Raw`) travel, as bytes, with their
+  page's source, offsets and the listed types of their ids.
+- Workers start only once a source has given more than one batch (`batch_records`), so a
+  small export never pays for them. Each is a new interpreter that imports this module
+  alone and talks pickles over its stdin and stdout: never a fork of a parent that may run
+  threads, and never a second run of the parent's `__main__` (which multiprocessing's spawn
+  and forkserver would do to a script without a main guard, `python -m analysis.cli`
+  included).
+- Workers are in their own session, so a terminal's Ctrl-C reaches the parent alone, which
+  stops them (end of their pipe); a worker that dies (killed for memory, say) costs a
+  warning and time: its batch is read in the parent, which reads on alone.
+- Counts (records, rejected, typed) of every batch are added to the parent's Flattener, so
+  the manifest and the summary read one set of counts; in strict mode the first rejected
+  record raises in the parent, as it would serially.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import IO, Any
+
+import msgspec
+import pyarrow as pa
+
+from analysis.pages import Page, keys_of
+
+from .flattener import Flattener
+
+#: Deployments per batch: small enough to share work evenly between the parent and the
+#: workers at 20,000 records, large enough that sending a batch costs little.
+BATCH_RECORDS = 2_500
+
+
+class WorkerLost(RuntimeWarning):
+    """A worker process stopped (killed for memory, say); this process reads on alone."""
+
+    def __str__(self) -> str:
+        return "a worker process reading records stopped; reading on in this process"
+
+
+def default_workers() -> int:
+    """One worker per core beside the parent's, at most 3 (the parent must keep up)."""
+    return max(0, min(3, (os.cpu_count() or 1) - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """The tables of a batch of pages, and what reading it counted."""
+
+    tables: dict[str, pa.Table]
+    records: int
+    rejected: int
+    typed: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """A page as it travels to a worker: raw records as bytes, the rest as they were."""
+
+    records: list[bytes]
+    source: str
+    deployment_type: str | None
+    first_index: int
+    tags: dict[str, str] | None
+
+    @classmethod
+    def of(cls, page: Page) -> _Work:
+        tags = None
+        if page.tags is not None:  # only the ids of this page: the mapping is the fleet's
+            ids = (keys_of(record).id for record in page.records)
+            tags = {i: page.tags[i] for i in ids if i is not None and i in page.tags}
+        records = [bytes(record) for record in page.records]
+        return cls(records, page.source, page.deployment_type, page.first_index, tags)
+
+    def page(self) -> Page:
+        records: list[Any] = [msgspec.Raw(record) for record in self.records]
+        return Page(records, self.source, self.deployment_type, self.first_index, self.tags)
+
+
+def read_batch(flattener: Flattener, pages: Iterable[Page]) -> Batch:
+    """Read `pages` into tables with `flattener`, counting only what this batch added."""
+    before = dict(flattener.counts), flattener.typed_records
+    for page in pages:
+        flattener.add_page(page)
+    tables = flattener.take()
+    counts, typed = before
+    return Batch(
+        tables,
+        flattener.counts["records"] - counts["records"],
+        flattener.counts["rejected"] - counts["rejected"],
+        flattener.typed_records - typed,
+    )
+
+
+# --- the worker processes ------------------------------------------------------------------
+
+#: How a worker starts: a new interpreter that imports only this module (never the parent's
+#: `__main__`, which multiprocessing's spawn and forkserver would run again).
+_SERVE = "from analysis.tables.batches import serve; serve()"
+
+
+class _Lost(Exception):
+    """The worker process ended without answering."""
+
+
+def _send(stream: IO[bytes], value: object) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(len(data).to_bytes(8, "little"))
+    stream.write(data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> Any:
+    """The next value, or None at the end of the stream."""
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    size = int.from_bytes(head, "little")
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+def serve() -> None:
+    """A worker's life: its Flattener's options, then batches in and Batches (or the
+    exception a batch raised) out, until the parent closes the pipe."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
+    requests, answers = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing printed may corrupt the answers
+    options = _receive(requests)
+    if options is None:
+        return
+    while (work := _receive(requests)) is not None:
+        flattener = Flattener(**options)  # a fresh one: no state of a failed batch
+        try:
+            answer: Batch | Exception = read_batch(flattener, [item.page() for item in work])
+        except Exception as exc:  # the parent raises it, as reading there would have
+            answer = exc
+        try:
+            _send(answers, answer)
+        except OSError:  # the parent is gone (killed, or stopped waiting): so is the work
+            return
+
+
+class _Worker:
+    """One worker process, asked one batch at a time."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _SERVE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # a terminal's Ctrl-C goes to the parent alone
+        )
+        self._ask(options)
+
+    def read(self, work: list[_Work]) -> Batch:
+        self._ask(work)
+        assert self._process.stdout is not None
+        answer = _receive(self._process.stdout)
+        if answer is None:
+            raise _Lost()
+        if isinstance(answer, Exception):
+            raise answer
+        assert isinstance(answer, Batch)
+        return answer
+
+    def _ask(self, value: object) -> None:
+        assert self._process.stdin is not None
+        try:
+            _send(self._process.stdin, value)
+        except (BrokenPipeError, OSError):
+            raise _Lost() from None
+
+    def close(self) -> None:
+        """End of the pipe: the worker returns; killed if it does not within seconds."""
+        with contextlib.suppress(OSError):
+            assert self._process.stdin is not None
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+
+class _Workers:
+    """Up to `count` worker processes, started when first needed, each busy with one batch;
+    a thread per process waits for its answers (waiting on a pipe releases the GIL)."""
+
+    def __init__(self, count: int, options: dict[str, Any]) -> None:
+        self._options = options
+        self._threads = ThreadPoolExecutor(count, thread_name_prefix="dims-batches")
+        self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
+        self._all: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def submit(self, work: list[_Work]) -> Future[Batch]:
+        return self._threads.submit(self._read, work)
+
+    def _read(self, work: list[_Work]) -> Batch:
+        try:
+            worker = self._idle.get_nowait()
+        except queue.Empty:
+            try:
+                worker = _Worker(self._options)
+            except OSError:  # no process can start here (limits, sandboxing): read here
+                raise _Lost() from None
+            with self._lock:
+                self._all.append(worker)
+        batch = worker.read(work)  # a lost worker is not put back
+        self._idle.put(worker)
+        return batch
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            for worker in self._all:
+                worker.close()
+            self._all.clear()
+
+
+# --- the parent's side ---------------------------------------------------------------------
+
+
+class Batches:
+    """Pages in, tables out per batch, in page order; the reading shared with `workers`.
+
+    `workers=0` reads every batch in this process (the same code path as serial reading).
+    """
+
+    def __init__(
+        self, flattener: Flattener, *, workers: int, batch_records: int = BATCH_RECORDS
+    ) -> None:
+        self._flattener = flattener
+        self._workers = max(0, workers)
+        self._batch_records = max(1, batch_records)
+        self._pool: _Workers | None = None
+        self._read_here = 0
+        #: Batches in order: read already, or being read by a worker (with its pages, read
+        #: here instead should the worker die).
+        self._queue: deque[Batch | _Sent] = deque()
+
+    def run(
+        self, pages: Iterable[Page], progress: Callable[[int], Any] | None = None
+    ) -> Iterator[dict[str, pa.Table]]:
+        """The tables of each batch, in order, as soon as the batches before it are read."""
+        try:
+            for group in self._groups(pages, progress):
+                self._queue.append(self._read(group))
+                yield from self._ready(limit=2 * self._workers + 1)
+            yield from self._ready(limit=0)
+        finally:
+            self._stop()
+
+    def _groups(
+        self, pages: Iterable[Page], progress: Callable[[int], Any] | None
+    ) -> Iterator[list[Page]]:
+        group: list[Page] = []
+        size = 0
+        for page in pages:
+            group.append(page)
+            size += len(page.records)
+            if progress is not None:
+                progress(len(page.records))
+            if size >= self._batch_records:
+                yield group
+                group, size = [], 0
+        if group:
+            yield group
+
+    def _read(self, group: list[Page]) -> Batch | _Sent:
+        """Send the group to a worker when one is free (or will be soon), else read it here."""
+        in_flight = sum(isinstance(item, _Sent) for item in self._queue)
+        if in_flight < 2 * self._workers and _all_raw(group) and self._started():
+            assert self._pool is not None
+            work = [_Work.of(page) for page in group]
+            return _Sent(group, self._pool.submit(work))
+        self._read_here += 1
+        return read_batch(self._flattener, group)
+
+    def _started(self) -> bool:
+        """Whether workers run; they start at the second batch (a small export never waits)."""
+        if self._pool is None and self._read_here and self._workers:
+            flattener = self._flattener
+            options = {
+                "snapshot_at": flattener.snapshot_at,
+                "include_env_values": flattener.include_env_values,
+                "strict": flattener.strict,
+            }
+            self._pool = _Workers(self._workers, options)
+        return self._pool is not None
+
+    def _ready(self, *, limit: int) -> Iterator[dict[str, pa.Table]]:
+        """Hand over finished batches in order; wait for the oldest while more than `limit`."""
+        queue = self._queue
+        while queue and (len(queue) > limit or _done(queue[0])):
+            item = queue.popleft()
+            yield (self._received(item) if isinstance(item, _Sent) else item).tables
+
+    def _received(self, sent: _Sent) -> Batch:
+        """A worker's batch, counted here; read here when the workers broke (killed by the
+        kernel for memory, say): the export goes on in this process alone."""
+        try:
+            batch = sent.future.result()
+        except _Lost:
+            self._broken()
+            return read_batch(self._flattener, sent.pages)
+        self._flattener.add_counts(batch.records, batch.rejected, batch.typed)
+        return batch
+
+    def _broken(self) -> None:
+        if self._workers:
+            warnings.warn(WorkerLost(), stacklevel=1)
+        self._workers = 0
+
+    def _stop(self) -> None:
+        for item in self._queue:
+            if isinstance(item, _Sent):
+                item.future.cancel()
+        self._queue.clear()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """A batch a worker is reading, and its pages."""
+
+    pages: list[Page]
+    future: Future[Batch]
+
+
+def _done(item: Batch | _Sent) -> bool:
+    return not isinstance(item, _Sent) or item.future.done()
+
+
+def _all_raw(group: list[Page]) -> bool:
+    """Only raw records travel: parsed ones are read where they are."""
+    return all(type(record) is msgspec.Raw for page in group for record in page.records)

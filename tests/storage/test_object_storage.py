@@ -1,0 +1,385 @@
+"""`--out s3://…` against a real S3 server (SeaweedFS on loopback, tests/object_store.py).
+
+The same dump exported to a folder and to the server gives the same tables, read back from
+the server by pyarrow (a plain dataset over the table prefixes), by DuckDB (through
+`duckdb_connection`) and by `dims report` / `dims sql`. Then the safety promises of the
+object-store publisher (analysis.storage.remote_target): a racing reader never sees part of
+a snapshot, a killed export leaves nothing a reader picks up and the next export cleans it,
+a second export waits for the first, and credentials never reach the output.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pytest
+from cli_in_process import run
+from object_store import S3Server
+
+from analysis.errors import ExportError
+from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from analysis.storage import remote_target
+from analysis.storage.dumps import read_dump
+from analysis.storage.reader import (
+    DatasetError,
+    duckdb_connection,
+    read_arrow,
+    read_tables,
+    snapshot_dates,
+)
+from analysis.storage.target import ExportWaitWarning
+from analysis.storage.writer import export_snapshot
+from analysis.tables import TABLE_NAMES
+
+DIMS = Path(sys.executable).parent / "dims"
+D1, D2, D3 = date(2025, 1, 1), date(2025, 1, 2), date(2025, 1, 3)
+D1P = f"snapshot_date={D1}"
+AT = datetime(2025, 1, 1, 6, tzinfo=UTC)
+DEADLINE_S = 60.0
+
+
+def dump(tmp_path: Path, name: str, count: int, seed: int) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(fleet_dump_bytes(generate_fleet(count, seed=seed)))
+    return path
+
+
+def export(source: Path, out: str | Path, day: date = D1, **options: object):
+    return export_snapshot(read_dump(source), out, snapshot_date=day, snapshot_at=AT, **options)
+
+
+def bucket_path(uri: str) -> str:
+    return uri.removeprefix("s3://")
+
+
+def objects(server: S3Server, uri: str) -> dict[str, int]:
+    """Every object under the dataset root: key → size."""
+    selector = pafs.FileSelector(bucket_path(uri), recursive=True, allow_not_found=True)
+    root = len(bucket_path(uri)) + 1
+    return {
+        info.path[root:]: info.size
+        for info in server.filesystem().get_file_info(selector)
+        if info.type == pafs.FileType.File
+    }
+
+
+def plain_dataset(server: S3Server, uri: str, table: str) -> pa.Table:
+    """What a non-dims reader gets: every Parquet file under the table's prefix, Hive-style."""
+    dataset = ds.dataset(
+        f"{bucket_path(uri)}/{table}",
+        filesystem=server.filesystem(),
+        format="parquet",
+        partitioning="hive",
+    )
+    return dataset.to_table()
+
+
+def rows_of(table: pa.Table) -> list[dict[str, object]]:
+    """The rows without the export's identity, in a stable order (for comparing exports)."""
+    table = table.replace_schema_metadata(None)
+    return sorted(table.to_pylist(), key=lambda row: json.dumps(row, sort_keys=True, default=str))
+
+
+def test_an_export_to_s3_reads_back_like_the_same_export_to_a_folder(s3_server, s3_out, tmp_path):
+    source = dump(tmp_path, "fleet", 60, seed=1)
+    local = export(source, tmp_path / "local")
+    remote = export(source, s3_out)
+
+    assert remote.out_dir == s3_out and remote.rows == local.rows
+    assert remote.paths["deployments"] == f"{s3_out}/deployments/snapshot_date={D1}/part-0.parquet"
+    stored = objects(s3_server, s3_out)
+    assert set(stored) == {
+        *(f"{table}/snapshot_date={D1}/part-0.parquet" for table in TABLE_NAMES),
+        f"_manifests/{D1}.json",
+    }  # no staging, no lease left behind
+    for table in TABLE_NAMES:
+        mine = read_arrow(s3_out, table)
+        assert rows_of(mine) == rows_of(read_arrow(tmp_path / "local", table)), table
+        plain = plain_dataset(s3_server, s3_out, table)
+        assert plain.num_rows == local.rows[table], table
+        assert plain.schema.field("snapshot_at").type == pa.timestamp("us", tz="UTC")
+    query = (
+        "select d.snapshot_date, count(*), sum(c.cpu), count(distinct c.deployment_id), "
+        "max(d.snapshot_at)::varchar from deployments d join deployment_components c "
+        "on c.deployment_id = d.id group by 1"
+    )
+    answers = []
+    for out in (tmp_path / "local", s3_out):
+        with duckdb_connection(out) as connection:
+            answers.append(connection.sql(query).fetchall())
+            history = connection.sql("select count(*) from deployments_history").fetchall()
+            assert history == [(local.rows["deployments"],)]
+    assert answers[0] == answers[1] and answers[0][0][0] == D1
+    manifest = json.loads(
+        s3_server.filesystem().open_input_file(f"{bucket_path(s3_out)}/_manifests/{D1}.json").read()
+    )
+    assert manifest["files"] == local.manifest["files"] and manifest["dataset"] == "."
+
+
+def test_the_cli_exports_reports_and_queries_on_s3(s3_server, s3_out, tmp_path, capsys):
+    """`dims export --out s3://…`, then `dims report`, `dims sql` and `dims diff` read it."""
+    for day, seed in ((D1, 1), (D2, 2)):
+        source = dump(tmp_path, f"fleet{seed}", 40, seed=seed)
+        code, out, err = run(
+            capsys, "export", "--from-json", str(source), "--out", s3_out,
+            "--snapshot-date", day.isoformat(),
+        )  # fmt: skip
+        assert code == 0, err
+        assert f"wrote snapshot {day} to {s3_out}" in out
+    code, out, err = run(capsys, "report", "--out", s3_out, "--json")
+    assert code == 0, err
+    written = json.loads(out)
+    assert written["report"] == f"{s3_out}/reports/snapshot_date={D2}/report.html"
+    assert "report.html" in written["files"] and "capacity_summary.parquet" in written["files"]
+    html = s3_server.filesystem().open_input_file(bucket_path(written["report"])).read()
+    assert b"<html" in html.lower()
+    code, out, err = run(
+        capsys, "sql", "--out", s3_out, "--json",
+        "select snapshot_date, count(*) as n from deployments_history group by 1 order by 1",
+    )  # fmt: skip
+    assert code == 0, err
+    assert [row["n"] for row in json.loads(out)] == [40, 40]
+    code, out, err = run(capsys, "diff", "--out", s3_out, "--json")
+    assert code == 0, err
+    assert json.loads(out)["from"] == D1.isoformat()
+
+
+def test_dims_demo_over_the_sandbox_lands_on_s3(s3_server, s3_out, capsys):
+    """The service path (the embedded sandbox over HTTP) to object storage, report included."""
+    code, out, err = run(capsys, "demo", "--out", s3_out, "--deployments", "25")
+    assert code == 0, err
+    assert f"report: {s3_out}/reports/snapshot_date=" in out
+    assert read_arrow(s3_out, "deployments").num_rows == 25
+
+
+# --- whole snapshots: a racing reader, a killed export, one writer at a time ---------------
+
+#: `dims export` that stops at one point of the object-store publish (argv[1]: "commit" =
+#: everything uploaded to staging, nothing committed; "publish" = committed and the first
+#: table's object published) and waits there, after writing a marker (argv[2]), to be killed.
+STALLED_EXPORT = """
+import signal, sys
+from pathlib import Path
+from analysis.cli import main
+from analysis.storage.remote_target import ObjectStoreTarget
+
+where, marker = sys.argv[1], Path(sys.argv[2])
+commit, publish_staged = ObjectStoreTarget._commit, ObjectStoreTarget._publish_staged
+
+
+def stall():
+    marker.write_text(where)
+    while True:
+        signal.pause()
+
+
+def stalled_commit(self, manifest):
+    if where == "commit":
+        stall()
+    commit(self, manifest)
+
+
+def stalled_publish(self, staging, manifest):
+    first = sorted(manifest["files"].values())[0]
+    self.store.copy(f"{staging}/{first}", first)
+    stall()
+
+
+ObjectStoreTarget._commit = stalled_commit
+ObjectStoreTarget._publish_staged = stalled_publish
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def stalled_export(where: str, source: Path, out: str, tmp_path: Path) -> subprocess.Popen[str]:
+    """A real `dims export` process stopped at `where` of its publish (see STALLED_EXPORT)."""
+    marker = tmp_path / f"stalled-{where}"
+    child = subprocess.Popen(
+        [
+            sys.executable, "-c", STALLED_EXPORT, where, str(marker),
+            "export", "--from-json", str(source), "--out", out, "--snapshot-date", str(D1),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + DEADLINE_S
+    while not marker.exists():
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise AssertionError(f"the export did not stall: {child.communicate(timeout=30)}")
+        time.sleep(0.05)
+    return child
+
+
+def kill(child: subprocess.Popen[str]) -> None:
+    child.kill()  # SIGKILL: no clean-up code runs
+    child.communicate(timeout=30)
+
+
+def dims_view(out: str) -> dict[str, pa.Table]:
+    """The latest snapshot's deployments and containers, as dims' readers give them."""
+    return read_tables(out, {"deployments": None, "deployment_containers": None})
+
+
+def one_export(tables: dict[str, pa.Table]) -> str:
+    """The one export every table came from (fails on a mix)."""
+    (made_by,) = {(t.schema.metadata or {})[b"dims.export_id"] for t in tables.values()}
+    assert b"," not in made_by
+    return made_by.decode()
+
+
+def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans_up(
+    s3_server, s3_out, tmp_path, monkeypatch
+):
+    first = export(dump(tmp_path, "first", 50, seed=1), s3_out)
+    before = objects(s3_server, s3_out)
+    child = stalled_export("commit", dump(tmp_path, "second", 70, seed=2), s3_out, tmp_path)
+    try:
+        staged = [key for key in objects(s3_server, s3_out) if key.startswith("_staging/")]
+        assert len(staged) == len(TABLE_NAMES)  # every table uploaded, none published
+        with (
+            pytest.warns(ExportWaitWarning, match="another export is writing to"),
+            pytest.raises(ExportError, match=r"another export kept .* busy"),
+        ):
+            export(dump(tmp_path, "third", 10, seed=3), s3_out, lock_timeout=1.0)
+    finally:
+        kill(child)
+    after_kill = objects(s3_server, s3_out)
+    assert {k: v for k, v in after_kill.items() if k in before} == before  # nothing changed
+    assert one_export(dims_view(s3_out)) == first.manifest["export_id"]
+    assert plain_dataset(s3_server, s3_out, "deployments").num_rows == 50
+
+    # what a first publish killed before its manifest leaves: a day no manifest names, and
+    # a stray file in a day that has one; no dims reader looks at either
+    fs, root = s3_server.filesystem(), bucket_path(s3_out)
+    orphans = [f"deployments/snapshot_date={D3}/part-0.parquet", f"repositories/{D1P}/x.parquet"]
+    for key in orphans:
+        with fs.open_output_stream(f"{root}/{key}") as stream:
+            stream.write(b"PAR1 not really")
+    assert snapshot_dates(s3_out) == [D1]
+
+    monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)  # the dead export's lease
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWaitWarning)  # until that lease is stale
+        second = export(dump(tmp_path, "fourth", 30, seed=4), s3_out, D2)
+    left = objects(s3_server, s3_out)
+    assert not [key for key in left if key.startswith(("_staging/", "_leases/"))]
+    assert not set(orphans) & set(left)
+    assert one_export(dims_view(s3_out)) == second.manifest["export_id"]
+    assert read_arrow(s3_out, "deployments", D1).num_rows == 50
+
+
+def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
+    s3_server, s3_out, tmp_path, monkeypatch
+):
+    """Killed after its commit, with one table's object replaced: dims' readers refuse the
+    mixed day (never read it as one snapshot); the next export publishes the rest."""
+    export(dump(tmp_path, "first", 50, seed=1), s3_out)
+    child = stalled_export("publish", dump(tmp_path, "second", 70, seed=2), s3_out, tmp_path)
+    kill(child)
+    mixed = sorted(TABLE_NAMES)[0]
+    with pytest.raises(DatasetError, match=f"being replaced .*{mixed}"):
+        read_arrow(s3_out, mixed)
+    assert read_arrow(s3_out, "deployments").num_rows == 50  # not yet replaced
+
+    monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWaitWarning)
+        export(dump(tmp_path, "third", 30, seed=3), s3_out, D2)
+    assert read_arrow(s3_out, "deployments", D1).num_rows == 70  # the killed one, finished
+    assert read_arrow(s3_out, mixed, D1).num_rows > 0
+    kept = [key for key in objects(s3_server, s3_out) if key.startswith("_replaced/")]
+    assert f"_manifests/{D1}.json" in {key.split("/", 2)[2] for key in kept}
+
+
+def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out, tmp_path):
+    """While D1 is replaced and then D2 is added, a reader loops: dims' readers always get
+    one export's tables whole (or a 'being replaced' error), and a plain pyarrow dataset over
+    each table's prefix sees each day's file whole: the old or the new row count (or a read
+    error, when it read an object while it was overwritten)."""
+    old, new = dump(tmp_path, "old", 120, seed=1), dump(tmp_path, "new", 90, seed=2)
+    first = export(old, s3_out)
+    expected = export(new, tmp_path / "local")  # the new version's row counts
+    counts = {table: {first.rows[table], expected.rows[table]} for table in TABLE_NAMES}
+    seen: list[str] = []
+    problems: list[str] = []
+    refused: list[str] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        for _ in range(2_000):  # bounded; one more read once the exports are done
+            last = stop.is_set()
+            try:
+                tables = dims_view(s3_out)
+                ids = {r for r in tables["deployment_containers"]["deployment_id"].to_pylist()}
+                if not ids <= set(tables["deployments"]["id"].to_pylist()):
+                    problems.append("containers of deployments the snapshot lacks")
+                seen.append(one_export(tables))
+            except DatasetError:
+                refused.append("dims")  # read while a file was overwritten: never a mix
+            except AssertionError as exc:
+                problems.append(f"mixed exports: {exc}")
+            for table in ("deployments", "deployment_containers"):
+                try:
+                    got = plain_dataset(s3_server, s3_out, table)
+                except (OSError, pa.ArrowException):
+                    refused.append("plain")  # a torn read fails; it is never a wrong count
+                    continue
+                days = got.group_by("snapshot_date").aggregate([([], "count_all")]).to_pylist()
+                for row in days:
+                    if row["count_all"] not in counts[table]:
+                        problems.append(f"{table} {row['snapshot_date']}: {row['count_all']}")
+            if last:
+                return
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    try:
+        while not seen and thread.is_alive():
+            time.sleep(0.01)
+        second = export(new, s3_out)  # replaces D1 object by object
+        third = export(new, s3_out, D2)  # a new day appears table by table
+    finally:
+        stop.set()
+        thread.join(timeout=DEADLINE_S)
+    assert not thread.is_alive() and not problems, problems[:5]
+    assert seen[0] == first.manifest["export_id"] and seen[-1] == third.manifest["export_id"]
+    assert set(seen) <= {m.manifest["export_id"] for m in (first, second, third)}
+
+
+def test_credentials_never_reach_the_output_and_errors_are_one_line(
+    s3_server, s3_out, tmp_path, capsys, monkeypatch
+):
+    """A refused key: one line naming the dataset, without the key (nor with --debug's
+    traceback); a missing bucket: said so, before anything is fetched."""
+    source = dump(tmp_path, "fleet", 5, seed=1)
+    wrong = "wrong-secret-0123456789abcdef"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", wrong)
+    code, out, err = run(capsys, "export", "--from-json", str(source), "--out", s3_out)
+    assert code == 1
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"dims export: error: cannot reach {s3_out}: ")
+    debug = subprocess.run(
+        [str(DIMS), "--debug", "sql", "--out", s3_out, "select 1"],
+        capture_output=True, text=True, timeout=DEADLINE_S,
+    )  # fmt: skip
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+    for text in (out, err, debug.stdout, debug.stderr):
+        assert wrong not in text and s3_server.access_key not in text
+
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3_server.secret_key)
+    code, _, err = run(
+        capsys, "export", "--from-json", str(source), "--out", "s3://no-such-bucket-dims/x"
+    )
+    assert code == 1 and "the bucket of s3://no-such-bucket-dims/x does not exist" in err

@@ -303,7 +303,7 @@ def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
     assert f"_manifests/{D1}.json" in {key.split("/", 2)[2] for key in kept}
 
 
-def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out, tmp_path):
+def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out, tmp_path):  # noqa: C901
     """While D1 is replaced and then D2 is added, a reader loops: dims' readers always get
     one export's tables whole (or a 'being replaced' error), and a plain pyarrow dataset over
     each table's prefix sees each day's file whole: the old or the new row count (or a read

@@ -45,8 +45,9 @@ $(PRODUCT): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install -q -c requirements.lock -e .
 	touch $(PRODUCT)
 
-$(STAMP): $(PRODUCT)
+$(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt
 	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev]'
+	PYTHON=$(BIN)/python tools/spark-s3a-jars.sh $(VENV)/spark-jars
 	touch $(STAMP)
 
 clean:

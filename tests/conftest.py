@@ -64,7 +64,7 @@ def client(sandbox: SandboxHandle, fast_retry: RetryPolicy) -> Client:
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """A real S3 server (SeaweedFS) on loopback for the session, with one empty bucket."""
-    server = S3Server.start(tmp_path_factory.mktemp("s3-server"))
+    server = S3Server.start_retrying(tmp_path_factory)
     try:
         yield server
     finally:

@@ -24,6 +24,7 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: The server's executable, installed by the dev extra beside the venv's Python.
 WEED = Path(sys.executable).parent / "weed"
@@ -61,10 +62,22 @@ class S3Server:
     process: subprocess.Popen[bytes]
     endpoint: str
     access_key: str
-    secret_key: str
-    folder: Path
+    secret_key: str = field(repr=False)
+    folder: Path = field(default=Path())
     bucket: str = BUCKET
     log: Path = field(default=Path())
+
+    @classmethod
+    def start_retrying(cls, folders: Any, attempts: int = 3) -> S3Server:
+        """`start` in a new folder from `folders` (a pytest TempPathFactory), again with new
+        ports when it fails: a free port can be taken by another process before weed binds."""
+        for attempt in range(attempts):
+            try:
+                return cls.start(folders.mktemp("s3-server"))
+            except RuntimeError:
+                if attempt + 1 == attempts:
+                    raise
+        raise AssertionError("unreachable")
 
     @classmethod
     def start(cls, folder: Path) -> S3Server:

@@ -206,7 +206,7 @@ def sql(args: argparse.Namespace, filters: dict[str, Any]) -> int:
 
     from ..storage.reader import DatasetError, duckdb_connection, first_line
 
-    connection = duckdb_connection(args.out)
+    connection = duckdb_connection(args.out, views=_views_named(args.query))
     try:
         try:
             cursor = connection.execute(args.query)
@@ -222,6 +222,17 @@ def sql(args: argparse.Namespace, filters: dict[str, Any]) -> int:
     elif names:
         _say(_text_table(names, rows))
     return 0
+
+
+def _views_named(query: str) -> set[str] | None:
+    """The views a query names, so that only those are made: a query of the latest snapshot
+    never lists the history. None (every view) when DuckDB cannot tell without a catalog."""
+    import duckdb
+
+    try:
+        return set(duckdb.get_table_names(query))
+    except duckdb.Error:
+        return None
 
 
 def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

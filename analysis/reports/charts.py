@@ -283,8 +283,16 @@ def version_distribution_chart(by_type: pd.DataFrame, newest: str | None) -> str
         return to_svg(fig, title)
 
 
+#: Up to this many snapshots the adoption chart has a bar per snapshot; beyond it, stacked
+#: areas on an axis of fixed width with a few date labels: three years of daily snapshots
+#: make a chart as wide and as cheap as a month's (a bar each would be 1,095 bars).
+ADOPTION_BARS_UP_TO = 40
+_ADOPTION_TICKS = 8
+
+
 def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
-    """Share of deployments per image version at each snapshot date (stacked bars).
+    """Share of deployments per image version at each snapshot date (stacked bars, or
+    stacked areas for a long history: `ADOPTION_BARS_UP_TO`).
 
     The `keep` newest versions get their own colour; older parseable ones are `older`, and
     unparseable ones `unparseable`, so the legend stays readable.
@@ -292,38 +300,33 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
     title = "Image version adoption over time (share of deployments)"
     if over_time.empty:
         return _empty(title, "no snapshots")
-    frame = over_time.assign(image_version=over_time["image_version"].astype("object"))
-    ordered = versions.sort_versions(frame["image_version"].dropna())
-    parseable = [v for v in ordered if isinstance(v, str) and versions.parse_version(v) is not None]
-    kept = parseable[-keep:]
-
-    def bucket(value: object) -> str:
-        if value in kept:
-            return str(value)
-        return "older" if versions.parse_version(value) is not None else "unparseable"
-
-    frame["bucket"] = frame["image_version"].map(bucket)
-    series = [b for b in ["older", *kept, "unparseable"] if (frame["bucket"] == b).any()]
-    pivot = (
-        frame.pivot_table(index="snapshot_date", columns="bucket", values="share", aggfunc="sum")
-        .reindex(columns=series)
-        .fillna(0.0)
-        .sort_index()
-    )
-    dates = list(pivot.index)
+    pivot = _adoption_pivot(over_time, keep)
+    dates, series = list(pivot.index), list(pivot.columns)
     colors = {"older": "#c8c8c8", "unparseable": "#7f7f7f"}
     fresh = iter(PALETTE)
+    shades = [colors.get(name) or next(fresh, "#333333") for name in series]
+    shares = [[100.0 * v for v in pivot[name]] for name in series]
+    bars = len(dates) <= ADOPTION_BARS_UP_TO
     with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(max(8.0, 0.6 * len(dates) + 4), 4.2))
+        fig = Figure(figsize=(max(8.0, 0.6 * len(dates) + 4) if bars else 12.0, 4.2))
         ax = fig.subplots()
-        bottoms = [0.0] * len(dates)
-        for name in series:
-            values = [100.0 * v for v in pivot[name]]
-            color = colors.get(name) or next(fresh, "#333333")
-            ax.bar(range(len(dates)), values, bottom=bottoms, color=color, label=name, width=0.7)
-            bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-        ax.set_xticks(range(len(dates)))
-        ax.set_xticklabels(dates, rotation=30 if len(dates) > 6 else 0, ha="right")
+        if bars:
+            bottoms = [0.0] * len(dates)
+            for name, color, values in zip(series, shades, shares, strict=True):
+                ax.bar(
+                    range(len(dates)), values, bottom=bottoms, color=color, label=name, width=0.7
+                )
+                bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+            ticks = list(range(len(dates)))
+        else:
+            ax.stackplot(range(len(dates)), *shares, labels=series, colors=shades)
+            ax.set_xlim(0, len(dates) - 1)
+            step = (len(dates) - 1) / (_ADOPTION_TICKS - 1)
+            ticks = sorted({round(n * step) for n in range(_ADOPTION_TICKS)})
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(
+            [dates[n] for n in ticks], rotation=30 if len(ticks) > 6 else 0, ha="right"
+        )
         ax.set_ylim(0, 100)
         ax.set_ylabel("% of deployments")
         ax.set_title(title, fontsize=11, loc="left")
@@ -338,3 +341,26 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
             bbox_to_anchor=(1.0, 0.5),
         )
         return to_svg(fig, title)
+
+
+def _adoption_pivot(over_time: pd.DataFrame, keep: int) -> pd.DataFrame:
+    """Share per snapshot date (rows, oldest first) and version bucket (columns, oldest
+    first): the `keep` newest versions, then `older` and `unparseable`."""
+    frame = over_time.assign(image_version=over_time["image_version"].astype("object"))
+    ordered = versions.sort_versions(frame["image_version"].dropna())
+    parseable = [v for v in ordered if isinstance(v, str) and versions.parse_version(v) is not None]
+    kept = parseable[-keep:]
+
+    def bucket(value: object) -> str:
+        if value in kept:
+            return str(value)
+        return "older" if versions.parse_version(value) is not None else "unparseable"
+
+    frame["bucket"] = frame["image_version"].map(bucket)
+    series = [b for b in ["older", *kept, "unparseable"] if (frame["bucket"] == b).any()]
+    return (
+        frame.pivot_table(index="snapshot_date", columns="bucket", values="share", aggfunc="sum")
+        .reindex(columns=series)
+        .fillna(0.0)
+        .sort_index()
+    )

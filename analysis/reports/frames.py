@@ -20,13 +20,14 @@ import pandas as pd
 
 from analysis.storage import reader
 from analysis.storage.paths import location
-from analysis.storage.reader import PARTITION, DatasetError
+from analysis.storage.reader import PARTITION, DatasetError, history_counts
 
 __all__ = [
     "PARTITION",
     "DatasetError",
     "Snapshot",
     "as_snapshot",
+    "history_counts",
     "load_snapshot",
     "read_written_table",
     "resolve_day",
@@ -75,7 +76,7 @@ def read_written_table(
     A file that cannot be read is still an error (DatasetError): a report must not show a
     table as empty because a stranger's file sits in its place.
     """
-    if date.fromisoformat(snapshot_date) not in reader.snapshot_dates(out_dir, table):
+    if not reader.has_snapshot(out_dir, table, date.fromisoformat(snapshot_date)):
         return None
     return reader.read_table(out_dir, table, snapshot_date, columns)
 

@@ -18,6 +18,7 @@ from analysis.reports import capacity
 from analysis.reports.frames import (
     DatasetError,
     Snapshot,
+    history_counts,
     load_snapshot,
     read_written_table,
     snapshot_days,
@@ -45,20 +46,16 @@ def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
 
 
 def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
-    """Deployments per image_version per snapshot date (long form, version order per date)."""
-    dates = snapshot_days(out_dir)
-    if not dates:
-        raise DatasetError(f"no snapshot in {out_dir}: run `dims export` first")
-    frames = [_versions_at(out_dir, d) for d in dates]
-    allv = pd.concat(frames, ignore_index=True)
-    counts = (
-        allv.groupby(["snapshot_date", "image_version"], dropna=False)
-        .size()
-        .rename("deployments")
-        .reset_index()
-    )
+    """Deployments per image_version per snapshot date (long form, version order per date).
+
+    Counted where the files are (only `image_version` is read, day by day), so three years
+    of daily snapshots cost a scan of one column, not a frame of every deployment ever.
+    """
+    counts = history_counts(out_dir, "deployments", ["image_version"])
+    counts = counts.rename(columns={"rows": "deployments"})
     version = counts["image_version"].astype("object")
     counts["image_version"] = version.where(version.notna(), None)
+    counts["deployments"] = counts["deployments"].astype("int64")
     counts["share"] = counts["deployments"] / counts.groupby("snapshot_date")[
         "deployments"
     ].transform("sum")

@@ -36,6 +36,8 @@ from analysis.storage.remote import open_store
 #: 2: replicas and connections as int64, monthly cost columns, cost_by_deployment.parquet
 #: 3: tenant_id in cost_by_deployment.parquet, capacity_by_workspace.parquet
 REPORT_SCHEMA_VERSION = "3"
+#: Snapshot dates the history table lists (the newest); the chart shows every one.
+HISTORY_TABLE_ROWS = 30
 _COSTS = [pa.field(c, pa.float64()) for c in pr.COST_COLUMNS]
 
 CAPACITY_SUMMARY_SCHEMA = pa.schema(
@@ -468,8 +470,11 @@ def _history(snap: Snapshot) -> h.Section:
         fill_value=0,
     )
     pivot = pivot.reindex(columns=versions.sort_versions(pivot.columns)).reset_index()
+    # Newest first, a bounded number: years of daily snapshots stay a page, not a book.
+    pivot = pivot.sort_values("snapshot_date", ascending=False)
     return section.add(
-        h.heading("Deployments per version and snapshot date"), h.table(pivot, max_rows=None)
+        h.heading("Deployments per version and snapshot date, newest first"),
+        h.table(pivot, max_rows=HISTORY_TABLE_ROWS),
     )
 
 

@@ -98,15 +98,41 @@ def partition_days(root: PathLike, table: str) -> list[date]:
     folder = Path(root) / table
     if not folder.is_dir():
         return []
-    found = []
-    for child in folder.iterdir():
-        match = _PARTITION_DIR.match(child.name)
-        if match and child.is_dir() and any(child.glob("*.parquet")):
-            try:
-                found.append(date.fromisoformat(match[1]))
-            except ValueError:
-                continue  # e.g. 2025-13-40: not a snapshot dims wrote
-    return sorted(found)
+    days = (partition_day(name) for name in os.listdir(folder))
+    return sorted(day for day in days if day is not None and has_partition(root, table, day))
+
+
+def partition_day(name: str) -> date | None:
+    """The day a partition folder's name stands for (None for any other name)."""
+    match = _PARTITION_DIR.match(name)
+    if not match:
+        return None
+    try:
+        return date.fromisoformat(match[1])
+    except ValueError:  # e.g. 2025-13-40: not a snapshot dims wrote
+        return None
+
+
+def has_partition(root: PathLike, table: str, day: date) -> bool:
+    """Does `table` have Parquet files for `day`? One folder looked at, whatever the history."""
+    folder = partition_dir(root, table, day)
+    return folder.is_dir() and any(folder.glob("*.parquet"))
+
+
+def latest_partition_day(root: PathLike, table: str) -> date | None:
+    """The latest day with Parquet files for `table` (None when there is none).
+
+    The folder names are listed once and only the newest folders are looked into, so the
+    cost does not grow with the length of the history (partition_days looks into every one).
+    """
+    folder = Path(root) / table
+    if not folder.is_dir():
+        return None
+    days = [day for day in map(partition_day, os.listdir(folder)) if day is not None]
+    for day in sorted(days, reverse=True):
+        if has_partition(root, table, day):
+            return day
+    return None
 
 
 def clean_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:

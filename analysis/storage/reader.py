@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,22 +62,45 @@ def snapshot_dates(out_dir: PathLike, table: str = "deployments") -> list[date]:
     return paths.partition_days(out_dir, table)
 
 
+def has_snapshot(out_dir: PathLike, table: str, day: date) -> bool:
+    """Does the dataset hold `table` for `day`? In a folder, only that day is looked at."""
+    if paths.is_remote(out_dir):
+        return day in snapshot_dates(out_dir, table)
+    return paths.has_partition(out_dir, table, day)
+
+
 def resolve_date(
     out_dir: PathLike, snapshot_date: date | str | None, table: str = "deployments"
 ) -> date:
-    """`snapshot_date` checked against the dataset, or the latest one when None."""
+    """`snapshot_date` checked against the dataset, or the latest one when None.
+
+    In a folder, only that day's folder (or the newest ones) is looked into: the cost of
+    finding one snapshot does not grow with the number of snapshots kept. (On object storage
+    one listing of the manifests says which days are whole.)
+    """
+    if snapshot_date is None:
+        if paths.is_remote(out_dir):
+            dates = snapshot_dates(out_dir, table)
+            latest = dates[-1] if dates else None
+        else:
+            latest = paths.latest_partition_day(out_dir, table)
+        if latest is None:
+            raise _no_snapshot(out_dir, table)
+        return latest
+    day = date.fromisoformat(snapshot_date) if isinstance(snapshot_date, str) else snapshot_date
+    if has_snapshot(out_dir, table, day):
+        return day
     dates = snapshot_dates(out_dir, table)
     if not dates:
-        raise DatasetError(
-            f"no snapshot of {table} in {out_dir}: run `dims export` (or `dims demo`) first"
-        )
-    if snapshot_date is None:
-        return dates[-1]
-    day = date.fromisoformat(snapshot_date) if isinstance(snapshot_date, str) else snapshot_date
-    if day not in dates:
-        listed = ", ".join(d.isoformat() for d in dates)
-        raise DatasetError(f"no {table} snapshot dated {day} in {out_dir}; there are: {listed}")
-    return day
+        raise _no_snapshot(out_dir, table)
+    listed = ", ".join(d.isoformat() for d in dates)
+    raise DatasetError(f"no {table} snapshot dated {day} in {out_dir}; there are: {listed}")
+
+
+def _no_snapshot(out_dir: PathLike, table: str) -> DatasetError:
+    return DatasetError(
+        f"no snapshot of {table} in {out_dir}: run `dims export` (or `dims demo`) first"
+    )
 
 
 def latest_date(out_dir: PathLike) -> date:
@@ -202,7 +225,7 @@ def read_tables(
         found = {
             name: read_arrow(out_dir, name, day, columns)
             for name, columns in tables.items()
-            if day in snapshot_dates(out_dir, name)
+            if has_snapshot(out_dir, name, day)
         }
         if len({export_id(table) for table in found.values()}) <= 1:
             return found
@@ -286,13 +309,22 @@ def as_frame(table: pa.Table, day: date) -> pd.DataFrame:
     return frame
 
 
-def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
+def duckdb_connection(
+    out_dir: PathLike, views: Collection[str] | None = None
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection with two views per table of the dataset in `out_dir`.
 
     `<table>` (e.g. `deployments`) holds the latest snapshot only, so counts are right by
     default; `<table>_history` holds every snapshot. Both carry `snapshot_date` (a DATE).
     The latest snapshot is the latest `deployments` partition, the same for every table;
     its files are checked to be dims's (a stranger's file is a DatasetError naming it).
+    `views` (names, any case) limits the views made to those (None: all of them).
+
+    Why the cost does not grow with the history: a `<table>` view reads only the latest
+    day's files. A `<table>_history` view is a lazy Arrow dataset with the table's own
+    schema (no file is opened until a query scans it; files of an older schema read their
+    missing columns as nulls), not a DuckDB glob, which would read every day's footer when
+    the view is made.
 
     On object storage the views are Arrow datasets (read through `pyarrow.fs`) registered
     with DuckDB: DuckDB's own S3 reader is its httpfs extension, which is downloaded at run
@@ -301,13 +333,14 @@ def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
     """
     import duckdb
 
+    wanted = None if views is None else {name.lower() for name in views}
     day = latest_date(out_dir)
     connection = duckdb.connect()
     try:
         if paths.is_remote(out_dir):
-            _register_remote(connection, open_store(str(out_dir)), day)
+            _register_remote(connection, open_store(str(out_dir)), day, wanted)
         else:
-            _create_local_views(connection, Path(out_dir), day)
+            _create_local_views(connection, Path(out_dir), day, wanted)
     except BaseException as exc:
         connection.close()
         if not isinstance(exc, duckdb.Error):
@@ -316,54 +349,120 @@ def duckdb_connection(out_dir: PathLike) -> duckdb.DuckDBPyConnection:
     return connection
 
 
-def _create_local_views(connection: duckdb.DuckDBPyConnection, out_dir: Path, day: date) -> None:
+def _create_local_views(
+    connection: duckdb.DuckDBPyConnection, out_dir: Path, day: date, wanted: set[str] | None
+) -> None:
     for table in TABLE_NAMES:
-        if not snapshot_dates(out_dir, table):
-            continue
-        history = out_dir / table / f"{PARTITION}=*" / "*.parquet"
-        _create_view(connection, f"{table}_history", history)
         latest = partition_dir(out_dir, table, day)
-        if latest.is_dir():
+        if paths.has_partition(out_dir, table, day) and (wanted is None or table in wanted):
             for path in sorted(latest.glob("*.parquet")):
                 check_part_file(path)
             _create_view(connection, table, latest / "*.parquet")
+        history = f"{table}_history"
+        if wanted is None or history in wanted:
+            dataset = _history_dataset(out_dir, table)
+            if dataset is not None:
+                connection.register(history, dataset)
 
 
-def _register_remote(connection: duckdb.DuckDBPyConnection, store: Store, day: date) -> None:
+def _register_remote(
+    connection: duckdb.DuckDBPyConnection, store: Store, day: date, wanted: set[str] | None
+) -> None:
     """`<table>`: the latest snapshot read now, every table from its manifest's export (held
     in memory, so a re-export during the query cannot mix versions); `<table>_history`: lazy
     Arrow datasets over the files of every day that has a manifest."""
     from .remote_target import manifest_days
 
     partitions = {paths.partition_name(d) for d in manifest_days(store)}
-    latest = read_tables(store.uri, dict.fromkeys(TABLE_NAMES), day)
+    names = [t for t in TABLE_NAMES if wanted is None or t in wanted]
+    latest = read_tables(store.uri, dict.fromkeys(names), day) if names else {}
     for table in TABLE_NAMES:
-        keys = [
-            info.path
-            for info in store.files(table)
-            if info.path.count("/") == 2 and info.path.split("/")[1] in partitions
-        ]
-        if keys:
-            connection.register(f"{table}_history", _arrow_dataset(store, table, keys))
+        if wanted is None or f"{table}_history" in wanted:
+            dataset = _remote_history(store, table, partitions)
+            if dataset is not None:
+                connection.register(f"{table}_history", dataset)
         if table in latest:
             found = latest[table]
             date_column = pa.array([day] * found.num_rows, pa.date32())
             connection.register(table, found.append_column(PARTITION, date_column))
 
 
-def _arrow_dataset(store: Store, table: str, keys: list[str]) -> Any:
-    """A lazy Arrow dataset of `keys` with the table's schema and its Hive date partition."""
+def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame:
+    """Rows of `table` per snapshot date and per value of the `by` columns, over every
+    snapshot: what a history chart needs, computed without loading the rows.
+
+    Only the `by` columns are read, file by file (a streaming aggregate in DuckDB over the
+    same lazy dataset as `<table>_history`), so memory stays small however long the history.
+    Columns: `snapshot_date` (ISO text), the `by` columns, `rows`; sorted by date.
+    """
+    import duckdb
+
+    dataset = _history_dataset(out_dir, table)
+    if dataset is None:
+        raise _no_snapshot(out_dir, table)
+    keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
+    with duckdb.connect() as connection:
+        connection.register("history", dataset)
+        try:
+            counted = connection.sql(
+                f"select {keys}, count(*) as rows from history group by all order by {keys}"
+            ).to_arrow_table()
+        except duckdb.Error as exc:
+            raise DatasetError(
+                f"cannot read the history of {table} in {out_dir}: {first_line(exc)}"
+            ) from None
+    frame = to_pandas(counted)
+    frame[PARTITION] = [day.isoformat() for day in frame[PARTITION]]
+    return frame
+
+
+def _history_files(folder: Path) -> list[str]:
+    """Every day's part files of a table: the `*/*.parquet` of its snapshot folders."""
+    return [
+        str(path)
+        for path in sorted(folder.glob(f"{PARTITION}=*/*.parquet"))
+        if paths.partition_day(path.parent.name) is not None
+    ]
+
+
+def _history_dataset(out_dir: PathLike, table: str) -> Any:
+    """Every snapshot of `table` as a lazy Arrow dataset (None when there is none)."""
+    if paths.is_remote(out_dir):
+        from .remote_target import manifest_days
+
+        store = open_store(str(out_dir))
+        partitions = {paths.partition_name(d) for d in manifest_days(store)}
+        return _remote_history(store, table, partitions)
+    folder = Path(out_dir) / table
+    files = _history_files(folder)
+    return _arrow_dataset(table, files, str(folder)) if files else None
+
+
+def _remote_history(store: Store, table: str, partitions: set[str]) -> Any:
+    """The table's objects of the days that have a manifest, as a lazy Arrow dataset."""
+    keys = [
+        info.path
+        for info in store.files(table)
+        if info.path.count("/") == 2 and info.path.split("/")[1] in partitions
+    ]
+    if not keys:
+        return None
+    located = [store.path(key) for key in keys]
+    return _arrow_dataset(table, located, store.path(table), store.fs)
+
+
+def _arrow_dataset(table: str, files: list[str], base: str, filesystem: Any = None) -> Any:
+    """A lazy Arrow dataset of `files` with the table's schema and its Hive date partition."""
     import pyarrow.dataset as ds
 
     partition = pa.schema([pa.field(PARTITION, pa.date32())])
-    schema = TABLE_SCHEMAS[table]
     return ds.dataset(
-        [store.path(key) for key in keys],
-        schema=pa.unify_schemas([schema, partition]),
+        files,
+        schema=pa.unify_schemas([TABLE_SCHEMAS[table], partition]),
         format="parquet",
-        filesystem=store.fs,
+        filesystem=filesystem,
         partitioning=ds.partitioning(partition, flavor="hive"),
-        partition_base_dir=store.path(table),
+        partition_base_dir=base,
     )
 
 

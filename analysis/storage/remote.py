@@ -5,13 +5,15 @@ The filesystem layer is `pyarrow.fs` (`FileSystem.from_uri`): already a dependen
 itself: for S3 the AWS SDK's chain (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`/
 `AWS_SESSION_TOKEN`, `AWS_PROFILE` and `~/.aws/credentials`, instance and container roles),
 `AWS_REGION`, and an S3-compatible store's endpoint from the standard `AWS_ENDPOINT_URL`
-(honoured by pyarrow since 15; the pinned version is tested against a real S3 server) or the
-URI's own `?endpoint_override=host:port&scheme=http`. gs:// and abfs:// come the same way
-with Google's and Azure's standard variables; only S3 is tested here.
+(honoured by pyarrow since 15; the pinned version is tested against a real S3 server).
+gs:// and abfs:// come the same way with Google's and Azure's standard variables; only S3
+is tested here.
 
-Credentials are never shown: the secret values found in the environment and in the URI's
-user part are registered with `analysis.errors.add_secret` (so every error line, log
-record and `--debug` traceback is scrubbed), and `Store.uri` is the URI without them.
+Credentials are never shown: the secret values found in the environment are registered
+with `analysis.errors.add_secret` (so every error line, log record and `--debug` traceback
+is scrubbed), and a URI carrying credentials or options (`s3://key:secret@bucket`,
+`?secret_key=…`, which pyarrow would accept) is refused, since URIs are printed in
+summaries: `Store.uri` is always safe to show.
 Every failure of the store is one ObjectStoreError line naming the key and what to check.
 """
 
@@ -187,6 +189,12 @@ def open_store(uri: str) -> Store:
 
     _register_secrets(uri)
     shown = public_uri(uri)
+    if shown != uri.rstrip("/"):
+        raise ObjectStoreError(
+            f"{shown}: credentials or options in the URI are not accepted (a URI shows in "
+            "summaries, logs and process lists); use the AWS_* variables or AWS_PROFILE, "
+            "and AWS_ENDPOINT_URL for an S3-compatible store"
+        )
     try:
         fs, root = pafs.FileSystem.from_uri(uri)
     except (OSError, pa.ArrowException, ValueError) as exc:

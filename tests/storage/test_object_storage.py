@@ -396,3 +396,43 @@ def test_credentials_never_reach_the_output_and_errors_are_one_line(
         capsys, "export", "--from-json", str(source), "--out", "s3://no-such-bucket-dims/x"
     )
     assert code == 1 and "the bucket of s3://no-such-bucket-dims/x does not exist" in err
+
+    in_uri = f"s3://{s3_server.access_key}:{wrong}@{s3_server.bucket}/x?region=us-east-1"
+    for argv in (("export", "--from-json", str(source)), ("sql", "select 1"), ("report",)):
+        code, out, err = run(capsys, *argv, "--out", in_uri)
+        assert code == 1 and "credentials or options in the URI are not accepted" in err
+        assert wrong not in out + err and s3_server.access_key not in out + err
+
+
+def test_two_exports_started_together_into_one_prefix_take_turns(s3_server, s3_out, tmp_path):
+    """Real processes: the leases make one wait for the other; both succeed, and the day is
+    wholly one export's (the manifest's export id in every table's file)."""
+    dumps = [dump(tmp_path, f"fleet{n}", 60, seed=n) for n in range(2)]
+    argv = [str(DIMS), "export", "--out", s3_out, "--snapshot-date", str(D1), "--from-json"]
+    exports = [
+        subprocess.Popen(
+            [*argv, str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for source in dumps
+    ]
+    outcomes = [child.communicate(timeout=120) for child in exports]
+    assert [child.returncode for child in exports] == [0, 0], outcomes
+    assert any("another export is writing to" in err for _, err in outcomes)
+    tables = {table: read_arrow(s3_out, table) for table in TABLE_NAMES}
+    made_by = one_export(tables)
+    manifest = json.loads(
+        s3_server.filesystem().open_input_file(f"{bucket_path(s3_out)}/_manifests/{D1}.json").read()
+    )
+    assert manifest["export_id"] == made_by and manifest["replaced"] is not None
+    assert not [
+        key for key in objects(s3_server, s3_out) if key.startswith(("_leases/", "_staging/"))
+    ]
+
+
+def test_a_filtered_export_to_s3_has_its_own_root(s3_out, tmp_path):
+    result = export(dump(tmp_path, "fleet", 20, seed=1), s3_out, filters={"status": "READY"})
+    assert result.out_dir == f"{s3_out}/filtered/status-READY"
+    assert result.manifest["dataset"] == "filtered/status-READY"
+    assert read_arrow(result.out_dir, "deployments").num_rows == 20
+    with pytest.raises(DatasetError, match="no snapshot of deployments"):
+        read_arrow(s3_out, "deployments")  # the fleet's root has no snapshot

@@ -1,0 +1,144 @@
+"""Long history: what a query about one snapshot costs when the dataset holds years of them.
+
+A 20,000-deployment fleet is exported once (the `sandbox` profile, one real export); the
+datasets of 1, 2, 30, 365 and 1,095 daily snapshots are then made from it by hard-linking its
+part files and manifest into earlier `snapshot_date=` folders (the writer need not run
+1,095 times; the files are the same bytes a daily export would write, day by day).
+
+Measured at each length, whole process (start-up and imports included), as a user runs
+them, each as a ratio to the 1-snapshot dataset (the baseline, measured side by side):
+- `dims sql "select count(*), sum(cpu) from deployments"`: the latest snapshot;
+- `dims report`: one snapshot's report; from two snapshots on it also compares the latest
+  with the one before (a second snapshot read: compare with the 2-day case), and its
+  history chart counts versions over every day (measured alone as `versions_over_time`);
+- `dims diff`: the two latest snapshots (from 2 days on; its baseline is the 2-day case);
+- `dims sql` over `deployments_history` (deployments per snapshot date): every day,
+  legitimately.
+Target: one-snapshot queries cost the same at any length (ratio ≈ 1).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from analysis.snapshot import snapshot_from_dump
+from analysis.storage import paths
+from analysis.tables import TABLE_NAMES
+
+from .fleetdata import dump_path
+from .timing import Timing, measure_interleaved, save, table
+
+ROOT = Path(__file__).parent.parent
+FLEET = 20_000
+LENGTHS = (1, 2, 30, 365, 1_095)
+LATEST = date(2026, 11, 1)
+LATEST_QUERY = "select count(*), sum(cpu) from deployments"
+HISTORY_QUERY = "select snapshot_date, count(*) from deployments_history group by 1"
+#: What the report's history chart reads: deployments per version and day, every day.
+ADOPTION = "import sys; from analysis.reports import versions_over_time as v; v(sys.argv[1])"
+
+
+def _dims(*args: str) -> None:
+    _python("-m", "analysis.cli", *args)
+
+
+def _python(*args: str) -> None:
+    subprocess.run(
+        [sys.executable, *args],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def export_base(work: Path) -> Path:
+    """One real export of the fleet (the `--from-json` path), dated LATEST."""
+    base = work / "base"
+    snapshot_from_dump(dump_path(FLEET), base, snapshot_date=LATEST)
+    return base
+
+
+def make_history(base: Path, out: Path, days: int) -> Path:
+    """A dataset of `days` daily snapshots ending on LATEST: hard links to `base`'s files."""
+    for name in TABLE_NAMES:
+        source = paths.partition_dir(base, name, LATEST)
+        for back in range(days):
+            folder = paths.partition_dir(out, name, LATEST - timedelta(days=back))
+            folder.mkdir(parents=True)
+            for part in source.iterdir():
+                os.link(part, folder / part.name)
+    manifests = paths.manifest_path(out, LATEST).parent
+    manifests.mkdir(parents=True)
+    for back in range(days):
+        os.link(paths.manifest_path(base, LATEST), manifests / f"{LATEST - timedelta(back)}.json")
+    return out
+
+
+def _ratios(timings: list[Timing]) -> dict[str, dict[str, float]]:
+    """Each case's median at each length over its median at the shortest it ran at (one
+    snapshot; two for `dims diff`, which needs two)."""
+    by_case: dict[str, dict[str, float]] = {}
+    for timing in timings:
+        case, _, length = timing.name.rpartition(" @ ")
+        by_case.setdefault(case, {})[length] = timing.median_s
+    return {
+        case: {
+            length: seconds / next(iter(medians.values())) for length, seconds in medians.items()
+        }
+        for case, medians in by_case.items()
+    }
+
+
+def run(runs: int = 3, lengths: tuple[int, ...] = LENGTHS) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="dims-bench-history-") as tmp:
+        work = Path(tmp)
+        base = export_base(work)
+        datasets = {n: make_history(base, work / f"days-{n}", n) for n in lengths}
+        cases: list[tuple[str, Callable[[], object], int]] = []
+        for n, out in datasets.items():
+            where = ("--out", str(out))
+            cases += [
+                (f"dims sql (latest snapshot) @ {n} days",
+                 functools.partial(_dims, "sql", *where, LATEST_QUERY), runs),
+                (f"dims report @ {n} days", functools.partial(_dims, "report", *where), runs),
+                (f"dims sql (every snapshot) @ {n} days",
+                 functools.partial(_dims, "sql", *where, HISTORY_QUERY), runs),
+                (f"versions_over_time (the report's chart) @ {n} days",
+                 functools.partial(_python, "-c", ADOPTION, str(out)), runs),
+            ]  # fmt: skip
+            if n >= 2:  # a diff needs two snapshots
+                cases.append(
+                    (f"dims diff (two latest) @ {n} days",
+                     functools.partial(_dims, "diff", *where), runs)
+                )  # fmt: skip
+        timings = measure_interleaved(cases)
+        shutil.rmtree(work / "base")
+    ratios = _ratios(timings)
+    result: dict[str, Any] = {
+        "fleet": FLEET,
+        "lengths": list(lengths),
+        "baseline": "the same command on the shortest history it runs on (1 day; diff: 2)",
+        "timings": timings,
+        "ratios_to_one_snapshot": ratios,
+    }
+    print(table(timings))
+    for case, by_length in ratios.items():
+        shown = ", ".join(f"{length}: {ratio:.2f}x" for length, ratio in by_length.items())
+        print(f"  {case}: {shown}")
+    print()
+    save("history", result)
+    return result
+
+
+if __name__ == "__main__":
+    run()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
+import duckdb
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
@@ -99,3 +100,16 @@ def test_reports_and_diff_read_across_the_schema_change(mixed):
     assert result.counts()["added"] == result.counts()["removed"] == 0
     assert reports.capacity_summary(out).deployments.sum() > 0
     assert len(fleet.deployments) == 60
+
+
+def test_plain_duckdb_unions_both_schemas_by_name(mixed):
+    out, fleet = mixed
+    pattern = str(out / "deployment_secrets" / "*" / "*.parquet")
+    with duckdb.connect() as db:
+        rows = db.execute(
+            "select snapshot_date::text, count(*), count(tenant_id) from read_parquet(?, "
+            "hive_partitioning = true, union_by_name = true) group by 1 order by 1",
+            [pattern],
+        ).fetchall()
+    secrets = sum(len(r.get("secrets") or []) for r in fleet.deployments)
+    assert rows == [(OLD_DAY.isoformat(), secrets, 0), (NEW_DAY.isoformat(), secrets, secrets)]

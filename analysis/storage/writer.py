@@ -209,10 +209,8 @@ def export_snapshot(
     called after each page. The output is checked and locked before the first page is
     requested, so a bad `--out` fails before any fetch. `workers` processes read batches of
     raw records beside this one (`analysis.tables.batches`; None: one per other core).
-
-    `workspaces` (a callable, called once the pages are consumed) makes this an export of
-    those workspaces: their providers and repositories come from it, and the day keeps the
-    rows of every workspace it did not fetch (see `analysis.storage.workspaces`).
+    `workspaces` (called once the pages are consumed) makes it an export of those
+    workspaces: the day keeps the rows of the others (`analysis.storage.workspaces`).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -229,17 +227,9 @@ def export_snapshot(
         try:
             metadata = _file_metadata(at, export_id, chosen)
             rows = _write_tables(flattener, tmp, day, metadata, pages, options)
-            fetch = _evidence(evidence)
             identity = _identity(day, at, export_id, _relative(target.root, out_dir), chosen)
-            sections: dict[str, Any] = {}
-            if listed is not None:  # the day keeps the workspaces this export did not fetch
-                mismatches = flattener.tenant_mismatches
-                found = listed()
-                rows, sections = settle(tmp, target.root, day, found, identity, mismatches, rows)
-            if not allow_empty:
-                _refuse_empty(target, rows["deployments"], flattener.counts)
-            manifest = _manifest(target, identity, _contents(flattener, rows, day), fetch)
-            manifest.update(sections)  # a workspace export's `fetch` and `workspaces`
+            day_rows = _Day(target, tmp, day, identity, flattener, rows)
+            rows, manifest = day_rows.settled(listed, _evidence(evidence), allow_empty)
             published = target.publish(tmp, day, manifest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -249,6 +239,37 @@ def export_snapshot(
     return ExportResult(
         target.root, day, at, rows, records, rejected, seconds, published, [], manifest
     )
+
+
+@dataclass
+class _Day:
+    """A written day before it is published: its rows, made whole and checked."""
+
+    target: Any
+    tmp: Any
+    day: date
+    identity: dict[str, Any]
+    flattener: Flattener
+    rows: dict[str, int]
+
+    def settled(
+        self, listed: Callable[[], Any] | None, fetch: dict[str, Any], allow_empty: bool
+    ) -> tuple[dict[str, int], dict[str, Any]]:
+        """The rows and manifest to publish: a workspace export's day keeps the workspaces
+        it did not fetch; an empty export over a fleet is refused unless allowed."""
+        rows, sections = self.rows, dict[str, Any]()
+        if listed is not None:
+            mismatches = self.flattener.tenant_mismatches
+            found = listed()
+            rows, sections = settle(
+                self.tmp, self.target.root, self.day, found, self.identity, mismatches, rows
+            )
+        if not allow_empty:
+            _refuse_empty(self.target, rows["deployments"], self.flattener.counts)
+        contents = _contents(self.flattener, rows, self.day)
+        manifest = _manifest(self.target, self.identity, contents, fetch)
+        manifest.update(sections)  # a workspace export's `fetch` and `workspaces`
+        return rows, manifest
 
 
 def open_target(

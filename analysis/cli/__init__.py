@@ -115,6 +115,12 @@ def _add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> No
     )
 
 
+_TENANT_HELP = (
+    "workspace to export (X-Tenant-Id); repeat it, or give A,B, for several in one snapshot "
+    "(DIMS_TENANT_ID: one id or a comma-separated list)"
+)
+
+
 def _add_connection(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("connection (default: DIMS_* environment, then sandbox)")
     group.add_argument("--base-url", help="service base URL (DIMS_BASE_URL)")
@@ -122,13 +128,7 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         "--api-key",
         help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
     )
-    group.add_argument(
-        "--tenant-id",
-        action="append",
-        metavar="TENANT",
-        help="workspace to export (X-Tenant-Id); repeat it, or give A,B, for several in one "
-        "snapshot (DIMS_TENANT_ID: one id or a comma-separated list)",
-    )
+    group.add_argument("--tenant-id", action="append", metavar="TENANT", help=_TENANT_HELP)
     group.add_argument(
         "--api-key-header",
         default=defaults.API_KEY_HEADER,

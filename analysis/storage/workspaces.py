@@ -137,13 +137,13 @@ def _published(root: paths.Location, day: date) -> dict[str, pa.Table]:
     filled with nulls; {} when the day has none."""
     from . import reader  # the writer path imports the readers only when it needs them
 
-    if day not in reader.snapshot_dates(root):
+    if not reader.has_snapshot(root, "deployments", day):  # only that day is looked at
         return {}
     local = not paths.is_remote(root)
     return {
         name: reader.read_arrow(root, name, day)
         for name in TABLE_NAMES
-        if day in reader.snapshot_dates(root, name)
+        if reader.has_snapshot(root, name, day)
         # a partition that is a link is moved aside by the publish, never read through
         and not (local and paths.partition_dir(root, name, day).is_symlink())
     }

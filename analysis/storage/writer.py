@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +92,7 @@ from .target import (
     manifest_version,
     parse_manifest,
 )
-from .workspaces import WorkspacesArg, add_listed, headline, settle
+from .workspaces import Workspace, WorkspacesArg, add_listed, headline, settle
 
 PARTITION = paths.PARTITION
 Location = paths.Location
@@ -176,7 +176,10 @@ class _Options:
     progress: Callable[[int], Any] | None
     row_group_records: int
     workers: int
+    #: An export of workspaces (`analysis.storage.workspaces`): asked for once, after the
+    #: pages, by `_write_tables`, which keeps what it said in `found`.
     workspaces: WorkspacesArg = None
+    found: list[Workspace] | None = None
 
 
 def export_snapshot(
@@ -209,8 +212,6 @@ def export_snapshot(
     called after each page. The output is checked and locked before the first page is
     requested, so a bad `--out` fails before any fetch. `workers` processes read batches of
     raw records beside this one (`analysis.tables.batches`; None: one per other core).
-    `workspaces` (called once the pages are consumed) makes it an export of those
-    workspaces: the day keeps the rows of the others (`analysis.storage.workspaces`).
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -219,17 +220,19 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     target = open_target(out_dir, chosen, export_id)
     flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-    chosen_workers = default_workers() if workers is None else workers
-    listed = cache(workspaces) if workspaces is not None else None  # asked for once
-    options = _Options(providers, repositories, progress, row_group_records, chosen_workers, listed)
+    workers = default_workers() if workers is None else workers
+    options = _Options(providers, repositories, progress, row_group_records, workers, workspaces)
     with target.exclusive(lock_timeout):
         tmp = target.prepare(day)
         try:
             metadata = _file_metadata(at, export_id, chosen)
             rows = _write_tables(flattener, tmp, day, metadata, pages, options)
+            fetch = {"fetch": _evidence(evidence)}
             identity = _identity(day, at, export_id, _relative(target.root, out_dir), chosen)
-            day_rows = _Day(target, tmp, day, identity, flattener, rows)
-            rows, manifest = day_rows.settled(listed, _evidence(evidence), allow_empty)
+            rows, fetch = _workspaces_day(options, flattener, tmp, target, identity, rows, fetch)
+            if not allow_empty:
+                _refuse_empty(target, rows["deployments"], flattener.counts)
+            manifest = _manifest(target, identity, _contents(flattener, rows, day), fetch)
             published = target.publish(tmp, day, manifest)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -241,35 +244,22 @@ def export_snapshot(
     )
 
 
-@dataclass
-class _Day:
-    """A written day before it is published: its rows, made whole and checked."""
-
-    target: Any
-    tmp: Any
-    day: date
-    identity: dict[str, Any]
-    flattener: Flattener
-    rows: dict[str, int]
-
-    def settled(
-        self, listed: Callable[[], Any] | None, fetch: dict[str, Any], allow_empty: bool
-    ) -> tuple[dict[str, int], dict[str, Any]]:
-        """The rows and manifest to publish: a workspace export's day keeps the workspaces
-        it did not fetch; an empty export over a fleet is refused unless allowed."""
-        rows, sections = self.rows, dict[str, Any]()
-        if listed is not None:
-            mismatches = self.flattener.tenant_mismatches
-            found = listed()
-            rows, sections = settle(
-                self.tmp, self.target.root, self.day, found, self.identity, mismatches, rows
-            )
-        if not allow_empty:
-            _refuse_empty(self.target, rows["deployments"], self.flattener.counts)
-        contents = _contents(self.flattener, rows, self.day)
-        manifest = _manifest(self.target, self.identity, contents, fetch)
-        manifest.update(sections)  # a workspace export's `fetch` and `workspaces`
-        return rows, manifest
+def _workspaces_day(
+    options: _Options,
+    flattener: Flattener,
+    tmp: Path,
+    target: Target,
+    identity: dict[str, Any],
+    rows: dict[str, int],
+    fetch: dict[str, Any],
+) -> tuple[dict[str, int], dict[str, Any]]:
+    """For an export of workspaces, the day keeps the workspaces it did not fetch: its rows
+    after, and the manifest's `fetch` and `workspaces`. Otherwise `rows` and `fetch`."""
+    if options.found is None:
+        return rows, fetch
+    day = date.fromisoformat(identity["snapshot_date"])
+    mismatches = flattener.tenant_mismatches
+    return settle(tmp, target.root, day, options.found, identity, mismatches, rows)
 
 
 def open_target(
@@ -303,7 +293,7 @@ def _manifest(
         **contents,
         "replaced": target.replacing(day, identity["export_id"]),
         "written_at": datetime.now(UTC).isoformat(),
-        "fetch": fetch,
+        **fetch,  # `fetch`, and `workspaces` for an export of workspaces
     }
 
 
@@ -371,7 +361,8 @@ def _write_tables(
             if repos:
                 flattener.add_repositories(repos)
             if options.workspaces is not None:
-                add_listed(flattener, options.workspaces())
+                options.found = list(options.workspaces())
+                add_listed(flattener, options.found)
             files.add(flattener.take())
             files.flush()
             files.close()

@@ -4,6 +4,11 @@ comma-separated list, a failure named on one line (text) or in JSON, --allow-par
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from cli_in_process import run
@@ -11,6 +16,7 @@ from cli_in_process import run
 from analysis.sandbox import Faults, run_sandbox
 from analysis.storage.reader import read_arrow
 
+DIMS = Path(sys.executable).parent / "dims"
 DAY = "2026-03-04"
 SEED = 5
 
@@ -94,3 +100,36 @@ def test_tenant_ids_cannot_be_combined_with_a_dump(capsys, tmp_path):
     code, _, err = run(capsys, "export", "--out", str(tmp_path), "--from-json", str(dump),
                        "--tenant-id", "a")  # fmt: skip
     assert code == 1 and "--tenant-id" in err and len(err.strip().splitlines()) == 1
+
+
+def test_sigterm_while_workspaces_are_fetched_stops_cleanly(tmp_path, tenants):
+    """A CronJob's pod stopped while several workspaces' requests are in flight: one line,
+    exit 143, nothing published and no work folder left."""
+    a, b, _ = tenants
+    out = tmp_path / "out"
+    with run_sandbox(deployments=60, seed=SEED, tenants=3, latency_ms=1000) as sandbox:
+        argv = ["export", "--out", str(out), "--base-url", sandbox.base_url]
+        child = subprocess.Popen(
+            [str(DIMS), *argv, "--tenant-id", f"{a},{b}", "--snapshot-date", DAY],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while sandbox.stats.requests["/v2/deployments"] < 2:  # both workspaces waiting
+                assert child.poll() is None, child.communicate()
+                assert time.monotonic() < deadline, "the export never asked for deployments"
+                time.sleep(0.01)
+            child.send_signal(signal.SIGTERM)
+            _, stderr = child.communicate(timeout=60)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.communicate(timeout=60)
+    assert child.returncode == 143, stderr
+    assert stderr.strip().splitlines() == [
+        "dims: stopped by SIGTERM; nothing partial was left behind"
+    ]
+    assert [p.name for p in out.iterdir() if p.name.startswith(".tmp-")] == []
+    assert not (out / "deployments").exists()

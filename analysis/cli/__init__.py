@@ -144,6 +144,12 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="allow sending the key over plain http to a non-loopback host",
     )
+    _add_limits(parser)
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    """What one request may cost: time, attempts and size."""
+    group = parser.add_argument_group("limits per request")
     group.add_argument(
         "--timeout",
         type=_seconds,

@@ -38,6 +38,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 import msgspec
@@ -130,8 +131,13 @@ def read_batch(flattener: Flattener, pages: Iterable[Page]) -> Batch:
 # --- the worker processes ------------------------------------------------------------------
 
 #: How a worker starts: a new interpreter that imports only this module (never the parent's
-#: `__main__`, which multiprocessing's spawn and forkserver would run again).
-_SERVE = "from analysis.tables.batches import serve; serve()"
+#: `__main__`, which multiprocessing's spawn and forkserver would run again), from where the
+#: parent found it (an installed package, or a source checkout on the parent's path).
+_SERVE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from analysis.tables.batches import serve; serve()"
+)
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class _Lost(Exception):
@@ -183,7 +189,7 @@ class _Worker:
 
     def __init__(self, options: dict[str, Any]) -> None:
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _SERVE],
+            [sys.executable, "-c", _SERVE, _PACKAGE_ROOT],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # a terminal's Ctrl-C goes to the parent alone

@@ -116,20 +116,27 @@ def test_strict_mode_raises_the_serial_error_from_a_worker():
     assert "record 500" in str(serial.value)
 
 
+def _workers_of(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if parent == pid and b"batches import serve" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
 def _kill_workers() -> int:
     """SIGKILL this process's worker processes, once they are there."""
     killed = 0
     deadline = time.monotonic() + 30
     while not killed and time.monotonic() < deadline:
-        for entry in Path("/proc").iterdir():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if parent == os.getpid() and b"batches import serve" in cmdline:
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed += 1
+        for pid in _workers_of(os.getpid()):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
         time.sleep(0.01)
     return killed
 
@@ -174,19 +181,6 @@ def test_an_export_with_workers_writes_the_serial_files(tmp_path):
         assert groups == pq.ParquetFile(path).metadata.num_row_groups, name
     deployments = batched.paths["deployments"] / "part-0.parquet"
     assert pq.ParquetFile(deployments).metadata.num_row_groups > 1
-
-
-def _workers_of(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if parent == pid and b"batches import serve" in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def _alive(pid: int) -> bool:

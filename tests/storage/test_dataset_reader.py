@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 import threading
-from datetime import date
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -189,6 +189,18 @@ def test_dims_sql_prints_a_table_or_json_rows(two_days):
         {"snapshot_date": "2025-01-01", "n": 40},
         {"snapshot_date": "2025-01-02", "n": 25},
     ]
+
+
+def test_dims_sql_returns_timestamps_as_utc_instants(two_days):
+    """Timestamp columns reach Python (DuckDB needs pytz for that: a product dependency)."""
+    out, _, _ = two_days
+    query = "select min(created_at) as first, max(snapshot_at) as taken from deployments"
+    done = dims("sql", "--out", str(out), "--json", query)
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)
+    first, taken = (datetime.fromisoformat(row[k]) for k in ("first", "taken"))
+    assert first.utcoffset() == taken.utcoffset() == timedelta(0)
+    assert first < taken
 
 
 @pytest.mark.parametrize(

@@ -51,6 +51,8 @@ from .flattener import Flattener
 #: Deployments per batch: small enough to share work evenly between the parent and the
 #: workers at 20,000 records, large enough that sending a batch costs little.
 BATCH_RECORDS = 2_500
+#: Batches read here that may wait for an earlier one a worker still reads.
+HELD_BATCHES = 6
 
 
 class WorkerLost(RuntimeWarning):
@@ -172,12 +174,14 @@ def serve() -> None:
     options = _receive(requests)
     if options is None:
         return
+    flattener = Flattener(**options)
+    flattener.prepare()  # the fast reader compiled while the parent reads its first batch
     while (work := _receive(requests)) is not None:
-        flattener = Flattener(**options)  # a fresh one: no state of a failed batch
         try:
             answer: Batch | Exception = read_batch(flattener, [item.page() for item in work])
         except Exception as exc:  # the parent raises it, as reading there would have
             answer = exc
+            flattener = Flattener(**options)  # a fresh one: no state of the failed batch
         try:
             _send(answers, answer)
         except OSError:  # the parent is gone (killed, or stopped waiting): so is the work
@@ -238,21 +242,31 @@ class _Workers:
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()
         self._all: list[_Worker] = []
         self._lock = threading.Lock()
+        #: Whether a worker has answered: it has started, and takes batches at full rate.
+        self.answered = False
+        for _ in range(count):  # they start (import, compile) while the parent reads on
+            with contextlib.suppress(_Lost):
+                self._idle.put(self._new())
 
     def submit(self, work: list[_Work]) -> Future[Batch]:
         return self._threads.submit(self._read, work)
+
+    def _new(self) -> _Worker:
+        try:
+            worker = _Worker(self._options)
+        except OSError:  # no process can start here (limits, sandboxing): read here
+            raise _Lost() from None
+        with self._lock:
+            self._all.append(worker)
+        return worker
 
     def _read(self, work: list[_Work]) -> Batch:
         try:
             worker = self._idle.get_nowait()
         except queue.Empty:
-            try:
-                worker = _Worker(self._options)
-            except OSError:  # no process can start here (limits, sandboxing): read here
-                raise _Lost() from None
-            with self._lock:
-                self._all.append(worker)
+            worker = self._new()
         batch = worker.read(work)  # a lost worker is not put back
+        self.answered = True
         self._idle.put(worker)
         return batch
 
@@ -280,7 +294,8 @@ class Batches:
         self._workers = max(0, workers)
         self._batch_records = max(1, batch_records)
         self._pool: _Workers | None = None
-        self._read_here = 0
+        #: Batches the workers read (the rest were read here).
+        self.worker_batches = 0
         #: Batches in order: read already, or being read by a worker (with its pages, read
         #: here instead should the worker die).
         self._queue: deque[Batch | _Sent] = deque()
@@ -290,16 +305,22 @@ class Batches:
     ) -> Iterator[dict[str, pa.Table]]:
         """The tables of each batch, in order, as soon as the batches before it are read."""
         try:
-            for group in self._groups(pages, progress):
+            for group, full in self._groups(pages, progress):
+                if full:
+                    self._start()
                 self._queue.append(self._read(group))
-                yield from self._ready(limit=2 * self._workers + 1)
+                # Never wait for a worker while this process can read on, within a bound
+                # on the batches held (the tables of a batch are a few MB).
+                yield from self._ready(limit=2 * self._workers + HELD_BATCHES)
             yield from self._ready(limit=0)
         finally:
             self._stop()
 
     def _groups(
         self, pages: Iterable[Page], progress: Callable[[int], Any] | None
-    ) -> Iterator[list[Page]]:
+    ) -> Iterator[tuple[list[Page], bool]]:
+        """Groups of pages of at least `batch_records` records (the last may be smaller),
+        each with whether it is full: a source that fills one is worth workers."""
         group: list[Page] = []
         size = 0
         for page in pages:
@@ -308,24 +329,30 @@ class Batches:
             if progress is not None:
                 progress(len(page.records))
             if size >= self._batch_records:
-                yield group
+                yield group, True
                 group, size = [], 0
         if group:
-            yield group
+            yield group, False
 
     def _read(self, group: list[Page]) -> Batch | _Sent:
-        """Send the group to a worker when one is free (or will be soon), else read it here."""
+        """Send the group to a worker when one is ready for it, else read it here. Until a
+        worker has answered once (a new interpreter takes a moment to start) it is sent
+        one batch; then two per worker, so none waits between batches."""
+        pool = self._pool
         in_flight = sum(isinstance(item, _Sent) for item in self._queue)
-        if in_flight < 2 * self._workers and _all_raw(group) and self._started():
-            assert self._pool is not None
-            work = [_Work.of(page) for page in group]
-            return _Sent(group, self._pool.submit(work))
-        self._read_here += 1
+        ready = pool is not None and in_flight < (2 * self._workers if pool.answered else 1)
+        if pool is not None and ready and self._workers and _all_raw(group):
+            return _Sent(group, pool.submit([_Work.of(page) for page in group]))
         return read_batch(self._flattener, group)
 
-    def _started(self) -> bool:
-        """Whether workers run; they start at the second batch (a small export never waits)."""
-        if self._pool is None and self._read_here and self._workers:
+    @property
+    def workers_ready(self) -> bool:
+        """Whether a worker has answered (a started interpreter takes batches at full rate)."""
+        return self._pool is not None and self._pool.answered
+
+    def _start(self) -> None:
+        """Start the workers (once): their interpreters start while this one reads."""
+        if self._pool is None and self._workers:
             flattener = self._flattener
             options = {
                 "snapshot_at": flattener.snapshot_at,
@@ -333,7 +360,6 @@ class Batches:
                 "strict": flattener.strict,
             }
             self._pool = _Workers(self._workers, options)
-        return self._pool is not None
 
     def _ready(self, *, limit: int) -> Iterator[dict[str, pa.Table]]:
         """Hand over finished batches in order; wait for the oldest while more than `limit`."""
@@ -343,14 +369,21 @@ class Batches:
             yield (self._received(item) if isinstance(item, _Sent) else item).tables
 
     def _received(self, sent: _Sent) -> Batch:
-        """A worker's batch, counted here; read here when the workers broke (killed by the
-        kernel for memory, say): the export goes on in this process alone."""
+        """A worker's batch, counted here. Read here instead when no worker has answered yet
+        (still starting: this process would only wait; the worker's copy is dropped), or
+        when the workers broke (killed by the kernel for memory, say): the export goes on
+        in this process alone."""
+        assert self._pool is not None
+        if not self._pool.answered and not sent.future.done():
+            sent.future.cancel()
+            return read_batch(self._flattener, sent.pages)
         try:
             batch = sent.future.result()
         except _Lost:
             self._broken()
             return read_batch(self._flattener, sent.pages)
         self._flattener.add_counts(batch.records, batch.rejected, batch.typed, batch.mismatches)
+        self.worker_batches += 1
         return batch
 
     def _broken(self) -> None:

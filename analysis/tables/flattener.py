@@ -167,6 +167,10 @@ class Flattener:
         for rows, mark in zip(self._row_lists, marks, strict=True):
             del rows[mark:]
 
+    def prepare(self) -> None:
+        """Build the fast reader now rather than at the first raw record."""
+        self._typed_reader()
+
     def _typed_reader(self) -> TypedReader:
         if self._typed is None:  # built on first use: `--from-json` is its only caller
             self._typed = TypedReader(self._state, self._layout)

@@ -58,9 +58,25 @@ def _serial(pages: list[Page], **options: object) -> tuple[dict[str, pa.Table], 
 def _batched(
     pages: Iterator[Page] | list[Page], workers: int, batch_records: int = 150, **options: object
 ) -> tuple[dict[str, pa.Table], Flattener]:
+    """Tables read with `workers`; the source waits after its first batch until a worker has
+    answered, so that workers read batches (they start slower than a small test reads)."""
     flattener = Flattener(snapshot_at=AT, **options)  # type: ignore[arg-type]
-    batches = list(Batches(flattener, workers=workers, batch_records=batch_records).run(pages))
+    reader = Batches(flattener, workers=workers, batch_records=batch_records)
+
+    def patient() -> Iterator[Page]:
+        taken = 0
+        for page in pages:
+            if taken >= batch_records:
+                deadline = time.monotonic() + 60
+                while not reader.workers_ready and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                taken = -(10**9)  # once
+            taken += len(page.records)
+            yield page
+
+    batches = list(reader.run(patient()))
     assert len(batches) > 2, "the test needs batches for the workers"
+    assert reader.worker_batches > 0, "no worker read a batch"
     names = batches[0].keys()
     return {n: pa.concat_tables([b[n] for b in batches]) for n in names}, flattener
 

@@ -9,8 +9,9 @@ How, and what it guarantees:
 - Tables come back in the order of the pages, so the files hold the same rows in the same
   order as a serial export; only raw records (`msgspec.Raw`) travel, as bytes, with their
   page's source, offsets and the listed types of their ids.
-- Workers start only once a source has given more than one batch (`batch_records`), so a
-  small export never pays for them. Each is a new interpreter that imports this module
+- Workers start only once a source has given `WORKERS_AFTER` records (and fills a batch),
+  so an export that one process reads sooner than a new interpreter starts never pays for
+  them. Each is a new interpreter that imports this module
   alone and talks pickles over its stdin and stdout: never a fork of a parent that may run
   threads, and never a second run of the parent's `__main__` (which multiprocessing's spawn
   and forkserver would do to a script without a main guard, `python -m analysis.cli`
@@ -53,6 +54,10 @@ from .flattener import Flattener
 BATCH_RECORDS = 2_500
 #: Batches read here that may wait for an earlier one a worker still reads.
 HELD_BATCHES = 6
+#: Records a source must have given before workers start: below it, this process reads
+#: the rest sooner than a new interpreter starts (imports, the fast reader) and answers;
+#: measured whole-process by benchmarks/export.py (20,000 records: faster alone).
+WORKERS_AFTER = 20_000
 
 
 class WorkerLost(RuntimeWarning):
@@ -288,11 +293,18 @@ class Batches:
     """
 
     def __init__(
-        self, flattener: Flattener, *, workers: int, batch_records: int = BATCH_RECORDS
+        self,
+        flattener: Flattener,
+        *,
+        workers: int,
+        batch_records: int = BATCH_RECORDS,
+        workers_after: int = WORKERS_AFTER,
     ) -> None:
         self._flattener = flattener
         self._workers = max(0, workers)
         self._batch_records = max(1, batch_records)
+        self._workers_after = workers_after
+        self._seen = 0
         self._pool: _Workers | None = None
         #: Batches the workers read (the rest were read here).
         self.worker_batches = 0
@@ -306,7 +318,8 @@ class Batches:
         """The tables of each batch, in order, as soon as the batches before it are read."""
         try:
             for group, full in self._groups(pages, progress):
-                if full:
+                self._seen += sum(len(page.records) for page in group)
+                if full and self._seen >= self._workers_after:
                     self._start()
                 self._queue.append(self._read(group))
                 # Never wait for a worker while this process can read on, within a bound

@@ -61,7 +61,7 @@ def _batched(
     """Tables read with `workers`; the source waits after its first batch until a worker has
     answered, so that workers read batches (they start slower than a small test reads)."""
     flattener = Flattener(snapshot_at=AT, **options)  # type: ignore[arg-type]
-    reader = Batches(flattener, workers=workers, batch_records=batch_records)
+    reader = Batches(flattener, workers=workers, batch_records=batch_records, workers_after=0)
 
     def patient() -> Iterator[Page]:
         taken = 0
@@ -211,7 +211,7 @@ def _alive(pid: int) -> bool:
 def test_workers_end_when_their_export_is_killed(tmp_path):
     """A SIGKILLed export (no clean-up runs) leaves no worker behind: each sees its pipe close."""
     dump = tmp_path / "fleet.json"
-    dump.write_bytes(fleet_dump_bytes(generate_fleet(12_000, 1, real_shaped=True)))
+    dump.write_bytes(fleet_dump_bytes(generate_fleet(30_000, 1, real_shaped=True)))
     command = [sys.executable, "-m", "analysis.cli", "export", "--workers", "2"]
     export = subprocess.Popen(
         [*command, "--from-json", str(dump), "--out", str(tmp_path / "out")],

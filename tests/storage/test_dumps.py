@@ -326,7 +326,10 @@ def fill_fifo(fifo: Path, content: bytes) -> subprocess.Popen:
 
 
 @pytest.mark.parametrize("name", ["dump.json", "dump.ndjson", "63"])
-def test_a_named_pipe_is_read_once_like_a_file(tmp_path, name):
+def test_a_named_pipe_is_read_once_like_a_file(tmp_path, name, monkeypatch):
+    private = tmp_path / "tmp"  # the copy's folder, apart from other tests' copies
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     fifo = tmp_path / name
     os.mkfifo(fifo)
     content = "\n".join(json.dumps(r) for r in RECORDS) if name != "dump.json" else RECORDS
@@ -339,7 +342,7 @@ def test_a_named_pipe_is_read_once_like_a_file(tmp_path, name):
         writer.wait(timeout=60)
     assert records_of(pages) == RECORDS
     assert pages[0].source.startswith(name)  # the pipe's name, not the copy's
-    assert not list(Path(tempfile.gettempdir()).glob(f"dims-dump-*/{name}"))  # copy removed
+    assert list(private.iterdir()) == []  # the copy was made there, and removed
 
 
 def test_errors_in_a_piped_dump_name_the_pipe(tmp_path):

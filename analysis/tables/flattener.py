@@ -254,12 +254,8 @@ class Flattener:
 
     # ----- output
 
-    def take(self, *, spent: list[list[Any]] | None = None) -> dict[str, pa.Table]:
-        """Every table (empty ones too) for the rows added since the last take; clears them.
-
-        Freeing millions of row objects takes a while; with `spent`, the row lists are put
-        there instead, so a caller can free them while the tables are being written.
-        """
+    def take(self) -> dict[str, pa.Table]:
+        """Every table (empty ones too) for the rows added since the last take; clears them."""
         at = pa.scalar(self.snapshot_at, type=TIMESTAMP)
         out: dict[str, pa.Table] = {}
         workspaces = {name: pa.array(ws, pa.string()) for name, ws in self._workspaces.items()}
@@ -279,8 +275,6 @@ class Flattener:
                     out[name] = to_table(
                         taken, schema, at, tenant if tenant is not None else _parent(out)
                     )
-                if spent is not None:
-                    spent.append(taken)
                 del taken
         out["deployment_components"] = components_from(out["deployments"])
         self.pending = 0

@@ -21,14 +21,11 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from .. import defaults, spec
 from ..errors import DimsError, ScrubFilter, scrub
 from ..storage.paths import is_remote, location
-
-if TYPE_CHECKING:
-    from ..connection.transport import ResponseLimits
 
 __all__ = ["build_parser", "main"]
 
@@ -565,19 +562,6 @@ def _run(args: argparse.Namespace) -> int:
     return command(args, _filters(args))
 
 
-def _limits(args: argparse.Namespace) -> ResponseLimits | None:
-    """The connection limits of the options, for commands that connect."""
-    if not hasattr(args, "deadline"):
-        return None
-    from ..connection.transport import ResponseLimits  # only commands that connect need it
-
-    return ResponseLimits(
-        deadline=args.deadline,
-        max_body_bytes=args.max_body_mib * defaults.MIB,
-        max_decoded_bytes=args.max_decoded_mib * defaults.MIB,
-    )
-
-
 class _Stopped(KeyboardInterrupt):
     """SIGTERM or SIGHUP: handled everywhere exactly as Ctrl-C is (clean-up included)."""
 
@@ -638,7 +622,6 @@ def _configure_logging(debug: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.limits = _limits(args)
     _configure_logging(args.debug)
     warnings.showwarning = _warning_line
     try:

@@ -7,10 +7,13 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
 from ..progress import Progress
+
+if TYPE_CHECKING:
+    from ..connection.transport import ResponseLimits
 
 #: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
 EXIT_PARTIAL = 3
@@ -68,7 +71,19 @@ def _connect(args: argparse.Namespace, tenant_id: str | None) -> Any:
         allow_insecure_http=args.allow_insecure_http,
         timeout=args.timeout,
         retry=RetryPolicy(attempts=args.retries + 1),
-        limits=args.limits,
+        limits=_limits(args),
+    )
+
+
+def _limits(args: argparse.Namespace) -> ResponseLimits:
+    """The per-request limits of the options (made here: `--from-json` never imports httpx)."""
+    from .. import defaults
+    from ..connection.transport import ResponseLimits
+
+    return ResponseLimits(
+        deadline=args.deadline,
+        max_body_bytes=args.max_body_mib * defaults.MIB,
+        max_decoded_bytes=args.max_decoded_mib * defaults.MIB,
     )
 
 

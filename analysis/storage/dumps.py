@@ -660,7 +660,7 @@ class _ChunkedArray:
         buf = self.buf
         if len(buf) - self.start < self.wanted:
             more = self.fh.read(self.block)
-            self.buf = buf = buf[self.start :] + more
+            self.buf = buf = b"".join((memoryview(buf)[self.start :], more))  # one copy
             self.start = 0
             if more:
                 return None
@@ -669,7 +669,7 @@ class _ChunkedArray:
         if found is None:  # an element larger than the tail: read on, up to a limit
             self.grow()
             return None
-        return b"[" + buf[self.start : found] + b"]", found
+        return b"".join((b"[", memoryview(buf)[self.start : found], b"]")), found
 
     def parse(self, chunk: bytes, end: int) -> list[Any] | None:
         """The chunk's elements; None when the cut fell inside an element (read on)."""
@@ -744,8 +744,8 @@ def _element_end(buf: bytes, start: int) -> int | None:
         escaped = quotes[quotes > 0]
         escaped = escaped[tail[escaped - 1] == _BACKSLASH]
         if len(escaped):
-            drop = [q for q in escaped.tolist() if _odd_backslashes(tail, q)]
-            quotes = np.setdiff1d(quotes, np.array(drop, dtype=quotes.dtype))
+            drop = [q for q in escaped.tolist() if _odd_backslashes(buf, tail_start + q)]
+            quotes = quotes[~np.isin(quotes, drop)]
     parity = _parity(tail, quotes)
     brackets = np.flatnonzero(
         (tail == _OPEN) | (tail == _CLOSE) | (tail == _OPEN_ARRAY) | (tail == _CLOSE_ARRAY)
@@ -767,12 +767,12 @@ def _element_end(buf: bytes, start: int) -> int | None:
     return None
 
 
-def _odd_backslashes(tail: np.ndarray, quote: int) -> bool:
-    run = 0
-    at = quote - 1
-    while at >= 0 and tail[at] == _BACKSLASH:
-        run += 1
-        at -= 1
+def _odd_backslashes(buf: bytes, quote: int) -> bool:
+    """Whether the quote at `quote` is escaped (bytes, not numpy: a scalar each is slow)."""
+    before = buf[max(0, quote - 64) : quote]
+    run = len(before) - len(before.rstrip(b"\\"))
+    if run == len(before) and quote > len(before):  # a run longer than 64: count it all
+        run = quote - len(buf[:quote].rstrip(b"\\"))
     return run % 2 == 1
 
 

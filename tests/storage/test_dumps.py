@@ -176,6 +176,29 @@ def test_streamed_arrays_equal_whole_file_parsing(tmp_path, monkeypatch, pretty,
     assert records_of(streamed) == records_of(whole) == fleet.deployments
 
 
+@RAW
+def test_escaped_quotes_and_backslash_runs_split_like_whole_file_parsing(
+    tmp_path, monkeypatch, raw
+):
+    # Strings full of what the chunk scan must not read as structure: escaped quotes after
+    # runs of backslashes (odd and even, some longer than the scan's 64-byte look-back),
+    # brackets and commas inside strings.
+    tricky = ['\\"', '\\\\"', "\\" * 70 + '"', "\\" * 71, '"},{"', "]]}}", '{"a": [1, "\\"]}']
+    records = [
+        {
+            "id": f"d{i}",
+            "annotations": {f"k{j}": tricky[(i + j) % len(tricky)] * (j + 1) for j in range(7)},
+        }
+        for i in range(300)
+    ]
+    path = write(tmp_path, "tricky.json", json.dumps(records))
+    whole = records_of(read_dump(path, raw=raw))
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+    monkeypatch.setattr(dumps, "_CHUNK", 1009)
+    monkeypatch.setattr(dumps, "_TAIL", 700)
+    assert records_of(read_dump(path, raw=raw)) == whole == records
+
+
 def test_a_sandbox_dump_exports(tmp_path):
     fleet = generate_fleet(120, seed=2, canary_secret="CANARY-DUMP-SECRET")
     path = write(tmp_path, "fleet.json", fleet_dump_bytes(fleet))

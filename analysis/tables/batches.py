@@ -45,6 +45,7 @@ from typing import IO, Any
 import msgspec
 import pyarrow as pa
 
+from analysis.arrowpool import building_pool
 from analysis.pages import Page, keys_of
 
 from .flattener import Flattener
@@ -179,6 +180,11 @@ def serve() -> None:
     options = _receive(requests)
     if options is None:
         return
+    with building_pool():
+        _answer(requests, answers, options)
+
+
+def _answer(requests: IO[bytes], answers: IO[bytes], options: dict[str, Any]) -> None:
     flattener = Flattener(**options)
     flattener.prepare()  # the fast reader compiled while the parent reads its first batch
     while (work := _receive(requests)) is not None:

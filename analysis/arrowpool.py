@@ -1,0 +1,33 @@
+"""The Arrow memory pool tables are built in: jemalloc where this pyarrow has it.
+
+Measured here (2 cores, 20,000 real-shaped records, the same rows each time): turning rows
+into Arrow tables and laying out the components took about 0.55-0.75 s in jemalloc against
+0.75-1.0 s in pyarrow's default pool (mimalloc); reading and Parquet were unchanged. The
+pool is switched only while dims builds tables and restored after, and a pool the user
+chose with ARROW_DEFAULT_MEMORY_POOL is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pyarrow as pa
+
+#: The environment variable by which a user picks pyarrow's pool (read by pyarrow itself).
+USER_CHOICE = "ARROW_DEFAULT_MEMORY_POOL"
+
+
+@contextmanager
+def building_pool() -> Iterator[None]:
+    """Allocate Arrow buffers from jemalloc inside the block (where available)."""
+    if os.environ.get(USER_CHOICE) or "jemalloc" not in pa.supported_memory_backends():
+        yield
+        return
+    before = pa.default_memory_pool()
+    pa.set_memory_pool(pa.jemalloc_memory_pool())
+    try:
+        yield
+    finally:
+        pa.set_memory_pool(before)

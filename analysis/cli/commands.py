@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigurationError
+from ..gcpause import paused_gc
 from ..progress import Progress
 
 if TYPE_CHECKING:
@@ -24,8 +25,9 @@ def _say(text: str) -> None:
 
 
 def export(args: argparse.Namespace, filters: dict[str, Any]) -> int:
-    from ..snapshot import snapshot_from_dump, take_snapshot
-    from ..storage.writer import check_writable
+    with paused_gc():  # imports allocate much and free little: about 10% sooner without it
+        from ..snapshot import snapshot_from_dump, take_snapshot
+        from ..storage.writer import check_writable
 
     if args.from_json is not None and (filters or args.tenant_id):
         raise ConfigurationError(

@@ -96,7 +96,7 @@ class Flattener:
         typed_count = 0
         with paused_gc(), self._from_workspace(page.tenant_id):
             for i, record in enumerate(page.records):
-                marks = [len(rows) for rows in self._row_lists]
+                marks = list(map(len, self._row_lists))  # where to roll back to
                 if type(record) is msgspec.Raw:
                     if self._read_typed(record, page):
                         typed_count += 1

@@ -197,6 +197,28 @@ def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
     assert done.stdout.strip() == "[]"
 
 
+def test_the_export_command_from_a_dump_never_loads_the_service_client(tmp_path):
+    """Run as a user runs it: the connection options (limits per request) are parsed, but
+    what they configure is built only where a connection is made."""
+    import subprocess
+    import sys
+
+    from analysis.sandbox import fleet_dump_bytes, generate_fleet
+
+    dump = tmp_path / "fleet.json"
+    dump.write_bytes(fleet_dump_bytes(generate_fleet(20, seed=1)))
+    argv = ["export", "--from-json", str(dump), "--out", str(tmp_path / "out")]
+    code = (
+        "import sys; from analysis.cli import main; "
+        f"code = main({argv!r}); "
+        "print(code, [m for m in ('httpx', 'generated_client') if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []"
+
+
 MAX_FUNCTION_LINES = 60
 # Files whose long functions are being split elsewhere (none now).
 LONG_FUNCTIONS_ALLOWED: tuple[str, ...] = ()

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import defaults
 from ..errors import ConfigurationError
 from ..gcpause import paused_gc
 from ..progress import Progress
@@ -79,7 +80,6 @@ def _connect(args: argparse.Namespace, tenant_id: str | None) -> Any:
 
 def _limits(args: argparse.Namespace) -> ResponseLimits:
     """The per-request limits of the options (made here: `--from-json` never imports httpx)."""
-    from .. import defaults
     from ..connection.transport import ResponseLimits
 
     return ResponseLimits(

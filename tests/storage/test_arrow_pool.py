@@ -61,3 +61,15 @@ def test_the_pool_is_restored_after_the_block_even_on_error(monkeypatch):
         assert pa.default_memory_pool().backend_name == "jemalloc"
         raise RuntimeError("stop")
     assert pa.default_memory_pool().backend_name == before
+
+
+def test_blocks_in_several_threads_restore_the_pool_once_the_last_one_leaves(monkeypatch):
+    monkeypatch.delenv(USER_CHOICE, raising=False)
+    before = pa.default_memory_pool().backend_name
+    first, second = building_pool(), building_pool()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first to enter leaves while the other still builds
+    assert pa.default_memory_pool().backend_name == "jemalloc"
+    second.__exit__(None, None, None)
+    assert pa.default_memory_pool().backend_name == before

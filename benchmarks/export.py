@@ -155,11 +155,13 @@ def pyarrow_scalars(ndjson: Path, out: Path) -> None:
 
 
 def ndjson_copy(path: Path, folder: Path) -> Path:
-    """The dump as NDJSON (one record a line), which pyarrow's JSON reader needs."""
+    """The dump as NDJSON (one record a line), which pyarrow's JSON reader needs; read a
+    page at a time, and each record written compact whatever its layout in the dump."""
     copy = folder / f"{path.stem}.ndjson"
     with copy.open("wb") as fh:
-        for record in orjson.loads(path.read_bytes()):
-            fh.write(orjson.dumps(record) + b"\n")
+        for page in read_dump(path, raw=True):
+            for record in page.records:
+                fh.write(orjson.dumps(orjson.loads(memoryview(record))) + b"\n")
     return copy
 
 

@@ -124,33 +124,17 @@ def _run(args: list[str]) -> None:
     subprocess.run(args, check=True, cwd=ROOT, capture_output=True, stdin=subprocess.DEVNULL)
 
 
-def ours(path: Path, out: Path) -> None:
-    cli = [sys.executable, "-m", "analysis.cli", "export"]
+def ours(path: Path, out: Path, *options: str) -> None:
+    """`dims export --from-json` as a user runs it (with `options`, e.g. `--workers 0`)."""
+    cli = [sys.executable, "-m", "analysis.cli", "export", *options]
     _run([*cli, "--from-json", str(path), "--out", str(out)])
     shutil.rmtree(out, ignore_errors=True)
 
 
-def baseline(path: Path, out: Path) -> None:
+def child(code: str, source: Path, out: Path) -> None:
+    """A reference script: reads `source`, writes `out`/deployments.parquet."""
     out.mkdir(parents=True, exist_ok=True)
-    _run([sys.executable, "-c", _BASELINE_CHILD, str(path), str(out / "deployments.parquet")])
-    shutil.rmtree(out, ignore_errors=True)
-
-
-def single_process(path: Path, out: Path) -> None:
-    cli = [sys.executable, "-m", "analysis.cli", "export", "--workers", "0"]
-    _run([*cli, "--from-json", str(path), "--out", str(out)])
-    shutil.rmtree(out, ignore_errors=True)
-
-
-def duckdb_scalars(path: Path, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    _run([sys.executable, "-c", _DUCKDB_CHILD, str(path), str(out / "deployments.parquet")])
-    shutil.rmtree(out, ignore_errors=True)
-
-
-def pyarrow_scalars(ndjson: Path, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    _run([sys.executable, "-c", _PYARROW_CHILD, str(ndjson), str(out / "deployments.parquet")])
+    _run([sys.executable, "-c", code, str(source), str(out / "deployments.parquet")])
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -199,13 +183,14 @@ def run(
                         (f"{size} {profile}: dims export --from-json",
                          functools.partial(ours, path, out / "ours"), runs),
                         (f"{size} {profile}: same, --workers 0 (one process)",
-                         functools.partial(single_process, path, out / "one"), runs),
+                         functools.partial(ours, path, out / "one", "--workers", "0"), runs),
                         (f"{size} {profile}: DuckDB read_json, deployments' scalars only",
-                         functools.partial(duckdb_scalars, path, out / "duckdb"), runs),
+                         functools.partial(child, _DUCKDB_CHILD, path, out / "duckdb"), runs),
                         (f"{size} {profile}: pyarrow read_json (NDJSON), same scalars",
-                         functools.partial(pyarrow_scalars, ndjson, out / "pyarrow"), runs),
+                         functools.partial(child, _PYARROW_CHILD, ndjson, out / "pyarrow"), runs),
                         (f"{size} {profile}: baseline (json_normalize)",
-                         functools.partial(baseline, path, out / "baseline"), baseline_runs),
+                         functools.partial(child, _BASELINE_CHILD, path, out / "baseline"),
+                         baseline_runs),
                     ]
                 )  # fmt: skip
             floor_paused, floor_plain, mine, one, duck, arrow, base = timings

@@ -25,7 +25,7 @@ import logging
 import threading
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sized
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -891,6 +891,26 @@ class Repositories:
     missing: list[str] = field(default_factory=list)
     #: Integration ids that are not UUIDs: no request can name them.
     malformed: list[str] = field(default_factory=list)
+
+
+def export_evidence(
+    filters: Mapping[str, Any],
+    stats: FetchStats,
+    providers: Sized,
+    repositories: Repositories,
+) -> dict[str, Any]:
+    """What an export asked for and what came back: its manifest's `fetch` section (one
+    workspace's, when it fetched several)."""
+    return {
+        "filters": {k: getattr(v, "value", v) for k, v in filters.items()},
+        **stats.evidence(),
+        "oauth_providers": len(providers),
+        "integrations": {
+            "listed": len(repositories.by_integration),
+            "unknown_to_service": repositories.missing,
+            "not_uuid": repositories.malformed,
+        },
+    }
 
 
 class RepositoryFetcher:

@@ -113,17 +113,9 @@ class _SideListings:
 
     def evidence(self) -> dict[str, Any]:
         """What was asked and what came back: the manifest's `fetch` section."""
-        repos = self.fetched()
-        return {
-            "filters": {k: getattr(v, "value", v) for k, v in self.filters.items()},
-            **self.stats.evidence(),
-            "oauth_providers": len(self.providers),
-            "integrations": {
-                "listed": len(repos.by_integration),
-                "unknown_to_service": repos.missing,
-                "not_uuid": repos.malformed,
-            },
-        }
+        from . import fetch
+
+        return fetch.export_evidence(self.filters, self.stats, self.providers, self.fetched())
 
 
 class WorkspacesFailed(ExportError):

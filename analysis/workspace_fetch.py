@@ -124,17 +124,7 @@ class WorkspaceFetch:
 
     def _evidence(self, state: _State) -> dict[str, Any]:
         """What was asked and what came back in one workspace (the single export's shape)."""
-        repos = state.repositories
-        return {
-            "filters": {k: getattr(v, "value", v) for k, v in self.filters.items()},
-            **state.stats.evidence(),
-            "oauth_providers": len(state.providers),
-            "integrations": {
-                "listed": len(repos.by_integration),
-                "unknown_to_service": repos.missing,
-                "not_uuid": repos.malformed,
-            },
-        }
+        return fetch.export_evidence(self.filters, state.stats, state.providers, state.repositories)
 
     def _run(self, tenant: str) -> None:
         """One workspace, start to end, in its own thread; never raises."""

@@ -25,6 +25,8 @@ Why this shape:
 The package, from the bottom up (each module imports only those above it):
 - `rules`: spec facts, value conversion, reading plans and shape checks: what both readers
   apply, written once;
+- `arrays`: rows of typed values laid out as Arrow arrays, in C (`columnar.c`, built at
+  install by hatch_build.py), pyarrow converting what it is not sure of;
 - `careful`: the careful reader (plans compiled from the spec into Python);
 - `redaction`: secret values out of anything kept or shown;
 - `layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from analysis import spec
 
+from .arrays import int64_array, repeated
 from .careful import Columns, plan_for
 from .rules import ARROW_TYPES, TIMESTAMP, Plan, RoutedFn
 
@@ -303,7 +304,7 @@ def components_from(deployments: pa.Table) -> pa.Table:
     measures, per_replica = _component_measures()
     n = deployments.num_rows
     nulls = pa.nulls(n, pa.float64())
-    ones = pa.array([1.0] * n, pa.float64())
+    ones = repeated(1.0, n, pa.float64())
     parts = []
     for component, fields_ in spec.component_measures().items():
         values = {
@@ -317,7 +318,7 @@ def components_from(deployments: pa.Table) -> pa.Table:
             values[f"{m}_total_min"] = pc.multiply(values[m], values["replicas_min"])
             values[f"{m}_total_max"] = pc.multiply(values[m], values["replicas_max"])
         values["deployment_id"] = deployments["id"].combine_chunks()
-        values["component"] = pa.array([component] * n, pa.string())
+        values["component"] = repeated(component, n, pa.string())
         values["deployment_type"] = deployments["deployment_type"].combine_chunks()
         values[TENANT_COLUMN] = deployments[TENANT_COLUMN].combine_chunks()
         values["snapshot_at"] = deployments["snapshot_at"].combine_chunks()
@@ -327,7 +328,7 @@ def components_from(deployments: pa.Table) -> pa.Table:
     # Each deployment's components together, in component order: the same rows in the same
     # order however the deployments were batched.
     by_deployment = np.arange(n * len(parts)).reshape(len(parts), n).T.ravel()
-    return pa.concat_tables(parts).take(pa.array(by_deployment))
+    return pa.concat_tables(parts).take(int64_array(by_deployment))
 
 
 # --- the public schemas ------------------------------------------------------------------

@@ -1,0 +1,30 @@
+"""Builds dims' one compiled module, `analysis.tables.columnar`, when pip installs dims.
+
+The module is built in place (next to its source, git-ignored), so that an editable install
+imports it from the work tree and a wheel carries it. setuptools only compiles it: it
+knows the compiler and flags this Python was built with on every platform.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SOURCES = {"analysis.tables.columnar": ["analysis/tables/columnar.c"]}
+
+
+class CompiledModules(BuildHookInterface):
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        from setuptools import Distribution, Extension
+        from setuptools.command.build_ext import build_ext
+
+        modules = [Extension(name, sources) for name, sources in SOURCES.items()]
+        command = build_ext(Distribution({"name": "dims", "ext_modules": modules}))
+        command.inplace = True
+        command.ensure_finalized()
+        command.run()
+        if self.target_name == "wheel" and version != "editable":
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
+            build_data["artifacts"] += [command.get_ext_fullpath(name) for name in SOURCES]

@@ -1,8 +1,8 @@
-"""Builds dims' one compiled module, `analysis.tables.columnar`, when pip installs dims.
+"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`) at `pip install`.
 
-The module is built in place (next to its source, git-ignored), so that an editable install
-imports it from the work tree and a wheel carries it. setuptools only compiles it: it
-knows the compiler and flags this Python was built with on every platform.
+They are built in place (next to their sources, git-ignored), so that an editable install
+imports them from the work tree and a wheel carries them. setuptools only compiles them:
+it knows the compiler and flags this Python was built with on every platform.
 """
 
 from __future__ import annotations
@@ -11,7 +11,10 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCES = {"analysis.tables.columnar": ["analysis/tables/columnar.c"]}
+SOURCES = {
+    "analysis.tables.columnar": ["analysis/tables/columnar.c"],
+    "analysis.tables.unknownkeys": ["analysis/tables/unknownkeys.c"],
+}
 
 
 class CompiledModules(BuildHookInterface):

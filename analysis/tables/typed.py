@@ -41,6 +41,11 @@ from .layout import CONTAINER_KINDS, ENV_PROP, ITEM_TABLES, LABEL_KINDS, RESOURC
 from .layout import volume_sources as _volume_sources
 from .rules import Plan, compile_function
 
+try:
+    from . import unknownkeys
+except ImportError:  # built by `pip install` (hatch_build.py); the orjson walk still works
+    unknownkeys = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from .rows import RowState
 
@@ -354,13 +359,18 @@ class TypedReader:
         else None (the caller puts in the listing's); secret_count is left to the caller.
         """
         unknown: dict[str, Any] = {}
-        try:
-            record = self._decode(raw)
-        except msgspec.ValidationError as exc:
-            if not str(exc).startswith("Object contains unknown field"):
-                raise
+        found = self._unknown_fields.find(raw)
+        if found:
             record = self._decode_lenient(raw)
-            self._unknown_fields.collect(raw, unknown)
+            self._unknown_fields.parse(raw, found, unknown)
+        else:
+            try:  # none found, or the scan was not sure (None): the strict Structs tell
+                record = self._decode(raw)
+            except msgspec.ValidationError as exc:
+                if not str(exc).startswith("Object contains unknown field"):
+                    raise
+                record = self._decode_lenient(raw)
+                self._unknown_fields.collect(raw, unknown)
         if record.id is None:
             raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
         state = self._state
@@ -485,6 +495,36 @@ class UnknownFields:
         for prop in CONTAINER_KINDS:
             self._routes[prop] = (layout.containers.plan, layout.env.plan)
         self._levels: dict[int, _Level] = {}
+        self._compiled: unknownkeys.Levels | None = None
+
+    def find(self, raw: msgspec.Raw) -> list[tuple[str, int, int, bool]] | None:
+        """Each unknown field's (path, start, end, sensitive), found by a scan of the raw
+        text in C that builds no values; None when the scan is not sure (escaped keys, a
+        repeated key it would look inside, text it does not expect): then `collect`."""
+        if unknownkeys is None:
+            return None
+        if self._compiled is None:
+            self._compiled = unknownkeys.compile(self._tree(self._root, None))
+        return unknownkeys.scan(raw, self._compiled)
+
+    def parse(
+        self, raw: msgspec.Raw, found: list[tuple[str, int, int, bool]], out: dict[str, Any]
+    ) -> None:
+        """The values `find` found, each parsed alone by orjson (as the careful reader parses
+        the whole record: a value it cannot read gives the record back), redacted inside
+        secret-bearing objects. A key given twice keeps its last value, as a parse does."""
+        text = memoryview(raw)
+        for path, start, end, sensitive in found:
+            value = orjson.loads(text[start:end])
+            out[path] = REDACTED if sensitive else value
+
+    def _tree(self, plan: Plan, env: Plan | None) -> tuple[bool, dict[str, Any]]:
+        """The levels `unknownkeys.compile` takes: (sensitive, {key: None or (shape, tree)})."""
+        level = self._level(plan, env)
+        known: dict[str, Any] = dict.fromkeys(level.known)
+        for key, shape, inner_plan, inner_env in level.inner:
+            known[key] = (shape, self._tree(inner_plan, inner_env))
+        return bool(plan.sensitive), known
 
     def collect(self, raw: msgspec.Raw, out: dict[str, Any]) -> None:
         # One parse of the whole record (orjson, as the careful reader parses it), then

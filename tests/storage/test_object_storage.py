@@ -167,8 +167,9 @@ def test_dims_demo_over_the_sandbox_lands_on_s3(s3_server, s3_out, capsys):
 #: `dims export` that stops at one point of the object-store publish (argv[1]: "commit" =
 #: everything uploaded to staging, nothing committed; "publish" = committed and the first
 #: table's object published) and waits there, after writing a marker (argv[2]), to be killed.
+#: "hold" stops before the commit too (its lease held) until `<marker>.release` exists.
 STALLED_EXPORT = """
-import signal, sys
+import signal, sys, time
 from pathlib import Path
 from analysis.cli import main
 from analysis.storage.remote_target import ObjectStoreTarget
@@ -186,10 +187,16 @@ def stall():
 def stalled_commit(self, manifest):
     if where == "commit":
         stall()
+    if where == "hold":
+        marker.write_text(where)
+        while not marker.with_suffix(".release").exists():
+            time.sleep(0.05)
     commit(self, manifest)
 
 
 def stalled_publish(self, staging, manifest):
+    if where != "publish":
+        return publish_staged(self, staging, manifest)
     first = sorted(manifest["files"].values())[0]
     self.store.copy(f"{staging}/{first}", first)
     stall()
@@ -406,18 +413,22 @@ def test_credentials_never_reach_the_output_and_errors_are_one_line(
 
 def test_two_exports_started_together_into_one_prefix_take_turns(s3_server, s3_out, tmp_path):
     """Real processes: the leases make one wait for the other; both succeed, and the day is
-    wholly one export's (the manifest's export id in every table's file)."""
+    wholly one export's (the manifest's export id in every table's file). The first holds
+    its lease until the second says it waits (exports of 60 records are too quick to
+    overlap by chance)."""
     dumps = [dump(tmp_path, f"fleet{n}", 60, seed=n) for n in range(2)]
+    first = stalled_export("hold", dumps[0], s3_out, tmp_path)
     argv = [str(DIMS), "export", "--out", s3_out, "--snapshot-date", str(D1), "--from-json"]
-    exports = [
-        subprocess.Popen(
-            [*argv, str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for source in dumps
-    ]
-    outcomes = [child.communicate(timeout=120) for child in exports]
-    assert [child.returncode for child in exports] == [0, 0], outcomes
-    assert any("another export is writing to" in err for _, err in outcomes)
+    waiting = tmp_path / "second.err"
+    with waiting.open("w") as err:
+        second = subprocess.Popen([*argv, str(dumps[1])], stdout=subprocess.PIPE, stderr=err)
+        deadline = time.monotonic() + DEADLINE_S
+        while "another export is writing to" not in waiting.read_text():
+            assert second.poll() is None and time.monotonic() < deadline, waiting.read_text()
+            time.sleep(0.05)
+        (tmp_path / "stalled-hold.release").touch()
+        outcomes = [first.communicate(timeout=120), second.communicate(timeout=120)]
+    assert [first.returncode, second.returncode] == [0, 0], outcomes
     tables = {table: read_arrow(s3_out, table) for table in TABLE_NAMES}
     made_by = one_export(tables)
     manifest = json.loads(

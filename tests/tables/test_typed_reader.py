@@ -27,7 +27,8 @@ from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
 from analysis.storage.dumps import read_dump
 from analysis.storage.writer import export_snapshot
 from analysis.tables import Flattener
-from analysis.tables.typed import EXPECTED_EXTRAS
+from analysis.tables.layout import Layout
+from analysis.tables.typed import EXPECTED_EXTRAS, UnknownFields
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
@@ -270,3 +271,51 @@ def test_raw_dump_pages_and_records_mix(tmp_path):
     pages = list(read_dump(path, raw=True))
     assert [type(r) for r in pages[0].records] == [msgspec.Raw] * 3
     assert pages[1].records == fleet[3:6] and pages[1].source == "mixed.json[3].resources"
+
+
+# --- the scan for unknown fields (unknownkeys.c): what it finds, and where it is not sure ---
+
+SCAN_CASES = {
+    # (what replaces the record's opening brace, whether the scan is sure of the record)
+    "plain unknown fields": (b'{"zz":[1,{"a":"x\\"}]"}],"yy":null,', True),
+    "a key given twice": (b'{"zz":1,"zz":{"b":2},', True),
+    "an escaped unknown key": (b'{"future\\u005fflag":1,', False),
+    "an escaped key spelling a known one": (b'{"na\\u006de":"x",', False),
+    "a value only orjson refuses": (b'{"zz":1e999,', True),
+    "a repeated object it looks inside": (b'{"source_config":{"q":1},', False),
+    "whitespace everywhere": (b'{ "zz" :\n [ 1 , 2 ]\t,\r\n', True),
+    "a key that is not UTF-8": (b'{"z\xffz":1,', False),
+}
+
+
+@pytest.mark.parametrize("case", SCAN_CASES)
+def test_the_scan_for_unknown_fields_reads_the_same_or_gives_way(case):
+    prefix, sure = SCAN_CASES[case]
+    record = generate_fleet(1, seed=4, real_shaped=True).deployments[0]
+    record["secrets"] = [{"name": "TOKEN", "value": "v", "rotated": "hidden-value"}]
+    record["source_config"]["resource_spec"]["gpu_v2"] = {"count": 1}
+    data = b"[" + prefix + orjson.dumps(record)[1:] + b"]"
+    try:
+        typed, careful, _ = flatten_both(data)
+    except orjson.JSONDecodeError:  # only the raw side can read this dump: it rejects it
+        flattener = Flattener(snapshot_at=AT)
+        flattener.add_page(Page(RAW_ARRAY.decode(data), source="t"))
+        rejected = flattener.take()["rejected_records"].to_pylist()
+        assert [r["reason"].split(" (")[0] for r in rejected] == ["record: not valid JSON"]
+        assert flattener.typed_records == 0
+    else:
+        assert_same_tables(typed, careful)
+    found = UnknownFields(Layout(include_env_values=False)).find(RAW_ARRAY.decode(data)[0])
+    assert (found is not None) is sure
+    if case == "plain unknown fields":
+        assert found is not None
+        paths = {path: sensitive for path, _, _, sensitive in found}
+        assert paths == {
+            "zz": False,
+            "yy": False,
+            "source_config.resource_spec.gpu_v2": False,
+            "secrets[0].rotated": True,
+        }
+        unknown = orjson.loads(typed["deployments"]["unknown_fields_json"][0].as_py())
+        assert unknown["zz"] == [1, {"a": 'x"}]'}]
+        assert unknown["secrets[0].rotated"] != "hidden-value"

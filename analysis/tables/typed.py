@@ -16,10 +16,13 @@ with every check and reason it has. What gives a record back:
 - free-form JSON the careful reader would store differently: an integer beyond 64 bits,
   which orjson reads as a float;
 - an array whose items only the careful checks can judge (they run here too and fail).
-A field the spec does not name does not give the record back: the strict Structs refuse
-it (cheaply, in C), the record is decoded again by lenient twins that ignore it, and
-`UnknownFields` finds every such field in the raw text where the careful reader would, so
-`unknown_fields_json` is the same (a newer service's fields cost the fast path nothing).
+A field the spec does not name does not give the record back: `UnknownFields` finds every
+such field in the raw text where the careful reader would look (a scan in C,
+`unknownkeys.c`, that builds no values), the record is decoded by lenient twins of the
+Structs that ignore them, and only their values are parsed, so `unknown_fields_json` is the
+same (a newer service's fields cost the fast path almost nothing). Where the scan is not
+sure, the strict Structs refuse an unknown field and one orjson parse of the record finds
+them, as before.
 `tests/tables/test_typed_reader.py` checks, record by record, that both readers write the same rows.
 """
 

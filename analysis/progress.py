@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 
 class Progress:
@@ -18,19 +19,20 @@ class Progress:
         self.pages = 0
         self.records = 0
         self.retries = 0
-        self._bar = tqdm(
-            total=None,
-            unit=" deployments",
-            file=stream,
-            disable=not enabled,
-            dynamic_ncols=True,
-            leave=False,
-        )
+        #: None when piped: tqdm is imported only to draw (about 30 ms of start-up)
+        self._bar: tqdm[None] | None = None
+        if enabled:
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=None, unit=" deployments", file=stream, dynamic_ncols=True, leave=False
+            )
 
     def page(self, records: int) -> None:
         self.pages += 1
         self.records += records
-        self._bar.update(records)
+        if self._bar is not None:
+            self._bar.update(records)
         self._postfix()
 
     def retry(self, reason: str = "") -> None:
@@ -38,13 +40,17 @@ class Progress:
         self._postfix()
 
     def describe(self, text: str) -> None:
-        self._bar.set_description_str(text)
+        if self._bar is not None:
+            self._bar.set_description_str(text)
 
     def _postfix(self) -> None:
-        self._bar.set_postfix_str(f"pages={self.pages} retries={self.retries}", refresh=False)
+        if self._bar is not None:
+            postfix = f"pages={self.pages} retries={self.retries}"
+            self._bar.set_postfix_str(postfix, refresh=False)
 
     def close(self) -> None:
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
 
     def __enter__(self) -> Progress:
         return self

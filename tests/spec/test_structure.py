@@ -201,7 +201,8 @@ def test_the_export_command_from_a_dump_never_loads_the_service_client_or_pandas
     """Run as a user runs it: the connection options (limits per request) are parsed, but
     what they configure is built only where a connection is made. And no pandas (about
     0.25 s): pyarrow imports it when it converts Python values (pa.array, pa.scalar), so
-    the tables are laid out by `analysis.tables.arrays` instead."""
+    the tables are laid out by `analysis.tables.arrays` instead. Piped, no progress bar
+    is drawn, so tqdm is not imported either."""
     import subprocess
     import sys
 
@@ -213,7 +214,8 @@ def test_the_export_command_from_a_dump_never_loads_the_service_client_or_pandas
     code = (
         "import sys; from analysis.cli import main; "
         f"code = main({argv!r}); "
-        "print(code, [m for m in ('httpx', 'generated_client', 'pandas') if m in sys.modules])"
+        "print(code, [m for m in ('httpx', 'generated_client', 'pandas', 'tqdm') "
+        "if m in sys.modules])"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True

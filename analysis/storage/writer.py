@@ -80,7 +80,7 @@ from analysis.tables import (
     TABLE_NAMES,
     Flattener,
 )
-from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers
+from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers, workers_after
 
 from . import paths
 from .target import (
@@ -181,6 +181,7 @@ class _Options:
     #: pages, by `_write_tables`, which keeps what it said in `found`.
     workspaces: WorkspacesArg = None
     found: list[Workspace] | None = None
+    source_bytes: int | None = None
 
 
 def export_snapshot(
@@ -201,6 +202,7 @@ def export_snapshot(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     workers: int | None = None,
     workspaces: WorkspacesArg = None,
+    source_bytes: int | None = None,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
@@ -212,7 +214,9 @@ def export_snapshot(
     whole fleet) go to `out_dir/filtered/<slug>/`, never over the fleet's. `progress(n)` is
     called after each page. The output is checked and locked before the first page is
     requested, so a bad `--out` fails before any fetch. `workers` processes read batches of
-    raw records beside this one (`analysis.tables.batches`; None: one per other core).
+    raw records beside this one (`analysis.tables.batches`; None: one per other core);
+    `source_bytes`, the size of the pages' source when known (a dump file's), starts them
+    at once for a large one.
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -222,7 +226,10 @@ def export_snapshot(
     target = open_target(out_dir, chosen, export_id)
     flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
     workers = default_workers() if workers is None else workers
-    options = _Options(providers, repositories, progress, row_group_records, workers, workspaces)
+    options = _Options(
+        providers, repositories, progress, row_group_records, workers, workspaces,
+        source_bytes=source_bytes,
+    )  # fmt: skip
     with target.exclusive(lock_timeout):
         tmp = target.prepare(day)
         try:
@@ -350,6 +357,7 @@ def _write_tables(
                 flattener,
                 workers=options.workers,
                 batch_records=min(BATCH_RECORDS, options.row_group_records),
+                workers_after=workers_after(options.source_bytes),
             )
             for tables in batches.run(pages, options.progress):
                 files.add(tables)

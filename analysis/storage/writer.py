@@ -176,7 +176,7 @@ class _Options:
     repositories: RepositoriesArg
     progress: Callable[[int], Any] | None
     row_group_records: int
-    workers: int
+    workers: int | None  # None: default_workers()
     #: An export of workspaces (`analysis.storage.workspaces`): asked for once, after the
     #: pages, by `_write_tables`, which keeps what it said in `found`.
     workspaces: WorkspacesArg = None
@@ -206,17 +206,14 @@ def export_snapshot(
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
-    `out_dir`: a folder or an object-store URI (`s3://bucket/prefix`; the module docstring
-    says how each is kept whole). `providers`, `repositories` and `evidence` may be
-    callables, called once the pages are consumed (the repositories to fetch depend on the
-    integrations the deployments reference; the fetch's evidence is complete only then).
-    `evidence` goes into the manifest under "fetch" verbatim. `filters` (None or empty: the
-    whole fleet) go to `out_dir/filtered/<slug>/`, never over the fleet's. `progress(n)` is
-    called after each page. The output is checked and locked before the first page is
-    requested, so a bad `--out` fails before any fetch. `workers` processes read batches of
-    raw records beside this one (`analysis.tables.batches`; None: one per other core);
-    `source_bytes`, the size of the pages' source when known (a dump file's), starts them
-    at once for a large one.
+    `out_dir`: a folder or an object-store URI (`s3://bucket/prefix`), each kept whole as the
+    module docstring says. `providers`, `repositories` and `evidence` may be callables,
+    called once the pages are consumed (the repositories depend on the integrations the
+    deployments name; the fetch's evidence, the manifest's "fetch", is complete only then).
+    `filters` (None or empty: the whole fleet) go to `out_dir/filtered/<slug>/`. `progress(n)`
+    is called after each page. The output is checked and locked before the first page is
+    requested. `workers` processes read raw batches beside this one (None: one per other
+    core), from the start when `source_bytes` (the source's size: a dump's) is large.
     """
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
@@ -225,11 +222,8 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     target = open_target(out_dir, chosen, export_id)
     flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-    workers = default_workers() if workers is None else workers
-    options = _Options(
-        providers, repositories, progress, row_group_records, workers, workspaces,
-        source_bytes=source_bytes,
-    )  # fmt: skip
+    options = _Options(providers, repositories, progress, row_group_records, workers, workspaces)
+    options.source_bytes = source_bytes
     with target.exclusive(lock_timeout):
         tmp = target.prepare(day)
         try:
@@ -355,7 +349,7 @@ def _write_tables(
         with paused_gc(), building_pool():
             batches = Batches(
                 flattener,
-                workers=options.workers,
+                workers=default_workers() if options.workers is None else options.workers,
                 batch_records=min(BATCH_RECORDS, options.row_group_records),
                 workers_after=workers_after(options.source_bytes),
             )

@@ -268,33 +268,48 @@ static int is_null(Scan *s)
     return s->len - s->pos >= 4 && memcmp(s->buf + s->pos, "null", 4) == 0;
 }
 
+/* Into an object or array: *empty when it closes at once (and is then passed). */
+static int open_container(Scan *s, char open, char close, int *empty)
+{
+    if (expect(s, open))
+        return UNSURE;
+    skip_ws(s);
+    *empty = s->pos < s->len && s->buf[s->pos] == close;
+    if (*empty)
+        s->pos++;
+    return 0;
+}
+
+/* After a member or an item: a comma (*more) or the closing bracket. */
+static int after_element(Scan *s, char close, int *more)
+{
+    skip_ws(s);
+    *more = s->pos < s->len && s->buf[s->pos] == ',';
+    if (*more) {
+        s->pos++;
+        return 0;
+    }
+    return expect(s, close);
+}
+
 /* An array of objects of `inner`, each at `key[i].`. */
 static int scan_items(Scan *s, const Level *inner, const char *key, Py_ssize_t key_len)
 {
     Py_ssize_t mark = s->path_len;
-    if (expect(s, '['))
-        return UNSURE;
-    skip_ws(s);
-    if (s->pos < s->len && s->buf[s->pos] == ']') {
-        s->pos++;
-        return 0;
-    }
-    for (Py_ssize_t i = 0;; i++) {
+    int empty, more = 1, status = open_container(s, '[', ']', &empty);
+    if (status || empty)
+        return status;
+    for (Py_ssize_t i = 0; more; i++) {
         char index[32];
         int n = snprintf(index, sizeof index, "[%zd].", i);
-        int status = path_push(s, key, key_len) || path_push(s, index, n);
+        status = path_push(s, key, key_len) || path_push(s, index, n);
         if (!status)
             status = scan_object(s, inner);
         s->path_len = mark;
-        if (status)
+        if (status || (status = after_element(s, ']', &more)))
             return status;
-        skip_ws(s);
-        if (s->pos < s->len && s->buf[s->pos] == ',') {
-            s->pos++;
-            continue;
-        }
-        return expect(s, ']');
     }
+    return 0;
 }
 
 /* The value of a field to look inside; null is skipped, as the careful reader skips it. */
@@ -346,25 +361,15 @@ static int scan_member(Scan *s, const Level *level, const Entry **seen, int *n_s
 static int scan_object(Scan *s, const Level *level)
 {
     const Entry *seen[INNER_MAX];
-    int n_seen = 0;
-    if (expect(s, '{'))
-        return UNSURE;
-    skip_ws(s);
-    if (s->pos < s->len && s->buf[s->pos] == '}') {
-        s->pos++;
-        return 0;
-    }
-    for (;;) {
-        int status = scan_member(s, level, seen, &n_seen);
-        if (status)
+    int n_seen = 0, empty, more = 1, status = open_container(s, '{', '}', &empty);
+    if (status || empty)
+        return status;
+    while (more) {
+        status = scan_member(s, level, seen, &n_seen);
+        if (status || (status = after_element(s, '}', &more)))
             return status;
-        skip_ws(s);
-        if (s->pos < s->len && s->buf[s->pos] == ',') {
-            s->pos++;
-            continue;
-        }
-        return expect(s, '}');
     }
+    return 0;
 }
 
 /* ---- the module */

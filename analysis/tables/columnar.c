@@ -57,6 +57,10 @@ static int timestamp_of(PyObject *value, int64_t *out)
         return UNSUPPORTED; /* naive: pyarrow's rule applies */
     int64_t offset_us = 0;
     if (tz != PyDateTime_TimeZone_UTC) {
+        /* datetime.timezone only: its utcoffset runs no Python code that could change the
+         * rows under this loop (a zoneinfo or pytz zone goes to pyarrow) */
+        if (!Py_IS_TYPE(tz, Py_TYPE(PyDateTime_TimeZone_UTC)))
+            return UNSUPPORTED;
         PyObject *delta = PyObject_CallMethodNoArgs(value, utcoffset_name);
         if (delta == NULL)
             return -1;

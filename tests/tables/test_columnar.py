@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.tables import arrays, columnar
+from analysis.tables import arrays, columnar, typed
 from analysis.tables.arrays import arrays_from_rows
 from analysis.tables.rules import TIMESTAMP
 
@@ -55,9 +56,11 @@ def tables(draw: st.DrawFn) -> tuple[str, list[Any]]:
     return kinds, [list(r) for r in rows] if as_lists else rows
 
 
-def test_the_compiled_module_is_built():
-    """`pip install` builds it (hatch_build.py); without it every table takes the slow path."""
+def test_the_compiled_modules_are_built():
+    """`pip install` builds them (hatch_build.py); without them an export silently takes the
+    slower paths (pyarrow's conversion, the orjson walk for unknown fields)."""
     assert arrays.columnar is columnar is not None
+    assert typed.unknownkeys is not None
 
 
 @settings(max_examples=300, deadline=None)
@@ -103,6 +106,7 @@ class Text(str):
         ("s", [("a",), (Text("b"),)]),
         ("s", [("\ud800",)]),  # a lone surrogate: no UTF-8 for it
         ("t", [(datetime(2024, 1, 1),)]),  # naive: pyarrow's own rule
+        ("t", [(datetime(2024, 7, 1, tzinfo=ZoneInfo("Europe/Paris")),)]),  # not a timezone
         ("s", [("a",), ("b", "c")]),  # a row of the wrong width
         ("s", [["a"], "b"]),  # a row that is not a list or tuple
     ],

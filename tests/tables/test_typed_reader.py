@@ -18,7 +18,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_properties import ANY_JSON, invalid_record, valid_records
 
@@ -319,3 +319,50 @@ def test_the_scan_for_unknown_fields_reads_the_same_or_gives_way(case):
         unknown = orjson.loads(typed["deployments"]["unknown_fields_json"][0].as_py())
         assert unknown["zz"] == [1, {"a": 'x"}]'}]
         assert unknown["secrets[0].rotated"] != "hidden-value"
+
+
+SCANNED = orjson.dumps(
+    {
+        **generate_fleet(1, seed=6, real_shaped=True).deployments[0],
+        "zz": {"a": ['x"]\\', 1.5, None]},
+        "secrets": [{"name": "T", "value": "v", "rotated": "hidden"}],
+    }
+)
+JSON_BYTES = st.sampled_from(list(b'{}[]",:\\ \n0123456789eE-+.aflnrstu\xff\x00'))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(SCANNED) - 1), st.lists(JSON_BYTES, max_size=4)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_scan_of_damaged_text_finds_what_a_parse_finds_or_gives_way(edits):
+    """Bytes replaced anywhere in a record: the scan never reads past the text or crashes,
+    and when it is sure of text that parses, it names the fields the orjson walk names."""
+    text = bytearray(SCANNED)
+    for at, replacement in edits:
+        text[at : at + len(replacement) or at + 1] = bytes(replacement)
+    raw = msgspec.Raw(bytes(text))
+    unknown_fields = UnknownFields(Layout(include_env_values=False))
+    found = unknown_fields.find(raw)
+    try:
+        parsed = orjson.loads(bytes(text))
+        walked: dict[str, Any] = {}
+        unknown_fields.collect(raw, walked)
+    except (orjson.JSONDecodeError, AttributeError, TypeError):
+        return  # not a record the lenient Structs would take: the careful reader's
+    if found is not None and isinstance(parsed, dict):
+        scanned: dict[str, Any] = {}
+        unknown_fields.parse(raw, found, scanned)
+        assert scanned == walked
+
+
+def test_the_scan_is_sure_of_ordinary_text_escapes_included():
+    """Escaped quotes and backslashes in values: the scan reads them (giving way on them
+    would quietly cost the fast path its speed)."""
+    found = UnknownFields(Layout(include_env_values=False)).find(msgspec.Raw(SCANNED))
+    assert found is not None
+    assert {path for path, *_ in found} >= {"zz", "secrets[0].rotated"}

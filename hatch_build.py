@@ -7,6 +7,7 @@ it knows the compiler and flags this Python was built with on every platform.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -30,4 +31,6 @@ class CompiledModules(BuildHookInterface):
         if self.target_name == "wheel" and version != "editable":
             build_data["pure_python"] = False
             build_data["infer_tag"] = True
-            build_data["artifacts"] += [command.get_ext_fullpath(name) for name in SOURCES]
+            for name in SOURCES:  # git-ignored, so named explicitly: built path -> wheel path
+                built = Path(command.get_ext_fullpath(name))
+                build_data["force_include"][str(built)] = str(built.relative_to(self.root))

@@ -1,0 +1,48 @@
+"""What `pip install` builds: a wheel of dims carries its compiled modules.
+
+hatch_build.py compiles analysis/tables/*.c at install time; an editable install imports
+them from the work tree (tests/tables/test_columnar.py checks they are there), and a wheel
+must carry them, else an installed dims silently takes the slower Python paths.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from repo import ROOT
+
+#: What a wheel is built from (a copy: the build writes its modules next to their sources).
+#: .gitignore included: it hides the built modules from the wheel unless named explicitly.
+BUILD_INPUTS = ("pyproject.toml", "hatch_build.py", "README.md", "openapi.yaml", ".gitignore")
+BUILD_TREES = ("analysis", "generated_client")
+
+
+def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in BUILD_INPUTS:
+        shutil.copy2(ROOT / name, source / name)
+    for tree in BUILD_TREES:
+        shutil.copytree(
+            ROOT / tree, source / tree, ignore=shutil.ignore_patterns("__pycache__", "*.so")
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path), "."],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (wheel,) = tmp_path.glob("dims-*.whl")
+    assert not wheel.name.endswith("-none-any.whl"), wheel.name  # it holds compiled code
+    names = zipfile.ZipFile(wheel).namelist()
+    for module in ("columnar", "unknownkeys"):
+        prefix = f"analysis/tables/{module}."
+        built = [n for n in names if n.startswith(prefix) and n.endswith((".so", ".pyd"))]
+        assert built, f"{module}: no compiled module in {wheel.name}"
+        assert f"analysis/tables/{module}.pyi" in names

@@ -637,7 +637,9 @@ def check_writable(
         probe.mkdir()
     except OSError as exc:
         raise _cannot_write(out, exc) from None
-    probe.rmdir()
+    # A running export sweeps work folders (probes too) while it holds the lock: gone is fine
+    with contextlib.suppress(FileNotFoundError):
+        probe.rmdir()
     _check_permissions(root, snapshot_date or datetime.now(UTC).date())
 
 

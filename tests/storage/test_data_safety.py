@@ -511,3 +511,25 @@ def test_a_filtered_export_never_touches_the_fleets_snapshot(first_snapshot):
     assert json.loads(metadata.metadata[b"dims.filters"]) == {"name_contains": "no-such-name"}
     assert "filtered (name_contains=a)" in some.stdout
     assert not read_table(out / "filtered" / "name_contains-a", "deployments", D1).empty
+
+
+def test_a_probe_swept_by_a_running_export_is_no_error(tmp_path, monkeypatch):
+    """check_writable's probe folder has a work folder's name, so an export holding the lock
+    may sweep it between its creation and removal (seen in CI: two exports started
+    together, the second failed with "No such file or directory"). The probe proved the
+    folder writable; that it is gone is no error."""
+    from analysis.storage import paths
+    from analysis.storage.writer import check_writable
+
+    real_rmdir = Path.rmdir
+    swept: list[str] = []
+
+    def sweep_first(self: Path) -> None:
+        if self.name.startswith(f"{paths.TMP_PREFIX}probe-"):
+            real_rmdir(self)  # the other export's sweep
+            swept.append(self.name)
+        real_rmdir(self)
+
+    monkeypatch.setattr(Path, "rmdir", sweep_first)
+    check_writable(tmp_path / "data")
+    assert swept and not list((tmp_path / "data").iterdir())

@@ -11,7 +11,6 @@ the table is converted by pyarrow as before: same result, pyarrow's own errors.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -50,25 +49,15 @@ def arrays_from_rows(rows: list[Any], fields: Sequence[pa.Field]) -> list[pa.Arr
     ]
 
 
-def string_array(values: list[Any]) -> pa.Array:
-    """A string array of a list of str (and None)."""
-    return arrays_from_rows([(value,) for value in values], [pa.field("value", pa.string())])[0]
-
-
-def repeated(value: Any, n: int, type_: pa.DataType) -> pa.Array:
-    """`value` n times (pa.repeat needs a scalar, and pa.scalar imports pandas)."""
-    return arrays_from_rows([(value,)] * n, [pa.field("value", type_)])[0]
+def column(values: list[Any], type_: pa.DataType) -> pa.Array:
+    """One array of `type_` from a list of values (`pa.array` of them imports pandas)."""
+    return arrays_from_rows([(value,) for value in values], [pa.field("value", type_)])[0]
 
 
 def int64_array(values: np.ndarray[Any, Any]) -> pa.Array:
     """An int64 array sharing a numpy array's memory (pa.array of it imports pandas)."""
     values = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
-
-
-def timestamp_scalar(value: datetime) -> pa.TimestampScalar:
-    """A `timestamp[us, UTC]` scalar of an aware datetime (pa.scalar imports pandas)."""
-    return arrays_from_rows([(value,)], [pa.field("at", TIMESTAMP)])[0][0]
 
 
 def _array(

@@ -17,12 +17,12 @@ from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 
-from .arrays import arrays_from_rows, string_array, timestamp_scalar
+from .arrays import arrays_from_rows, column
 from .careful import Columns
 from .layout import TABLE_NAMES, TENANT_COLUMN, Layout, components_from, defaults
 from .redaction import redact
 from .rows import RowState
-from .rules import Plan, Reject, describe, json_type, to_json_text
+from .rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
 from .typed import FALLBACK_ERRORS, TypedReader
 
 if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences import it
@@ -257,9 +257,9 @@ class Flattener:
 
     def take(self) -> dict[str, pa.Table]:
         """Every table (empty ones too) for the rows added since the last take; clears them."""
-        at = timestamp_scalar(self.snapshot_at)
+        at = column([self.snapshot_at], TIMESTAMP)[0]
         out: dict[str, pa.Table] = {}
-        workspaces = {name: string_array(ws) for name, ws in self._workspaces.items()}
+        workspaces = {name: column(ws, pa.string()) for name, ws in self._workspaces.items()}
         for found in self._workspaces.values():
             found.clear()
         with paused_gc():

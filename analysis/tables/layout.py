@@ -11,7 +11,7 @@ import pyarrow.compute as pc
 
 from analysis import spec
 
-from .arrays import int64_array, repeated
+from .arrays import column, int64_array
 from .careful import Columns, plan_for
 from .rules import ARROW_TYPES, TIMESTAMP, Plan, RoutedFn
 
@@ -304,7 +304,7 @@ def components_from(deployments: pa.Table) -> pa.Table:
     measures, per_replica = _component_measures()
     n = deployments.num_rows
     nulls = pa.nulls(n, pa.float64())
-    ones = repeated(1.0, n, pa.float64())
+    ones = column([1.0] * n, pa.float64())
     parts = []
     for component, fields_ in spec.component_measures().items():
         values = {
@@ -318,7 +318,7 @@ def components_from(deployments: pa.Table) -> pa.Table:
             values[f"{m}_total_min"] = pc.multiply(values[m], values["replicas_min"])
             values[f"{m}_total_max"] = pc.multiply(values[m], values["replicas_max"])
         values["deployment_id"] = deployments["id"].combine_chunks()
-        values["component"] = repeated(component, n, pa.string())
+        values["component"] = column([component] * n, pa.string())
         values["deployment_type"] = deployments["deployment_type"].combine_chunks()
         values[TENANT_COLUMN] = deployments[TENANT_COLUMN].combine_chunks()
         values["snapshot_at"] = deployments["snapshot_at"].combine_chunks()

@@ -147,8 +147,8 @@ def test_arrays_outlive_the_rows_they_came_from():
 
 def test_the_helpers_build_what_pyarrow_would():
     at = datetime(2026, 11, 23, 12, 30, tzinfo=UTC)
-    assert arrays.timestamp_scalar(at).equals(pa.scalar(at, type=TIMESTAMP))
-    assert arrays.repeated("db", 3, pa.string()).equals(pa.array(["db"] * 3, pa.string()))
-    assert arrays.string_array(["a", None]).equals(pa.array(["a", None], pa.string()))
+    assert arrays.column([at], TIMESTAMP)[0].equals(pa.scalar(at, type=TIMESTAMP))
+    assert arrays.column(["db"] * 3, pa.string()).equals(pa.array(["db"] * 3, pa.string()))
+    assert arrays.column(["a", None], pa.string()).equals(pa.array(["a", None], pa.string()))
     index = np.arange(6).reshape(2, 3).T.ravel()
     assert arrays.int64_array(index).equals(pa.array(index, pa.int64()))

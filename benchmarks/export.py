@@ -33,7 +33,7 @@ from analysis.storage.dumps import read_dump
 from analysis.tables import Flattener
 
 from .fleetdata import dump_path
-from .timing import measure_interleaved, save, table
+from .timing import child_environment, measure_interleaved, save, table
 
 BASELINE = "json.load + pandas.json_normalize + stringify objects + to_parquet (wide table)"
 ROOT = Path(__file__).parent.parent
@@ -121,7 +121,14 @@ pq.write_table(table, sys.argv[2], compression="zstd")
 
 
 def _run(args: list[str]) -> None:
-    subprocess.run(args, check=True, cwd=ROOT, capture_output=True, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        args,
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=child_environment(),
+    )
 
 
 def ours(path: Path, out: Path, *options: str) -> None:

@@ -37,7 +37,7 @@ from generated_client.api.deployments import list_deployments
 from generated_client.models import DeploymentPage
 
 from .fleetdata import real_fleet
-from .timing import measure, measure_interleaved, save, table
+from .timing import child_environment, measure, measure_interleaved, save, table
 
 LATENCY_MS = 150
 PAGE = 100
@@ -66,7 +66,12 @@ def full_fetch(client: Client, stats: fetch.FetchStats | None = None) -> int:
 
 def _process(*args: str) -> None:
     subprocess.run(
-        [sys.executable, *args], check=True, cwd=ROOT, capture_output=True, stdin=subprocess.DEVNULL
+        [sys.executable, *args],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=child_environment(),
     )
 
 

@@ -35,7 +35,7 @@ from analysis.storage import paths
 from analysis.tables import TABLE_NAMES
 
 from .fleetdata import dump_path
-from .timing import Timing, measure_interleaved, save, table
+from .timing import Timing, child_environment, measure_interleaved, save, table
 
 ROOT = Path(__file__).parent.parent
 FLEET = 20_000
@@ -58,6 +58,7 @@ def _python(*args: str) -> None:
         cwd=ROOT,
         capture_output=True,
         stdin=subprocess.DEVNULL,
+        env=child_environment(),
     )
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .fleetdata import dump_path
-from .timing import save
+from .timing import child_environment, save
 
 _CHILD = """
 import json, sys, time
@@ -50,6 +50,7 @@ def child(dump: str, out: str) -> dict[str, Any]:
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parent.parent,
+        env=child_environment(),
     )
     tree_peak = 0
     while process.poll() is None:

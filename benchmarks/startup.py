@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .timing import measure_interleaved, save, table
+from .timing import child_environment, measure_interleaved, save, table
 
 ROOT = Path(__file__).parent.parent
 HEAVY = ("httpx", "pandas", "pyarrow", "duckdb", "matplotlib", "msgspec", "generated_client")
@@ -21,7 +21,9 @@ _LOADED = "import sys, analysis.cli; print(' '.join(sorted(m for m in {} if m in
 
 
 def _python(*args: str) -> None:
-    subprocess.run([sys.executable, *args], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [sys.executable, *args], check=True, cwd=ROOT, capture_output=True, env=child_environment()
+    )
 
 
 def run(runs: int = 7) -> dict[str, Any]:

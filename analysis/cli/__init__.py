@@ -212,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Integration Management Service.",
     )
     parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
-    parser.add_argument("--version", action="version", version=f"dims {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     # --debug is accepted after the command too; SUPPRESS keeps a subcommand from resetting
     # what was given before it
     common = _Parser(add_help=False)
@@ -487,6 +487,19 @@ def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
 
 
 _DEBUG_HELP = "show tracebacks and debug logs (anywhere on the line)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, looked up only when asked: finding the installed distribution's metadata
+    costs about 60 ms, which every other command would pay at start-up."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        kwargs.setdefault("help", "show the version and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        print(f"dims {_version()}")  # on stdout, as argparse's own version action does
+        parser.exit()
 
 
 def _version() -> str:

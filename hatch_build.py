@@ -1,4 +1,5 @@
-"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`) at `pip install`.
+"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`) at `pip install`,
+and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
 
 They are built in place (next to their sources, git-ignored), so that an editable install
 imports them from the work tree and a wheel carries them. setuptools only compiles them:
@@ -9,6 +10,8 @@ dims then takes its Python paths, slower, and the wheel is pure Python.
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,33 @@ SOURCES = {
 
 class CompiledModules(BuildHookInterface):
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        self._parsed_spec(version, build_data)
+        self._compiled_modules(version, build_data)
+
+    def _parsed_spec(self, version: str, build_data: dict[str, Any]) -> None:
+        """openapi.yaml parsed once here, as JSON (`analysis.spec.PARSED_COPY`), so that dims
+        starts without a YAML parser. The format is analysis/spec.py's own, loaded from its
+        file (importing the package would need its dependencies)."""
+        root = Path(self.root)
+        loaded = importlib.util.spec_from_file_location("_dims_spec", root / "analysis/spec.py")
+        assert loaded is not None and loaded.loader is not None
+        spec = importlib.util.module_from_spec(loaded)
+        sys.modules[loaded.name] = spec  # its dataclasses look their module up
+        try:
+            loaded.loader.exec_module(spec)
+        finally:
+            del sys.modules[loaded.name]
+        out = Path(spec.PARSED_COPY)
+        copy = spec.parsed_copy((root / spec.SPEC_FILENAME).read_text(encoding="utf-8"))
+        if copy is None:
+            out.unlink(missing_ok=True)
+            self.app.display_warning("dims: openapi.yaml does not fit JSON; it is read as YAML")
+            return
+        out.write_text(copy, encoding="utf-8")
+        if self.target_name == "wheel" and version != "editable":
+            build_data["force_include"][str(out)] = str(out.relative_to(root))
+
+    def _compiled_modules(self, version: str, build_data: dict[str, Any]) -> None:
         from setuptools import Distribution, Extension
         from setuptools.command.build_ext import build_ext
         from setuptools.errors import BaseError, CCompilerError

@@ -1,4 +1,4 @@
-"""What `pip install` builds: a wheel of dims carries its compiled modules.
+"""What `pip install` builds: a wheel of dims carries its compiled modules and parsed spec.
 
 hatch_build.py compiles analysis/tables/*.c at install time; an editable install imports
 them from the work tree (tests/tables/test_columnar.py checks they are there), and a wheel
@@ -54,6 +54,8 @@ def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path)
         built = [n for n in names if n.startswith(prefix) and n.endswith((".so", ".pyd"))]
         assert built, f"{module}: no compiled module in {wheel.name}"
         assert f"analysis/tables/{module}.pyi" in names
+    # the parsed spec, next to the spec itself (analysis.spec reads both)
+    assert {"analysis/openapi.parsed.json", "analysis/openapi.yaml"} <= set(names)
 
 
 def test_without_a_compiler_the_install_goes_on_pure_python(tmp_path: Path) -> None:

@@ -179,3 +179,47 @@ def test_readme_names_every_table_of_the_dataset():
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in TABLE_SCHEMAS if f"`{name}`" not in readme]
     assert not missing, f"README's dataset section lacks {missing}"
+
+
+# --- the parsed copy (hatch_build.py writes it at install) ----------------------------------
+
+
+def test_the_install_wrote_a_parsed_copy_that_spares_the_yaml_parser():
+    """A command starts without importing a YAML parser (about 40 ms): the copy is there,
+    made from the spec as it is, and holds the same document."""
+    import subprocess
+    import sys
+
+    code = "import sys, analysis.spec as s; s.document(); print('yaml' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "False"
+    assert spec.document() == spec.parse_yaml(spec.spec_path().read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    "copy",
+    [
+        '{"source": "an older spec", "document": {"openapi": "stale"}}',  # the spec was edited
+        '{"source": ',  # damaged
+        "[1, 2]",
+    ],
+)
+def test_a_parsed_copy_not_made_from_the_spec_as_it_is_is_not_used(tmp_path, monkeypatch, copy):
+    path = tmp_path / "openapi.parsed.json"
+    path.write_text(copy)
+    monkeypatch.setattr(spec, "PARSED_COPY", path)
+    spec.document.cache_clear()
+    try:
+        read = spec.document()
+    finally:
+        spec.document.cache_clear()
+    assert read == spec.parse_yaml(spec.spec_path().read_text(encoding="utf-8"))
+
+
+def test_a_copy_is_made_only_where_json_holds_the_document_exactly():
+    assert spec.parsed_copy("when: 2026-11-23\n") is None  # YAML reads a date
+    assert spec.parsed_copy("200: ok\n") is None  # an integer key
+    made = spec.parsed_copy("a: [1, 2.5, null, 'é']\n")
+    assert made is not None and '"document": {"a": [1, 2.5, null, "é"]}' in made

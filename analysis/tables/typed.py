@@ -451,18 +451,11 @@ class TypedReader:
 
     def _labels(self, kind: str) -> Callable[[dict[str, Any]], None]:
         state, rows = self._state, self._state.rows["deployment_labels"]
-        text = t.label_text
 
         def read(value: dict[str, Any]) -> None:
-            did = state.deployment_id
-            # Text needs no call: most labels are text, and a call per label cost a fifth
-            # of reading them.
-            rows.extend(
-                [
-                    (did, kind, key, item if type(item) is str else text(item, _strict_json))
-                    for key, item in value.items()
-                ]
-            )
+            deployment_id = state.deployment_id
+            for key, item in value.items():
+                rows.append((deployment_id, kind, key, t.label_text(item, _strict_json)))
 
         return read
 

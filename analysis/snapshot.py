@@ -280,7 +280,12 @@ def snapshot_from_dump(
     """Write one snapshot from a saved dump instead of the service.
 
     Records are read as raw JSON text (`read_dump(raw=True)`), the fast typed reader's input.
+    The dump's size tells the writer whether worker processes repay their start at once.
     """
+    try:
+        size: int | None = Path(path).stat().st_size
+    except OSError:
+        size = None  # read_dump says what is wrong with it
     return export_snapshot(
         read_dump(path, raw=True),
         out_dir,
@@ -289,4 +294,5 @@ def snapshot_from_dump(
         strict=strict,
         allow_empty=allow_empty,
         workers=workers,
+        source_bytes=size,
     )

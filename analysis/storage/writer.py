@@ -80,7 +80,7 @@ from analysis.tables import (
     TABLE_NAMES,
     Flattener,
 )
-from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers
+from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers, workers_after
 
 from . import paths
 from .target import (
@@ -181,6 +181,7 @@ class _Options:
     #: pages, by `_write_tables`, which keeps what it said in `found`.
     workspaces: WorkspacesArg = None
     found: list[Workspace] | None = None
+    source_bytes: int | None = None
 
 
 def export_snapshot(
@@ -201,6 +202,7 @@ def export_snapshot(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
     workers: int | None = None,
     workspaces: WorkspacesArg = None,
+    source_bytes: int | None = None,
 ) -> ExportResult:
     """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
 
@@ -209,10 +211,9 @@ def export_snapshot(
     called once the pages are consumed (the repositories depend on the integrations the
     deployments name; the fetch's evidence, the manifest's "fetch", is complete only then).
     `filters` (None or empty: the whole fleet) go to `out_dir/filtered/<slug>/`. `progress(n)`
-    is called after each page. The output is checked and locked before the first page is
-    requested. `workers` processes read raw batches of records beside this one
-    (`analysis.tables.batches`; None: one per other core).
-    """
+    is called after each page. Output checked and locked before the first page is asked for.
+    `workers` processes read raw batches beside this one (None: one per other core), from
+    the start when `source_bytes` (the source's size: a dump's) is large."""
     started = time.perf_counter()
     at = _utc(snapshot_at or datetime.now(UTC))
     day = snapshot_date or at.date()
@@ -220,7 +221,8 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     target = open_target(out_dir, chosen, export_id)
     flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-    options = _Options(providers, repositories, progress, row_group_records, workers, workspaces)
+    options = _Options(providers, repositories, progress, row_group_records, workers)
+    options.workspaces, options.source_bytes = workspaces, source_bytes
     with target.exclusive(lock_timeout):
         tmp = target.prepare(day)
         try:
@@ -348,6 +350,7 @@ def _write_tables(
                 flattener,
                 workers=default_workers() if options.workers is None else options.workers,
                 batch_records=min(BATCH_RECORDS, options.row_group_records),
+                workers_after=workers_after(options.source_bytes),
             )
             for tables in batches.run(pages, options.progress):
                 files.add(tables)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import orjson
@@ -23,8 +24,10 @@ import pytest
 
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.snapshot import snapshot_from_dump
+from analysis.storage import writer
 from analysis.storage.writer import export_snapshot
-from analysis.tables import Flattener, RejectedRecordError
+from analysis.tables import Flattener, RejectedRecordError, batches
 from analysis.tables.batches import Batches, WorkerLost
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -197,6 +200,38 @@ def test_an_export_with_workers_writes_the_serial_files(tmp_path):
         assert groups == pq.ParquetFile(path).metadata.num_row_groups, name
     deployments = batched.paths["deployments"] / "part-0.parquet"
     assert pq.ParquetFile(deployments).metadata.num_row_groups > 1
+
+
+def test_workers_start_at_once_only_for_a_source_known_to_be_large():
+    assert batches.workers_after(None) == batches.WORKERS_AFTER
+    assert batches.workers_after(batches.WORKERS_AT_ONCE_BYTES - 1) == batches.WORKERS_AFTER
+    assert batches.workers_after(batches.WORKERS_AT_ONCE_BYTES) == batches.BATCH_RECORDS
+
+
+def test_an_export_from_a_large_dump_starts_its_workers_at_the_first_full_batch(
+    tmp_path, monkeypatch
+):
+    """The dump's size reaches the batches: "large" here is 1 byte, so that a small
+    dump shows it (its 600 records are far below WORKERS_AFTER)."""
+    dump = tmp_path / "fleet.json"
+    dump.write_bytes(fleet_dump_bytes(generate_fleet(600, 2, real_shaped=True)))
+    made: list[Batches] = []
+
+    class Seen(Batches):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(writer, "Batches", Seen)
+    monkeypatch.setattr(batches, "BATCH_RECORDS", 200)  # batches of 200 at most
+    monkeypatch.setattr(writer, "BATCH_RECORDS", 200)
+    for large in (False, True):
+        if large:
+            monkeypatch.setattr(batches, "WORKERS_AT_ONCE_BYTES", 1)
+        result = snapshot_from_dump(dump, tmp_path / str(large), workers=1)
+        assert result.manifest["records"] == 600
+        # at the first full batch (the dump's first page, here all of it), or never
+        assert (made[-1].workers_started_after is not None) is large
 
 
 def _alive(pid: int) -> bool:

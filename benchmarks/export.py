@@ -176,7 +176,7 @@ def run(
     for profile in profiles:
         for size in sizes:
             path = dump_path(size, profile)
-            runs, baseline_runs = (5, 3) if size <= 20_000 else (3, 1)
+            runs, baseline_runs = (7, 3) if size <= 20_000 else (5, 2)
             with tempfile.TemporaryDirectory(prefix="dims-bench-") as tmp:
                 out = Path(tmp)
                 ours(path, out / "warm")  # the file in the page cache, .pyc files written

@@ -292,6 +292,24 @@ static int after_element(Scan *s, char close, int *more)
     return expect(s, close);
 }
 
+/* "[i]." written into `out` (room for 24 bytes); its length. By hand: snprintf cost more
+ * than the rest of an item's scan. */
+static int index_part(char *out, Py_ssize_t i)
+{
+    char digits[20];
+    int n = 0, len = 0;
+    do {
+        digits[n++] = (char)('0' + i % 10);
+        i /= 10;
+    } while (i > 0);
+    out[len++] = '[';
+    while (n > 0)
+        out[len++] = digits[--n];
+    out[len++] = ']';
+    out[len++] = '.';
+    return len;
+}
+
 /* An array of objects of `inner`, each at `key[i].`. */
 static int scan_items(Scan *s, const Level *inner, const char *key, Py_ssize_t key_len)
 {
@@ -300,8 +318,8 @@ static int scan_items(Scan *s, const Level *inner, const char *key, Py_ssize_t k
     if (status || empty)
         return status;
     for (Py_ssize_t i = 0; more; i++) {
-        char index[32];
-        int n = snprintf(index, sizeof index, "[%zd].", i);
+        char index[24];
+        int n = index_part(index, i);
         status = path_push(s, key, key_len) || path_push(s, index, n);
         if (!status)
             status = scan_object(s, inner);

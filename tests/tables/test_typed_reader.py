@@ -366,3 +366,19 @@ def test_the_scan_is_sure_of_ordinary_text_escapes_included():
     found = UnknownFields(Layout(include_env_values=False)).find(msgspec.Raw(SCANNED))
     assert found is not None
     assert {path for path, *_ in found} >= {"zz", "secrets[0].rotated"}
+
+
+def test_the_scan_names_items_past_the_ninth_as_the_parse_does():
+    """Item paths with indices of several digits (`secrets[10].x`, `secrets[123].x`)."""
+    record = generate_fleet(1, seed=6, real_shaped=True).deployments[0]
+    record["secrets"] = [{"name": f"S{i}", "value": "v", "x": i} for i in range(124)]
+    raw = msgspec.Raw(orjson.dumps(record))
+    unknown_fields = UnknownFields(Layout(include_env_values=False))
+    found = unknown_fields.find(raw)
+    assert found is not None
+    scanned: dict[str, Any] = {}
+    walked: dict[str, Any] = {}
+    unknown_fields.parse(raw, found, scanned)
+    unknown_fields.collect(raw, walked)
+    assert scanned == walked
+    assert {"secrets[0].x", "secrets[9].x", "secrets[10].x", "secrets[123].x"} <= set(scanned)

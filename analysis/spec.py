@@ -11,7 +11,6 @@ import functools
 import json
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +30,9 @@ COMPONENTS = ("main", *COMPONENT_PREFIXES)
 
 def spec_path() -> Path:
     """Where `openapi.yaml` is: inside `analysis` in a wheel, at the repo root otherwise."""
-    packaged = resources.files(__package__).joinpath(SPEC_FILENAME)
+    packaged = Path(__file__).with_name(SPEC_FILENAME)  # a plain path: dims is never zipped
     if packaged.is_file():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parent.parent / SPEC_FILENAME
 
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import functools
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,7 @@ from analysis.storage.dumps import read_dump
 from analysis.tables import Flattener
 
 from .fleetdata import dump_path
-from .timing import child_environment, measure_interleaved, save, table
+from .timing import measure_interleaved, python, save, table
 
 BASELINE = "json.load + pandas.json_normalize + stringify objects + to_parquet (wide table)"
 ROOT = Path(__file__).parent.parent
@@ -120,28 +118,16 @@ pq.write_table(table, sys.argv[2], compression="zstd")
 """
 
 
-def _run(args: list[str]) -> None:
-    subprocess.run(
-        args,
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        env=child_environment(),
-    )
-
-
 def ours(path: Path, out: Path, *options: str) -> None:
     """`dims export --from-json` as a user runs it (with `options`, e.g. `--workers 0`)."""
-    cli = [sys.executable, "-m", "analysis.cli", "export", *options]
-    _run([*cli, "--from-json", str(path), "--out", str(out)])
+    python("-m", "analysis.cli", "export", *options, "--from-json", str(path), "--out", str(out))
     shutil.rmtree(out, ignore_errors=True)
 
 
 def child(code: str, source: Path, out: Path) -> None:
     """A reference script: reads `source`, writes `out`/deployments.parquet."""
     out.mkdir(parents=True, exist_ok=True)
-    _run([sys.executable, "-c", code, str(source), str(out / "deployments.parquet")])
+    python("-c", code, str(source), str(out / "deployments.parquet"))
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -157,7 +143,7 @@ def ndjson_copy(path: Path, folder: Path) -> Path:
 
 
 def floor(path: Path, paused: bool) -> None:
-    _run([sys.executable, "-c", _FLOOR_CHILD, str(path), "paused" if paused else "on"])
+    python("-c", _FLOOR_CHILD, str(path), "paused" if paused else "on")
 
 
 def fast_path_share(path: Path) -> float:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import functools
 import math
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from generated_client.api.deployments import list_deployments
 from generated_client.models import DeploymentPage
 
 from .fleetdata import real_fleet
-from .timing import child_environment, measure, measure_interleaved, save, table
+from .timing import measure, measure_interleaved, python, save, table
 
 LATENCY_MS = 150
 PAGE = 100
@@ -64,24 +62,13 @@ def full_fetch(client: Client, stats: fetch.FetchStats | None = None) -> int:
     return sum(len(p.records) for p in pages)
 
 
-def _process(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, *args],
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        env=child_environment(),
-    )
-
-
 def export_over_http(base_url: str, out: Path) -> None:
-    _process("-m", "analysis.cli", "export", "--base-url", base_url, "--out", str(out))
+    python("-m", "analysis.cli", "export", "--base-url", base_url, "--out", str(out))
     shutil.rmtree(out, ignore_errors=True)
 
 
 def export_from_dump(dump: Path, out: Path) -> None:
-    _process("-m", "analysis.cli", "export", "--from-json", str(dump), "--out", str(out))
+    python("-m", "analysis.cli", "export", "--from-json", str(dump), "--out", str(out))
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -113,7 +100,7 @@ def _one_size(size: int, runs: int) -> dict[str, Any]:
             start, write, whole = measure_interleaved(
                 [
                     ("start-up: import analysis.cli",
-                     functools.partial(_process, "-c", "import analysis.cli"), runs),
+                     functools.partial(python, "-c", "import analysis.cli"), runs),
                     (f"{size}: dims export --from-json (same records)",
                      functools.partial(export_from_dump, dump, Path(tmp) / "dump"), runs),
                     (f"{size}: dims export over HTTP, whole process",

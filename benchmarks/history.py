@@ -22,8 +22,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -35,7 +33,7 @@ from analysis.storage import paths
 from analysis.tables import TABLE_NAMES
 
 from .fleetdata import dump_path
-from .timing import Timing, child_environment, measure_interleaved, save, table
+from .timing import Timing, measure_interleaved, python, save, table
 
 ROOT = Path(__file__).parent.parent
 FLEET = 20_000
@@ -48,18 +46,7 @@ ADOPTION = "import sys; from analysis.reports import versions_over_time as v; v(
 
 
 def _dims(*args: str) -> None:
-    _python("-m", "analysis.cli", *args)
-
-
-def _python(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, *args],
-        check=True,
-        cwd=ROOT,
-        capture_output=True,
-        stdin=subprocess.DEVNULL,
-        env=child_environment(),
-    )
+    python("-m", "analysis.cli", *args)
 
 
 def export_base(work: Path) -> Path:
@@ -115,7 +102,7 @@ def run(runs: int = 3, lengths: tuple[int, ...] = LENGTHS) -> dict[str, Any]:
                 (f"dims sql (every snapshot) @ {n} days",
                  functools.partial(_dims, "sql", *where, HISTORY_QUERY), runs),
                 (f"versions_over_time (the report's chart) @ {n} days",
-                 functools.partial(_python, "-c", ADOPTION, str(out)), runs),
+                 functools.partial(python, "-c", ADOPTION, str(out)), runs),
             ]  # fmt: skip
             if n >= 2:  # a diff needs two snapshots
                 cases.append(

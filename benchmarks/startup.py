@@ -13,26 +13,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .timing import child_environment, measure_interleaved, save, table
+from .timing import measure_interleaved, python, save, table
 
 ROOT = Path(__file__).parent.parent
 HEAVY = ("httpx", "pandas", "pyarrow", "duckdb", "matplotlib", "msgspec", "generated_client")
 _LOADED = "import sys, analysis.cli; print(' '.join(sorted(m for m in {} if m in sys.modules)))"
 
 
-def _python(*args: str) -> None:
-    subprocess.run(
-        [sys.executable, *args], check=True, cwd=ROOT, capture_output=True, env=child_environment()
-    )
-
-
 def run(runs: int = 7) -> dict[str, Any]:
     timings = measure_interleaved(
         [
-            ("python -c pass (interpreter alone)", functools.partial(_python, "-c", "pass"), runs),
+            ("python -c pass (interpreter alone)", functools.partial(python, "-c", "pass"), runs),
             ("python -c 'import analysis.cli'",
-             functools.partial(_python, "-c", "import analysis.cli"), runs),
-            ("dims --help", functools.partial(_python, "-m", "analysis.cli", "--help"), runs),
+             functools.partial(python, "-c", "import analysis.cli"), runs),
+            ("dims --help", functools.partial(python, "-m", "analysis.cli", "--help"), runs),
         ]
     )  # fmt: skip
     loaded = subprocess.run(

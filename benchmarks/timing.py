@@ -81,6 +81,19 @@ def child_environment() -> dict[str, str]:
     return env
 
 
+def python(*args: str) -> None:
+    """`python ARGS` as a timed child: from the repository's root, output captured, no stdin,
+    in `child_environment()`; an error if it fails."""
+    subprocess.run(
+        [sys.executable, *args],
+        check=True,
+        cwd=Path(__file__).parent.parent,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        env=child_environment(),
+    )
+
+
 def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),

@@ -304,12 +304,29 @@ def shape_test(shape: tuple[spec.Prop, bool, bool]) -> str | None:
     prop, must_object, _hide = shape
     if prop.kind == "array":
         item = _ITEM_TYPES.get(prop.items_kind or "")
-        if item is None or prop.ref is not None:  # items with a schema: the careful path
+        if item is None:
             return None
+        if prop.ref is not None:  # items with a schema: inline only for flat ones
+            fields = _flat_fields_test(prop.ref)
+            return None if fields is None else f"type(v) is list and all({fields} for x in v)"
         return f"type(v) is list and all(type(x) is {item} for x in v)"
     if must_object:
         return "type(v) is dict"
     return "v is not None"  # any JSON value
+
+
+def _flat_fields_test(schema_name: str) -> str | None:
+    """An expression true when `x` is an object `check_object` accepts for a schema whose
+    properties are all text or boolean (volume mounts: a container may list many); None
+    for other schemas. Every property of such schemas is optional and nullable."""
+    tests = ["type(x) is dict"]
+    for prop in spec.schema(schema_name).properties.values():
+        item = _ITEM_TYPES.get(prop.kind)
+        if item is None or item == "dict":
+            return None
+        got = f"x.get({prop.name!r})"
+        tests.append(f"({got} is None or type({got}) is {item})")
+    return " and ".join(tests)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 import orjson
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis import spec
 from analysis.pages import Page
@@ -24,6 +26,7 @@ from analysis.tables import (
     flatten_providers,
     flatten_repositories,
     redact,
+    rules,
     snake_case,
     table_schemas,
     to_dataframes,
@@ -686,3 +689,51 @@ def test_unknown_integers_beyond_64_bits_are_kept_exact():
     record = {"id": DEPLOYMENT_ID, "small": -(2**63) - 1, "big": 2**70, "source_config": {}}
     row = deployments_dataframe([record]).iloc[0]
     assert json.loads(row["unknown_fields_json"]) == {"small": -(2**63) - 1, "big": 2**70}
+
+
+# --- the inline shape tests both readers take before the careful check ---------------------
+
+_JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3)
+_JSON = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["name", "mountPath", "readOnly", "zz"]), inner, max_size=4
+        )
+    ),
+    max_leaves=8,
+)
+
+
+def _shapes() -> list[tuple[spec.Prop, bool, bool]]:
+    """Every checked or JSON-text property whose shape has an inline test."""
+    out = []
+    for name in spec.document()["components"]["schemas"]:
+        for prop in spec.schema(name).properties.values():
+            for must_object in (False, True):
+                if rules.shape_test((prop, must_object, False)) is not None:
+                    out.append((prop, must_object, False))
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.sampled_from(_shapes()), value=_JSON | st.lists(_JSON, max_size=4))
+def test_an_inline_shape_test_passes_only_what_the_careful_check_accepts(shape, value):
+    """A value the inline test passes skips the careful check: the check must accept it
+    (array items with a flat schema, such as volume mounts, included)."""
+    prop, must_object, _ = shape
+    if eval(rules.shape_test(shape), {}, {"v": value}):  # our own generated expression
+        rules.check_shape(value, prop, must_object, "p", False)  # raises Reject if not
+
+
+def test_volume_mounts_are_tested_inline_and_a_wrong_field_is_not():
+    (prop,) = (p for p in spec.schema("Container").properties.values() if p.name == "volumeMounts")
+    test = rules.shape_test((prop, False, False))
+    assert test is not None
+    good = [{"name": "data", "mountPath": "/d", "readOnly": True, "future": 1}, {"name": None}]
+    assert eval(test, {}, {"v": good})
+    for bad in ([{"name": 5}], [{"readOnly": "yes"}], ["data"], {"name": "x"}):
+        assert not eval(test, {}, {"v": bad})
+        with pytest.raises(rules.Reject):
+            rules.check_shape(bad, prop, False, "p", False)

@@ -16,13 +16,13 @@ with every check and reason it has. What gives a record back:
 - free-form JSON the careful reader would store differently: an integer beyond 64 bits,
   which orjson reads as a float;
 - an array whose items only the careful checks can judge (they run here too and fail).
-A field the spec does not name does not give the record back: `UnknownFields` finds every
-such field in the raw text where the careful reader would look (a scan in C,
-`unknownkeys.c`, that builds no values), the record is decoded by lenient twins of the
-Structs that ignore them, and only their values are parsed, so `unknown_fields_json` is the
-same (a newer service's fields cost the fast path almost nothing). Where the scan is not
-sure, the strict Structs refuse an unknown field and one orjson parse of the record finds
-them, as before.
+A field the spec does not name does not give the record back. The strict Structs refuse
+it, which says that the record has one (most records have none, and are decoded once);
+then `UnknownFields` finds every such field in the raw text where the careful reader would
+look (a scan in C, `unknownkeys.c`, that builds no values), the record is decoded by
+lenient twins of the Structs that ignore them, and only their values are parsed, so
+`unknown_fields_json` is the same (a newer service's fields cost the fast path little).
+Where the scan is not sure, one orjson parse of the record finds them.
 `tests/tables/test_typed_reader.py` checks, record by record, that both readers write the same rows.
 """
 
@@ -356,24 +356,24 @@ class TypedReader:
     def read(self, raw: msgspec.Raw) -> list[Any]:
         """The record's wide row; child rows go straight to the state's row lists.
 
-        A record with fields the spec does not name stays on this path: it is decoded
-        again ignoring them, and `UnknownFields` collects them from the raw text exactly as
-        the careful reader would. deployment_type is the record's own when it carries one,
-        else None (the caller puts in the listing's); secret_count is left to the caller.
+        A record with fields the spec does not name stays on this path: the strict decode
+        refuses it, it is decoded again ignoring them, and `UnknownFields` finds them in
+        the raw text exactly as the careful reader would. deployment_type is the record's
+        own when it carries one, else None (the caller puts in the listing's);
+        secret_count is left to the caller.
         """
         unknown: dict[str, Any] = {}
-        found = self._unknown_fields.find(raw)
-        if found:
+        try:  # the strict Structs refuse any unknown field: most records have none
+            record = self._decode(raw)
+        except msgspec.ValidationError as exc:
+            if not str(exc).startswith("Object contains unknown field"):
+                raise
             record = self._decode_lenient(raw)
-            self._unknown_fields.parse(raw, found, unknown)
-        else:
-            try:  # none found, or the scan was not sure (None): the strict Structs tell
-                record = self._decode(raw)
-            except msgspec.ValidationError as exc:
-                if not str(exc).startswith("Object contains unknown field"):
-                    raise
-                record = self._decode_lenient(raw)
+            found = self._unknown_fields.find(raw)
+            if found is None:  # the scan was not sure: one parse of the record tells
                 self._unknown_fields.collect(raw, unknown)
+            else:
+                self._unknown_fields.parse(raw, found, unknown)
         if record.id is None:
             raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
         state = self._state

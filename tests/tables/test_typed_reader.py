@@ -382,3 +382,34 @@ def test_the_scan_names_items_past_the_ninth_as_the_parse_does():
     unknown_fields.collect(raw, walked)
     assert scanned == walked
     assert {"secrets[0].x", "secrets[9].x", "secrets[10].x", "secrets[123].x"} <= set(scanned)
+
+
+def test_only_records_with_unknown_fields_are_scanned(monkeypatch):
+    """The strict decode says whether a record has fields the spec does not name; the
+    scan runs only for those (it walks every byte: most records need no such walk)."""
+    scanned: list[int] = []
+    find = UnknownFields.find
+
+    def counting(self: UnknownFields, raw: msgspec.Raw) -> Any:
+        scanned.append(len(raw))
+        return find(self, raw)
+
+    records = generate_fleet(40, seed=3).deployments
+    for record in records[:10]:
+        record["source_config"]["future_flag"] = True
+    raws = RAW_ARRAY.decode(orjson.dumps(records))
+    walk = UnknownFields(Layout(include_env_values=False))
+    with_unknown = []
+    for raw in raws:  # the careful walk says which records have unknown fields
+        found: dict[str, Any] = {}
+        walk.collect(raw, found)
+        with_unknown.append(bool(found))
+    assert with_unknown[:10] == [True] * 10 and not all(with_unknown)
+    monkeypatch.setattr(UnknownFields, "find", counting)
+    flattener = Flattener(snapshot_at=AT)
+    flattener.add_page(Page(raws, source="t"))
+    tables = flattener.take()
+    assert flattener.typed_records == 40
+    assert scanned == [len(raw) for raw, has in zip(raws, with_unknown, strict=True) if has]
+    unknown = tables["deployments"]["unknown_fields_json"].to_pylist()
+    assert all("source_config.future_flag" in u for u in unknown[:10])

@@ -243,3 +243,25 @@ def test_no_function_is_longer_than_60_lines():
                 if lines > MAX_FUNCTION_LINES:
                     too_long.append(f"{where}:{node.lineno} {node.name} has {lines} lines")
     assert too_long == [], "\n".join(too_long)
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "1"), ("3", "3")])
+def test_the_command_line_keeps_blas_to_one_thread_unless_told(given, expected, tmp_path):
+    """numpy's OpenBLAS threads spin while idle and take CPU from an export's own threads:
+    the CLI asks for one before numpy loads, and a user's own setting wins."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = (
+        "import os, sys; from analysis.cli import main; main(['sql', '--out', sys.argv[1], "
+        "'select 1']); print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == f"{expected} True", done.stderr[-2000:]

@@ -52,6 +52,7 @@ def document() -> dict[str, Any]:
 
 
 def parse_yaml(text: str) -> dict[str, Any]:
+    """The spec's text parsed (PyYAML is imported here only: most commands never need it)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -370,10 +370,10 @@ class TypedReader:
                 raise
             record = self._decode_lenient(raw)
             found = self._unknown_fields.find(raw)
-            if found is None:  # the scan was not sure: one parse of the record tells
-                self._unknown_fields.collect(raw, unknown)
-            else:
+            if found:
                 self._unknown_fields.parse(raw, found, unknown)
+            else:  # the scan was not sure (or saw none, against msgspec): one parse tells
+                self._unknown_fields.collect(raw, unknown)
         if record.id is None:
             raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
         state = self._state

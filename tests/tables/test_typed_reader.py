@@ -413,3 +413,16 @@ def test_only_records_with_unknown_fields_are_scanned(monkeypatch):
     assert scanned == [len(raw) for raw, has in zip(raws, with_unknown, strict=True) if has]
     unknown = tables["deployments"]["unknown_fields_json"].to_pylist()
     assert all("source_config.future_flag" in u for u in unknown[:10])
+
+
+def test_a_scan_that_sees_no_unknown_field_the_decode_refused_gives_way_to_a_parse(monkeypatch):
+    """Should the scan ever miss a field the strict Structs refuse, the record's unknown
+    fields come from one parse of it, not from the scan's empty answer."""
+    monkeypatch.setattr(UnknownFields, "find", lambda self, raw: [])
+    record = generate_fleet(1, seed=3).deployments[0]
+    record["source_config"]["future_flag"] = [1, 2]
+    flattener = Flattener(snapshot_at=AT)
+    flattener.add_page(Page(RAW_ARRAY.decode(orjson.dumps([record])), source="t"))
+    unknown = flattener.take()["deployments"]["unknown_fields_json"][0].as_py()
+    assert flattener.typed_records == 1
+    assert orjson.loads(unknown)["source_config.future_flag"] == [1, 2]

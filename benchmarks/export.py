@@ -34,7 +34,6 @@ from .fleetdata import dump_path
 from .timing import measure_interleaved, python, save, table
 
 BASELINE = "json.load + pandas.json_normalize + stringify objects + to_parquet (wide table)"
-ROOT = Path(__file__).parent.parent
 TARGETS = {20_000: 3.0, 100_000: 5.0}
 FLOOR_TARGET = 2.0
 

@@ -41,7 +41,6 @@ LATENCY_MS = 150
 PAGE = 100
 CONCURRENCY = fetch.DEFAULT_CONCURRENCY
 TARGET = 1.3
-ROOT = Path(__file__).parent.parent
 
 
 def sequential_loop(client: Client) -> int:

@@ -35,7 +35,6 @@ from analysis.tables import TABLE_NAMES
 from .fleetdata import dump_path
 from .timing import Timing, measure_interleaved, python, save, table
 
-ROOT = Path(__file__).parent.parent
 FLEET = 20_000
 LENGTHS = (1, 2, 30, 365, 1_095)
 LATEST = date(2026, 11, 1)

@@ -10,12 +10,10 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
-from .timing import measure_interleaved, python, save, table
+from .timing import ROOT, measure_interleaved, python, save, table
 
-ROOT = Path(__file__).parent.parent
 HEAVY = ("httpx", "pandas", "pyarrow", "duckdb", "matplotlib", "msgspec", "generated_client")
 _LOADED = "import sys, analysis.cli; print(' '.join(sorted(m for m in {} if m in sys.modules)))"
 

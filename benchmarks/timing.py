@@ -21,6 +21,8 @@ from typing import Any
 import psutil
 
 RESULTS = Path(__file__).parent / "results"
+#: The repository: every timed child runs from here.
+ROOT = Path(__file__).parent.parent
 
 
 @dataclass
@@ -75,9 +77,8 @@ def child_environment() -> dict[str, str]:
     atexit.register(shutil.rmtree, cache, ignore_errors=True)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = cache
-    root = Path(__file__).parent.parent
     compile_all = [sys.executable, "-m", "compileall", "-q", "analysis", "generated_client"]
-    subprocess.run(compile_all, check=True, cwd=root, env=env, capture_output=True)
+    subprocess.run(compile_all, check=True, cwd=ROOT, env=env, capture_output=True)
     return env
 
 
@@ -87,7 +88,7 @@ def python(*args: str) -> None:
     subprocess.run(
         [sys.executable, *args],
         check=True,
-        cwd=Path(__file__).parent.parent,
+        cwd=ROOT,
         capture_output=True,
         stdin=subprocess.DEVNULL,
         env=child_environment(),

@@ -221,8 +221,8 @@ def export_snapshot(
     export_id = secrets.token_hex(8)
     target = open_target(out_dir, chosen, export_id)
     flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-    options = _Options(providers, repositories, progress, row_group_records, workers)
-    options.workspaces, options.source_bytes = workspaces, source_bytes
+    options = _Options(providers, repositories, progress, row_group_records, workers,
+                       workspaces, source_bytes=source_bytes)  # fmt: skip
     with target.exclusive(lock_timeout):
         tmp = target.prepare(day)
         try:

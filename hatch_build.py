@@ -1,4 +1,5 @@
-"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`) at `pip install`,
+"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`,
+`analysis.storage.arraysplit`) at `pip install`,
 and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
 
 They are built in place (next to their sources, git-ignored), so that an editable install
@@ -20,6 +21,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 SOURCES = {
     "analysis.tables.columnar": ["analysis/tables/columnar.c"],
     "analysis.tables.unknownkeys": ["analysis/tables/unknownkeys.c"],
+    "analysis.storage.arraysplit": ["analysis/storage/arraysplit.c"],
 }
 
 

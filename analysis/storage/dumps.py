@@ -15,10 +15,13 @@ Why it reads the way it does:
   syntax error, hands over to the careful reader (the standard library's `raw_decode` over
   a sliding text buffer, `_stream_array`), which reports line and column. Files under
   `WHOLE_FILE_LIMIT` are parsed at once with orjson. NDJSON is parsed line by line.
-- `raw=True` (what `dims export --from-json` uses) skips the parse for arrays: msgspec
-  splits each chunk into the records' raw JSON text in C and a second C pass finds the
-  pages among them, so the typed reader in `analysis.tables` can decode each record
-  straight into typed Structs. The same cuts, the same errors and the same Page sources.
+- `raw=True` (what `dims export --from-json` uses) skips the parse for arrays: one pass in
+  C (`arraysplit`) cuts each chunk into the records' raw JSON text and finds the pages
+  among them, so the typed reader in `analysis.tables` can decode each record straight
+  into typed Structs. Where it is not sure of the text, msgspec splits it as before: the
+  same cuts, the same errors and the same Page sources. `read_ahead` starts that reading
+  and splitting on a thread (the C pass lets go of the GIL), for `dims export` to overlap
+  it with importing pyarrow.
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
   which lists it in rejected_records. A file that is not JSON, is empty or has the wrong
   shape is a `DumpError`: one line naming the file and the problem.
@@ -42,17 +45,25 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 import msgspec
-import numpy as np
 import orjson
 
 from analysis.errors import DumpError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
+
+try:
+    from . import arraysplit
+except ImportError:  # built by `pip install` (hatch_build.py); msgspec splits arrays instead
+    arraysplit = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Files up to this size are parsed whole with orjson; larger arrays are read in chunks.
 WHOLE_FILE_LIMIT = 16 * 1024 * 1024
@@ -69,6 +80,7 @@ _EXPECTED = (
 )
 _NDJSON_SUFFIXES = {".ndjson", ".jsonl"}
 _WHITESPACE = " \t\r\n"
+_BOM = b"\xef\xbb\xbf"
 
 
 def read_dump(
@@ -321,12 +333,18 @@ _PROBE = msgspec.json.Decoder(_PageProbe)
 _PROBES = msgspec.json.Decoder(list[_PageProbe])
 
 
-def _raw_elements(data: bytes) -> list[Any]:
+def _raw_elements(data: bytes, found: tuple[bytes, bytes] | None = None) -> list[Any]:
     """The elements of a JSON array as raw JSON text, pages among them parsed.
 
-    Two passes in C: one splits the elements, one looks only for a top-level "resources"
-    key in each (skipping the rest); a msgspec.DecodeError means the text is not JSON.
+    One pass in C (`arraysplit`, which lets go of the GIL) where it is built and sure of the
+    text; else two in msgspec: one splits the elements, one looks only for a top-level
+    "resources" key in each (skipping the rest). A msgspec.DecodeError means the text is
+    not JSON. `found` is arraysplit's answer when it is known already (read ahead).
     """
+    if found is None and arraysplit is not None:
+        found = arraysplit.split(data)
+    if found is not None:
+        return _split_elements(data, *found)
     elements = _RAW_ELEMENTS.decode(data)
     try:
         probes = _PROBES.decode(data)
@@ -337,6 +355,23 @@ def _raw_elements(data: bytes) -> list[Any]:
     return [
         element if probe.resources is msgspec.UNSET else orjson.loads(memoryview(element))
         for element, probe in zip(elements, probes, strict=True)
+    ]
+
+
+def _split_elements(data: bytes, offsets: bytes, kinds: bytes) -> list[Any]:
+    """arraysplit's answer as msgspec's: each element's text, pages parsed (kind 1), and
+    elements it was unsure of (an escaped top-level key, kind 2) probed by msgspec."""
+    bounds, text, raw = memoryview(offsets).cast("q"), memoryview(data), msgspec.Raw
+    elements = [raw(text[bounds[i] : bounds[i + 1]]) for i in range(0, len(bounds), 2)]
+    if not kinds.strip(b"\0"):
+        return _Run(elements)
+    return [
+        element
+        if kind == 0
+        else orjson.loads(memoryview(element))
+        if kind == 1
+        else _page_or_raw(element)
+        for element, kind in zip(elements, kinds, strict=True)
     ]
 
 
@@ -356,12 +391,17 @@ def _indexed(elements: list[Any]) -> Iterable[tuple[int, Any]]:
 
 def _split_whole(path: Path, limit: int) -> list[Any]:
     """The elements of a whole-file array as raw JSON text; `_load_whole` reports errors."""
+    ahead = _ReadAhead.take(path)
+    if ahead is not None:
+        data, found = ahead
+    else:
+        try:
+            data = path.read_bytes().removeprefix(_BOM)
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+        found = None
     try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise _unreadable(path, exc) from None
-    try:
-        elements = _raw_elements(data.removeprefix(b"\xef\xbb\xbf"))
+        elements = _raw_elements(data, found)
     except (msgspec.DecodeError, RecursionError):  # not JSON, or nested beyond msgspec
         whole: list[Any] = _load_whole(path)  # raises with line and column (orjson: depth 1024)
         return whole
@@ -369,12 +409,78 @@ def _split_whole(path: Path, limit: int) -> list[Any]:
     return elements
 
 
+def read_ahead(path: str | os.PathLike[str]) -> None:
+    """Start reading a dump that `read_dump(path, raw=True)` will split whole, on a thread.
+
+    Why: reading and splitting a 50 MB dump takes about a tenth of a second, and the C
+    split lets go of the GIL, so `dims export --from-json` starts it before importing
+    pyarrow and the two overlap on two cores. Only a regular file of the size that is split
+    whole is read ahead; the next `read_dump` of the same, unchanged file takes the result
+    (else it reads the file itself, and any error is reported there).
+    """
+    path = Path(path)
+    if arraysplit is None or path.suffix.lower() in _NDJSON_SUFFIXES:
+        return
+    try:
+        facts = path.stat()
+    except OSError:
+        return
+    if stat.S_ISREG(facts.st_mode) and facts.st_size <= WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR:
+        _ReadAhead.start(path, facts)
+
+
+class _ReadAhead:
+    """The one dump being read ahead: its bytes and arraysplit's answer, once the thread ends."""
+
+    _lock = threading.Lock()
+    _current: _ReadAhead | None = None
+
+    def __init__(self, path: Path, facts: os.stat_result) -> None:
+        self.path, self.identity = path.resolve(), _identity(facts)
+        self.result: tuple[bytes, tuple[bytes, bytes] | None] | None = None
+        self.thread = threading.Thread(target=self._read, name="dims-read-ahead", daemon=True)
+
+    @classmethod
+    def start(cls, path: Path, facts: os.stat_result) -> None:
+        ahead = cls(path, facts)
+        with cls._lock:
+            cls._current = ahead
+        ahead.thread.start()
+
+    def _read(self) -> None:
+        try:
+            data = self.path.read_bytes().removeprefix(_BOM)
+            assert arraysplit is not None
+            self.result = (data, arraysplit.split(data))
+        except (OSError, MemoryError):  # read_dump reads it again and says what is wrong
+            self.result = None
+
+    @classmethod
+    def take(cls, path: Path) -> tuple[bytes, tuple[bytes, bytes] | None] | None:
+        """The result for `path` if it was read ahead and has not changed since; else None."""
+        with cls._lock:
+            ahead, cls._current = cls._current, None
+        if ahead is None:
+            return None
+        ahead.thread.join()
+        try:
+            same = path.resolve() == ahead.path and _identity(path.stat()) == ahead.identity
+        except OSError:
+            return None
+        return ahead.result if same else None
+
+
+def _identity(facts: os.stat_result) -> tuple[int, ...]:
+    """What tells that a file is still the one read: the same inode, size and mtime."""
+    return (facts.st_dev, facts.st_ino, facts.st_size, facts.st_mtime_ns)
+
+
 def _load_whole(path: Path) -> Any:
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise _unreadable(path, exc) from None
-    if raw.startswith(b"\xef\xbb\xbf"):
+    if raw.startswith(_BOM):
         raw = raw[3:]
     try:
         with paused_gc():
@@ -622,7 +728,7 @@ class _ChunkedArray:
         # says where it starts and whether it is over the record size limit.
         self.most = min(_MAX_CHUNK, max(2 * self.block, 2 * limit))
         buf = fh.read(self.block)
-        if buf.startswith(b"\xef\xbb\xbf"):
+        if buf.startswith(_BOM):
             buf = buf[3:]
         self.buf = buf
         self.start = buf.find(b"[") + 1
@@ -737,6 +843,9 @@ def _element_end(buf: bytes, start: int) -> int | None:
     brackets at the lowest depth reached (the tail spans many elements). A wrong guess is
     caught by parsing the chunk.
     """
+    import numpy as np  # here, not above: only large files need it, and dims export imports
+    # this module before pyarrow to read ahead (`read_ahead`)
+
     tail_start = max(start, len(buf) - _TAIL)
     tail = np.frombuffer(buf, np.uint8, offset=tail_start)
     quotes = np.flatnonzero(tail == _QUOTE)
@@ -778,6 +887,8 @@ def _odd_backslashes(buf: bytes, quote: int) -> bool:
 
 def _parity(tail: np.ndarray, quotes: np.ndarray) -> int:
     """0 when the tail starts outside a string, 1 inside: the likelier reading of its quotes."""
+    import numpy as np  # see _element_end
+
     sample = quotes[:201]
     following = tail[np.minimum(sample + 1, len(tail) - 1)]
     fits = np.isin(following, np.frombuffer(bytes(_AFTER_STRING), np.uint8))

@@ -1,6 +1,6 @@
 """What `pip install` builds: a wheel of dims carries its compiled modules and parsed spec.
 
-hatch_build.py compiles analysis/tables/*.c at install time; an editable install imports
+hatch_build.py compiles the C modules (its SOURCES) at install time; an editable install imports
 them from the work tree (tests/tables/test_columnar.py checks they are there), and a wheel
 must carry them, else an installed dims silently takes the slower Python paths.
 """
@@ -49,11 +49,11 @@ def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path)
     wheel = build_wheel(tmp_path)
     assert not wheel.name.endswith("-none-any.whl"), wheel.name  # it holds compiled code
     names = zipfile.ZipFile(wheel).namelist()
-    for module in ("columnar", "unknownkeys"):
-        prefix = f"analysis/tables/{module}."
+    for module in ("tables/columnar", "tables/unknownkeys", "storage/arraysplit"):
+        prefix = f"analysis/{module}."
         built = [n for n in names if n.startswith(prefix) and n.endswith((".so", ".pyd"))]
         assert built, f"{module}: no compiled module in {wheel.name}"
-        assert f"analysis/tables/{module}.pyi" in names
+        assert f"analysis/{module}.pyi" in names
     # the parsed spec, next to the spec itself (analysis.spec reads both)
     assert {"analysis/openapi.parsed.json", "analysis/openapi.yaml"} <= set(names)
 

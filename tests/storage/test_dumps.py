@@ -378,3 +378,85 @@ def test_errors_in_a_piped_dump_name_the_pipe(tmp_path):
     finally:
         writer.wait(timeout=60)
     assert str(info.value).startswith(f"{fifo}: not JSON at line 2")
+
+
+# --- reading ahead (`dims export --from-json` splits the file while pyarrow is imported) ---
+
+
+def reads_of(monkeypatch) -> list[Path]:
+    """Every path whose bytes are read whole, by any thread."""
+    seen: list[Path] = []
+    read_bytes = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        seen.append(self)
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    return seen
+
+
+def test_a_dump_read_ahead_is_read_once_and_split_the_same(tmp_path, monkeypatch):
+    path = write(tmp_path, "dump.json", b"\xef\xbb\xbf" + orjson.dumps(RECORDS))
+    expected = located(read_dump(path, page_size=3, raw=True))
+    seen = reads_of(monkeypatch)
+    dumps.read_ahead(path)
+    pages = list(read_dump(path, page_size=3, raw=True))
+    assert located(pages) == expected
+    assert len(seen) == 1  # by the thread; read_dump took its bytes and split
+    assert dumps._ReadAhead._current is None  # taken: nothing held after
+
+
+def test_a_dump_changed_after_it_was_read_ahead_is_read_again(tmp_path):
+    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
+    dumps.read_ahead(path)
+    changed = [{**r, "id": f"new-{i}"} for i, r in enumerate(RECORDS[:2])]
+    os.utime(path, ns=(1, 1))  # a new mtime, whatever the clock's resolution
+    path.write_bytes(orjson.dumps(changed))
+    assert records_of(read_dump(path, raw=True)) == changed
+    # and a read-ahead of one file is never taken for another
+    other = write(tmp_path, "other.json", orjson.dumps(RECORDS[:1]))
+    dumps.read_ahead(path)
+    assert records_of(read_dump(other, raw=True)) == RECORDS[:1]
+
+
+def test_a_dump_gone_or_bad_after_it_was_read_ahead_is_reported_by_read_dump(tmp_path):
+    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
+    dumps.read_ahead(path)
+    dumps._ReadAhead._current.thread.join()
+    path.unlink()
+    with pytest.raises(DumpError, match="cannot read dump"):
+        list(read_dump(path, raw=True))
+    bad = write(tmp_path, "bad.json", b'[{"id": "a"},\n {"id": ]')
+    dumps.read_ahead(bad)
+    with pytest.raises(DumpError, match="not JSON at line 2"):
+        list(read_dump(bad, raw=True))
+
+
+@pytest.mark.parametrize("kind", ["ndjson", "pipe", "missing", "large"])
+def test_only_files_that_are_split_whole_are_read_ahead(tmp_path, monkeypatch, kind):
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 10)
+    path = {
+        "ndjson": lambda: write(tmp_path, "dump.ndjson", b'{"id": "a"}\n'),
+        "pipe": lambda: (os.mkfifo(tmp_path / "dump.json"), tmp_path / "dump.json")[1],
+        "missing": lambda: tmp_path / "none.json",
+        "large": lambda: write(tmp_path, "dump.json", orjson.dumps(RECORDS)),
+    }[kind]()
+    dumps.read_ahead(path)  # a pipe is not opened: that would wait for a writer
+    assert dumps._ReadAhead._current is None
+
+
+def test_dims_export_reads_its_dump_ahead(tmp_path, monkeypatch):
+    from analysis.cli import main
+
+    path = write(tmp_path, "dump.json", fleet_dump_bytes(generate_fleet(30, seed=1)))
+    taken: list[object] = []
+    take = dumps._ReadAhead.take.__func__
+
+    def spy(cls, where):
+        taken.append(take(cls, where))
+        return taken[-1]
+
+    monkeypatch.setattr(dumps._ReadAhead, "take", classmethod(spy))
+    assert main(["export", "--from-json", str(path), "--out", str(tmp_path / "out")]) == 0
+    assert len(taken) == 1 and taken[0] is not None

@@ -1,0 +1,3 @@
+# The compiled module (arraysplit.c); see dumps._raw_elements for how it is used.
+
+def split(text: bytes | bytearray | memoryview, /) -> tuple[bytes, bytes] | None: ...

@@ -39,8 +39,10 @@ Why it reads the way it does:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import re
 import shutil
 import stat
@@ -80,6 +82,7 @@ _EXPECTED = (
 )
 _NDJSON_SUFFIXES = {".ndjson", ".jsonl"}
 _WHITESPACE = " \t\r\n"
+_BLANK = _WHITESPACE.encode()
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -115,6 +118,8 @@ def read_dump(
             return _pages_of_elements(path, _indexed(_split_whole(path, limit)), page_size)
         if _size(path) <= WHOLE_FILE_LIMIT:
             return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
+        if raw and arraysplit is not None:
+            return _pages_of_elements(path, _raw_blocks(path, limit), page_size)
         return _pages_of_elements(path, _chunked_array(path, raw, limit), page_size)
     if first == "{" and _is_ndjson(path, limit):
         return _read_ndjson(path, page_size, limit)
@@ -673,6 +678,131 @@ class _ArrayStream:
             self.window.extend()
             return _READ_ON
         return element
+
+
+# --- large arrays read raw: blocks cut in C on a thread ------------------------------------
+
+#: Bytes a block of a large raw array adds to what is left of the one before.
+_BLOCK = 8 * 1024 * 1024
+#: What the block thread sends when it is done: the array was read to its end, or the
+#: careful reader must take over (text arraysplit is unsure of, a record over the limit).
+_END, _HAND_OVER_HERE = object(), object()
+
+
+def _raw_blocks(path: Path, limit: int) -> Iterator[tuple[int, Any]]:
+    """Yield (index, elements) of a large top-level array as raw JSON text, block by block.
+
+    A thread reads the file and cuts each block in C (`arraysplit.split_from`, which lets
+    go of the GIL), so the reading overlaps the reading of records; this side only wraps
+    the elements as msgspec.Raw. An element a block cuts is carried into the next one, up
+    to `limit` bytes. Anything arraysplit is unsure of hands over to `_stream_array`, which
+    skips the elements already yielded and reports errors with their line and column.
+    """
+    blocks = _Blocks(path, limit)
+    index = 0
+    try:
+        for data, offsets, kinds in blocks:
+            elements = _split_elements(data, offsets, kinds)
+            _check_sizes(path, elements, index, limit)
+            for at, element in _indexed(elements):
+                yield index + at, element
+            index += len(elements)
+    finally:
+        blocks.close()
+    if blocks.complete:
+        return
+    for i, element in _stream_array(path, limit):
+        if i >= index:
+            yield i, element
+
+
+class _Blocks:
+    """The thread of `_raw_blocks`, and the queue it hands its cut blocks over by."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        try:
+            self.fh = path.open("rb")
+        except OSError as exc:
+            raise _unreadable(path, exc) from None
+        self.path, self.limit = path, limit
+        self.complete = False
+        self.queue: queue.Queue[Any] = queue.Queue(maxsize=2)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="dims-dump-blocks", daemon=True)
+        self.thread.start()
+
+    def __iter__(self) -> Iterator[tuple[bytes, bytes, bytes]]:
+        while True:
+            item = self.queue.get()
+            if item is _END:
+                self.complete = True
+                return
+            if item is _HAND_OVER_HERE:
+                return
+            if isinstance(item, OSError):
+                raise _unreadable(self.path, item)
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        """Stop the thread (it waits on a full queue at most a moment) and close the file."""
+        self.stop.set()
+        while self.thread.is_alive():
+            with contextlib.suppress(queue.Empty):
+                self.queue.get(timeout=0.05)
+        self.fh.close()
+
+    def _put(self, item: Any) -> bool:
+        """Hand `item` over; False once the reader has stopped listening."""
+        while not self.stop.is_set():
+            try:
+                self.queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _run(self) -> None:
+        try:
+            self._put(self._cut_all())
+        except Exception as exc:  # raised where the blocks are read
+            self._put(exc)
+
+    def _cut_all(self) -> object:
+        """Read and cut block after block; what to send last (_END or _HAND_OVER_HERE)."""
+        assert arraysplit is not None
+        data = self.fh.read(_BLOCK)
+        while (len(data) < 3 or not data.removeprefix(_BOM).lstrip(_BLANK)) and (
+            more := self.fh.read(_BLOCK)
+        ):
+            data += more  # up to the opening bracket
+        data = data.removeprefix(_BOM)
+        start = len(data) - len(data.lstrip(_BLANK))
+        if data[start : start + 1] != b"[":
+            return _HAND_OVER_HERE
+        start, first = start + 1, True
+        while True:
+            found = arraysplit.split_from(data, start, first)
+            if found is None:
+                return _HAND_OVER_HERE
+            offsets, kinds, start, first, closed = found
+            if kinds and not self._put((data, offsets, kinds)):
+                return _END  # nobody listens
+            if closed >= 0:
+                return _END if self._only_whitespace(data[closed:]) else _HAND_OVER_HERE
+            more = self.fh.read(max(_BLOCK, len(data) - start))  # an element over a block: more
+            if not more or len(data) - start > self.limit:
+                return _HAND_OVER_HERE  # not closed, or too large: the careful reader says
+            data, start = data[start:] + more, 0
+
+    def _only_whitespace(self, rest: bytes) -> bool:
+        """Whether nothing but whitespace follows the array, in `rest` and in the file."""
+        while rest:
+            if rest.strip(_BLANK):
+                return False
+            rest = self.fh.read(_BLOCK)
+        return True
 
 
 # --- the fast path for large arrays: byte ranges of whole elements, parsed by orjson --------

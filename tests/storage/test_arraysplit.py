@@ -223,3 +223,61 @@ def test_the_dump_reader_gets_the_same_elements_with_or_without_it(text: bytes):
         return [bytes(e) if type(e) is msgspec.Raw else orjson.dumps(e) for e in elements]
 
     assert read(arraysplit) == read(None)
+
+
+def in_blocks(text: bytes, sizes: list[int]) -> tuple[list[bytes], bytes] | None:
+    """split_from fed block by block, as the dump reader feeds it: the elements and kinds
+    when the array closes with only whitespace after it, None where the reader hands over."""
+    opening = text.find(b"[") + 1
+    if not opening or text[: opening - 1].strip():
+        return None
+    data, rest = text[: opening + sizes[0]], text[opening + sizes[0] :]
+    start, first, elements, kinds = opening, True, [], b""
+    for size in [*sizes[1:], *[48] * len(text)]:
+        found = arraysplit.split_from(data, start, first)
+        if found is None:
+            return None
+        offsets, more_kinds, start, first, closed = found
+        bounds = memoryview(offsets).cast("q")
+        elements += [data[bounds[i] : bounds[i + 1]] for i in range(0, len(bounds), 2)]
+        kinds += more_kinds
+        if closed >= 0:
+            return (elements, kinds) if not (data[closed:] + rest).strip() else None
+        if not rest:
+            return None  # the text ends inside the array
+        data, rest, start = data[start:] + rest[:size], rest[size:], 0
+    raise AssertionError("never reached: every round reads more of the text")
+
+
+sizes = st.lists(st.integers(1, 48), min_size=1, max_size=400)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays(), sizes)
+def test_blocks_cut_anywhere_give_the_elements_of_the_whole(text: bytes, cuts: list[int]):
+    assert in_blocks(text, cuts) == cut(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arrays(), sizes, st.data())
+def test_damaged_text_in_blocks_is_never_taken_where_msgspec_refuses_it(
+    text: bytes, cuts: list[int], data: st.DataObject
+):
+    at = data.draw(st.integers(0, len(text)))
+    byte = data.draw(st.sampled_from([b"", b",", b"]", b"}", b'"', b"\\", b"\x01", b"-", b"e"]))
+    damaged = text[:at] + byte + text[at + 1 :]
+    found = in_blocks(damaged, cuts)
+    if found is not None:
+        assert found[0] == [bytes(e) for e in RAW_ELEMENTS.decode(damaged)]
+
+
+def test_a_block_holds_back_an_element_until_what_follows_it_is_seen():
+    # "3" may go on in the next block ("34"), so it waits for its comma or bracket
+    assert arraysplit.split_from(b"[1,2,3", 1, True)[2:] == (5, False, -1)
+    assert arraysplit.split_from(b"[1,2,3]", 1, True)[2:] == (7, False, 7)
+    assert arraysplit.split_from(b"[ ]", 1, True)[2:] == (3, True, 3)
+    assert arraysplit.split_from(b"  ", 0, False)[2:] == (2, False, -1)
+    assert arraysplit.split_from(b"]", 0, False) is None  # a trailing comma before it
+    assert arraysplit.split_from(b'{"a": "b\\', 0, False)[2:] == (0, False, -1)
+    with pytest.raises(ValueError, match="start is outside"):
+        arraysplit.split_from(b"[]", 3, True)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import msgspec
@@ -106,6 +107,7 @@ def test_pages_among_records_are_found_when_streamed(tmp_path, monkeypatch, raw)
     whole = list(read_dump(path, page_size=10, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 4096)
+    monkeypatch.setattr(dumps, "_BLOCK", 4096)
     streamed = list(read_dump(path, page_size=10, raw=raw))
     assert records_of(streamed) == records_of(whole) == [*fleet[:30], 7, *fleet[30:]]
     assert [(p.source, p.first_index) for p in streamed] == [
@@ -169,6 +171,7 @@ def test_streamed_arrays_equal_whole_file_parsing(tmp_path, monkeypatch, pretty,
     whole = list(read_dump(path, page_size=25, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 997)  # records straddle every chunk boundary
+    monkeypatch.setattr(dumps, "_BLOCK", 997)
     streamed = list(read_dump(path, page_size=25, raw=raw))
     assert [(p.source, p.first_index) for p in streamed] == [
         (p.source, p.first_index) for p in whole
@@ -195,8 +198,68 @@ def test_escaped_quotes_and_backslash_runs_split_like_whole_file_parsing(
     whole = records_of(read_dump(path, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 1009)
+    monkeypatch.setattr(dumps, "_BLOCK", 1009)
     monkeypatch.setattr(dumps, "_TAIL", 700)
     assert records_of(read_dump(path, raw=raw)) == whole == records
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, 997])
+def test_raw_blocks_of_any_size_cut_like_the_whole_file(tmp_path, monkeypatch, block):
+    """Blocks cut anywhere: inside strings, escapes, numbers, literals and between pages."""
+    fleet = generate_fleet(12, seed=2).deployments
+    content = [
+        *fleet[:4],
+        123456789,
+        -0.5e-7,
+        True,
+        None,
+        'a\\"b\u00e9',
+        [1, [2]],
+        {"resources": fleet[4:8], "offset": 4},
+        {"x": {"resources": 1}},
+        *fleet[8:],
+    ]
+    path = write(tmp_path, "blocks.json", " \n" + json.dumps(content, indent=1) + "\n ")
+    whole = list(read_dump(path, page_size=5, raw=True))
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+    monkeypatch.setattr(dumps, "_BLOCK", block)
+    handed_over: list[int] = []
+    stream = dumps._stream_array
+    monkeypatch.setattr(dumps, "_stream_array", lambda *a: handed_over.append(1) or stream(*a))
+    streamed = list(read_dump(path, page_size=5, raw=True))
+    assert [(p.source, p.first_index) for p in streamed] == [
+        (p.source, p.first_index) for p in whole
+    ]
+    assert records_of(streamed) == records_of(whole)
+    assert not handed_over  # all read by the blocks, none by the careful reader
+    assert not block_threads()
+
+
+def block_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name == "dims-dump-blocks"]
+
+
+def test_raw_blocks_stop_their_thread_when_the_reading_stops(tmp_path, monkeypatch):
+    path = write(tmp_path, "many.json", orjson.dumps(generate_fleet(200, seed=3).deployments))
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+    monkeypatch.setattr(dumps, "_BLOCK", 512)  # far more blocks than the queue holds
+    pages = read_dump(path, page_size=5, raw=True)
+    next(pages)
+    assert block_threads()  # reading ahead, waiting on a full queue
+    pages.close()
+    assert not block_threads()
+
+
+def test_a_read_error_in_the_block_thread_is_a_one_line_error(tmp_path, monkeypatch):
+    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
+    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
+
+    def fail(self):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(dumps._Blocks, "_cut_all", fail)
+    with pytest.raises(DumpError, match=r"cannot read dump .*dump.json: Input/output error"):
+        list(read_dump(path, raw=True))
 
 
 def test_a_sandbox_dump_exports(tmp_path):
@@ -262,6 +325,7 @@ def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, 
 def test_bad_streamed_arrays(tmp_path, monkeypatch, content, message, raw):
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 5)
+    monkeypatch.setattr(dumps, "_BLOCK", 5)
     path = write(tmp_path, "s.json", content)
     with pytest.raises(DumpError, match=message):
         list(read_dump(path, raw=raw))
@@ -296,6 +360,7 @@ def test_a_record_over_the_size_limit_is_a_one_line_error(tmp_path, monkeypatch,
     if streamed:
         monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
         monkeypatch.setattr(dumps, "_CHUNK", 997)
+        monkeypatch.setattr(dumps, "_BLOCK", 997)
     for raw in [True, False] if streamed else [True]:
         with pytest.raises(DumpError) as info:
             list(read_dump(path, raw=raw, max_record_bytes=LIMIT))
@@ -320,6 +385,7 @@ def test_a_huge_string_is_never_held_whole(tmp_path, monkeypatch):
 
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 1024)
     monkeypatch.setattr(dumps, "_CHUNK", 1024 * 1024)
+    monkeypatch.setattr(dumps, "_BLOCK", 1024 * 1024)
     size = 48 * 1024 * 1024
     path = tmp_path / "one-huge-string.json"
     with path.open("w") as fh:

@@ -16,12 +16,14 @@ Why it reads the way it does:
   a sliding text buffer, `_stream_array`), which reports line and column. Files under
   `WHOLE_FILE_LIMIT` are parsed at once with orjson. NDJSON is parsed line by line.
 - `raw=True` (what `dims export --from-json` uses) skips the parse for arrays: one pass in
-  C (`arraysplit`) cuts each chunk into the records' raw JSON text and finds the pages
-  among them, so the typed reader in `analysis.tables` can decode each record straight
-  into typed Structs. Where it is not sure of the text, msgspec splits it as before: the
-  same cuts, the same errors and the same Page sources. `read_ahead` starts that reading
-  and splitting on a thread (the C pass lets go of the GIL), for `dims export` to overlap
-  it with importing pyarrow.
+  C (`arraysplit`, which lets go of the GIL) cuts the text into the records' raw JSON text
+  and finds the pages among them, so the typed reader in `analysis.tables` can decode each
+  record straight into typed Structs. A file up to `WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR`
+  is split whole (`read_ahead` starts that on a thread, for `dims export` to overlap it
+  with importing pyarrow); a larger one is read and cut in blocks on a thread
+  (`_raw_blocks`). Where arraysplit is not sure of the text, msgspec splits it, or the
+  careful reader reads it, as before: the same cuts, the same errors and the same Page
+  sources.
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
   which lists it in rejected_records. A file that is not JSON, is empty or has the wrong
   shape is a `DumpError`: one line naming the file and the problem.

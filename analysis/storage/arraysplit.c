@@ -5,7 +5,7 @@
  * elements (a top-level "resources" key): two passes holding the GIL, before the first
  * record could be read. This is one pass that builds no Python object and lets go of the
  * GIL, so a thread can split the file while the interpreter imports pyarrow
- * (`analysis.storage.dumpfile`).
+ * (`dumps.read_ahead`), or cut a large file block by block (`dumps._raw_blocks`).
  *
  * Why it can be trusted: it accepts only text that msgspec's `list[Raw]` decode accepts
  * (the same grammar: its whitespace, strings with their escapes and surrogate pairs,
@@ -14,7 +14,7 @@
  * answered None, and the caller splits with msgspec as before, with msgspec's errors. A
  * page is found by its key's raw text; an escaped top-level key is answered "unsure" for
  * that element, which the caller probes with msgspec. tests/storage/test_arraysplit.py holds
- * it to msgspec, on generated JSON and on damaged text.
+ * it to msgspec, on generated JSON and on damaged text, whole and cut into blocks anywhere.
  *
  * split(buffer) -> (offsets, kinds) or None
  *   offsets: bytes of native int64, start and end of each element;

@@ -774,12 +774,9 @@ class _Blocks:
     def _cut_all(self) -> object:
         """Read and cut block after block; what to send last (_END or _HAND_OVER_HERE)."""
         assert arraysplit is not None
-        data = self.fh.read(_BLOCK)
-        while (len(data) < 3 or not data.removeprefix(_BOM).lstrip(_BLANK)) and (
-            more := self.fh.read(_BLOCK)
-        ):
-            data += more  # up to the opening bracket
-        data = data.removeprefix(_BOM)
+        data = self.fh.read(max(_BLOCK, len(_BOM))).removeprefix(_BOM)
+        while not data.lstrip(_BLANK) and (more := self.fh.read(_BLOCK)):
+            data = more  # whitespace before the opening bracket is dropped, never held
         start = len(data) - len(data.lstrip(_BLANK))
         if data[start : start + 1] != b"[":
             return _HAND_OVER_HERE

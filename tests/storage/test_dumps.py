@@ -219,7 +219,8 @@ def test_raw_blocks_of_any_size_cut_like_the_whole_file(tmp_path, monkeypatch, b
         {"x": {"resources": 1}},
         *fleet[8:],
     ]
-    path = write(tmp_path, "blocks.json", " \n" + json.dumps(content, indent=1) + "\n ")
+    text = "\ufeff" + " \n" * 50 + json.dumps(content, indent=1) + "\n " * 50
+    path = write(tmp_path, "blocks.json", text)
     whole = list(read_dump(path, page_size=5, raw=True))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_BLOCK", block)

@@ -32,15 +32,35 @@ class Timing:
     min_s: float
     max_s: float
     runs: int
+    #: Median CPU seconds (user + system) of this process and its waited-for children, the
+    #: timed child processes and their workers included. Firmer than the wall time on a
+    #: shared machine whose speed changes between spells, and it shows work moved to
+    #: another thread or process, which the wall time hides.
+    cpu_s: float = 0.0
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and its waited-for children so far (children count as
+    0 where the platform does not say, as on Windows)."""
+    times = psutil.Process().cpu_times()
+    return float(times.user + times.system + times.children_user + times.children_system)
+
+
+def _run_once(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one call."""
+    cpu, started = _cpu_seconds(), time.perf_counter()
+    fn()
+    return time.perf_counter() - started, _cpu_seconds() - cpu
+
+
+def _timing(name: str, samples: list[tuple[float, float]]) -> Timing:
+    wall = [w for w, _ in samples]
+    cpu = statistics.median(c for _, c in samples)
+    return Timing(name, statistics.median(wall), min(wall), max(wall), len(wall), cpu)
 
 
 def measure(name: str, fn: Callable[[], object], runs: int = 3) -> Timing:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - started)
-    return Timing(name, statistics.median(samples), min(samples), max(samples), runs)
+    return _timing(name, [_run_once(fn) for _ in range(runs)])
 
 
 def measure_interleaved(cases: list[tuple[str, Callable[[], object], int]]) -> list[Timing]:
@@ -49,17 +69,12 @@ def measure_interleaved(cases: list[tuple[str, Callable[[], object], int]]) -> l
     On a shared, noisy machine a slow spell then hits every case alike, so the ratios
     between them hold better than when each case runs all its repetitions in a row.
     """
-    samples: list[list[float]] = [[] for _ in cases]
+    samples: list[list[tuple[float, float]]] = [[] for _ in cases]
     for round_ in range(max(runs for _, _, runs in cases)):
         for (_name, fn, runs), taken in zip(cases, samples, strict=True):
             if round_ < runs:
-                started = time.perf_counter()
-                fn()
-                taken.append(time.perf_counter() - started)
-    return [
-        Timing(name, statistics.median(taken), min(taken), max(taken), len(taken))
-        for (name, _fn, _runs), taken in zip(cases, samples, strict=True)
-    ]
+                taken.append(_run_once(fn))
+    return [_timing(name, taken) for (name, _fn, _runs), taken in zip(cases, samples, strict=True)]
 
 
 @functools.cache
@@ -105,8 +120,11 @@ def machine() -> dict[str, Any]:
 
 
 def table(rows: list[Timing]) -> str:
-    lines = [f"{'case':<58} {'median s':>9} {'min s':>8} {'max s':>8}"]
-    lines += [f"{r.name:<58} {r.median_s:>9.3f} {r.min_s:>8.3f} {r.max_s:>8.3f}" for r in rows]
+    lines = [f"{'case':<58} {'median s':>9} {'min s':>8} {'max s':>8} {'cpu s':>8}"]
+    lines += [
+        f"{r.name:<58} {r.median_s:>9.3f} {r.min_s:>8.3f} {r.max_s:>8.3f} {r.cpu_s:>8.3f}"
+        for r in rows
+    ]
     return "\n".join(lines)
 
 

@@ -340,16 +340,21 @@ _PROBE = msgspec.json.Decoder(_PageProbe)
 _PROBES = msgspec.json.Decoder(list[_PageProbe])
 
 
-def _raw_elements(data: bytes, found: tuple[bytes, bytes] | None = None) -> list[Any]:
-    """The elements of a JSON array as raw JSON text, pages among them parsed.
+def _raw_elements(data: bytes) -> list[Any]:
+    """The elements of a JSON array as raw JSON text, pages among them parsed."""
+    return _elements(data, _split(data))
 
-    One pass in C (`arraysplit`, which lets go of the GIL) where it is built and sure of the
-    text; else two in msgspec: one splits the elements, one looks only for a top-level
-    "resources" key in each (skipping the rest). A msgspec.DecodeError means the text is
-    not JSON. `found` is arraysplit's answer when it is known already (read ahead).
-    """
-    if found is None and arraysplit is not None:
-        found = arraysplit.split(data)
+
+def _split(data: bytes) -> tuple[bytes, bytes] | None:
+    """arraysplit's answer; None where it is not built or not sure of the text."""
+    return arraysplit.split(data) if arraysplit is not None else None
+
+
+def _elements(data: bytes, found: tuple[bytes, bytes] | None) -> list[Any]:
+    """The elements from arraysplit's answer (`found`: one pass in C, which lets go of the
+    GIL); without one, from two passes of msgspec: one splits the elements, one looks only
+    for a top-level "resources" key in each (skipping the rest). A msgspec.DecodeError
+    means the text is not JSON."""
     if found is not None:
         return _split_elements(data, *found)
     elements = _RAW_ELEMENTS.decode(data)
@@ -406,9 +411,9 @@ def _split_whole(path: Path, limit: int) -> list[Any]:
             data = path.read_bytes().removeprefix(_BOM)
         except OSError as exc:
             raise _unreadable(path, exc) from None
-        found = None
+        found = _split(data)
     try:
-        elements = _raw_elements(data, found)
+        elements = _elements(data, found)  # an unsure answer read ahead is not asked again
     except (msgspec.DecodeError, RecursionError):  # not JSON, or nested beyond msgspec
         whole: list[Any] = _load_whole(path)  # raises with line and column (orjson: depth 1024)
         return whole
@@ -457,8 +462,7 @@ class _ReadAhead:
     def _read(self) -> None:
         try:
             data = self.path.read_bytes().removeprefix(_BOM)
-            assert arraysplit is not None
-            self.result = (data, arraysplit.split(data))
+            self.result = (data, _split(data))
         except (OSError, MemoryError):  # read_dump reads it again and says what is wrong
             self.result = None
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 from pathlib import Path
 
 import msgspec
@@ -527,3 +528,20 @@ def test_dims_export_reads_its_dump_ahead(tmp_path, monkeypatch):
     monkeypatch.setattr(dumps._ReadAhead, "take", classmethod(spy))
     assert main(["export", "--from-json", str(path), "--out", str(tmp_path / "out")]) == 0
     assert len(taken) == 1 and taken[0] is not None
+
+
+def test_text_the_split_is_unsure_of_is_split_once_when_read_ahead(tmp_path, monkeypatch):
+    """Nesting past arraysplit's depth: its None, read ahead, goes to msgspec at once."""
+    deep = [RECORDS[0], {"id": "deep", "annotations": {"a": json.loads("[" * 300 + "]" * 300)}}]
+    path = write(tmp_path, "deep.json", json.dumps(deep))
+    calls: list[int] = []
+    real = dumps.arraysplit
+
+    def split(data):
+        calls.append(len(data))
+        return real.split(data)
+
+    monkeypatch.setattr(dumps, "arraysplit", types.SimpleNamespace(split=split))
+    dumps.read_ahead(path)
+    assert records_of(read_dump(path, raw=True)) == deep
+    assert calls == [path.stat().st_size]

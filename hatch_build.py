@@ -1,4 +1,4 @@
-"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`,
+"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`, `.gather`,
 `analysis.storage.arraysplit`) at `pip install`,
 and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
 
@@ -21,6 +21,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 SOURCES = {
     "analysis.tables.columnar": ["analysis/tables/columnar.c"],
     "analysis.tables.unknownkeys": ["analysis/tables/unknownkeys.c"],
+    "analysis.tables.gather": ["analysis/tables/gather.c"],
     "analysis.storage.arraysplit": ["analysis/storage/arraysplit.c"],
 }
 

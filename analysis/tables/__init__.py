@@ -18,9 +18,10 @@ Why this shape:
   so an export can stream row groups while memory stays bounded by one batch.
 - Two readers, one result. The careful reader (dicts parsed by orjson, every field
   checked in Python, every reject with its reason) is the reference. Records that arrive as
-  raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to the fast typed
-  reader, derived from the same plans, which writes the same rows or gives the record back
-  to the careful reader (about 40% off an export's time).
+  raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to a fast reader,
+  derived from the same plans, which writes the same rows or gives the record back to the
+  careful reader: the compiled lane (`gathered`: msgspec Structs read by `gather.c` straight
+  into Arrow buffers), or where that was not built, the Python typed reader.
 
 The package, from the bottom up (each module imports only those above it):
 - `rules`: spec facts, value conversion, reading plans and shape checks: what both readers
@@ -31,7 +32,8 @@ The package, from the bottom up (each module imports only those above it):
 - `redaction`: secret values out of anything kept or shown;
 - `layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);
 - `rows`: the rows of every table and the record being read, shared by both readers;
-- `typed`: the fast reader (msgspec Structs derived from the plans);
+- `typed`: the fast reader (msgspec Structs derived from the plans) in Python;
+- `gathered`: the compiled lane: the same Structs read into Arrow buffers by `gather.c`;
 - `flattener`: pages in, Arrow tables out (`Flattener`), and conveniences for notebooks.
 
 Documented choices (the spec is silent on them):

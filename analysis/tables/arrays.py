@@ -43,10 +43,15 @@ def arrays_from_rows(rows: list[Any], fields: Sequence[pa.Field]) -> list[pa.Arr
         # pyarrow reads each tuple in C++: about twice as fast as transposing in Python
         struct = pa.array(map(tuple, rows), type=pa.struct(fields), size=len(rows))
         return struct.flatten()  # type: ignore[no-any-return]
-    n = len(rows)
-    return [
-        _array(field.type, n, *buffers) for field, buffers in zip(fields, laid_out, strict=True)
-    ]
+    return arrays_from_buffers(len(rows), laid_out, fields)
+
+
+def arrays_from_buffers(
+    n: int, buffers: list[tuple[int, bytes | None, bytes | None, bytes]], fields: Sequence[pa.Field]
+) -> list[pa.Array]:
+    """One array per field from `n` rows' column buffers as the C modules give them:
+    (null_count, validity, offsets, data) each."""
+    return [_array(field.type, n, *b) for field, b in zip(fields, buffers, strict=True)]
 
 
 def column(values: list[Any], type_: pa.DataType) -> pa.Array:

@@ -17,8 +17,10 @@ from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 
+from . import gathered
 from .arrays import arrays_from_rows, column
 from .careful import Columns
+from .gathered import GATHERED, GatheredReader, row_fields
 from .layout import TABLE_NAMES, TENANT_COLUMN, Layout, components_from, defaults
 from .redaction import redact
 from .rows import RowState
@@ -62,6 +64,14 @@ class Flattener:
         self._layout = Layout(include_env_values, self._state)
         self.schemas = self._layout.schemas()
         self._typed: TypedReader | None = None
+        #: The compiled lane (gathered.py), when built: it holds the rows of GATHERED's
+        #: tables for the records it reads, in C, until `take`.
+        self._gathered: GatheredReader | None = None
+        #: Arrays of GATHERED's tables made so far this batch, in record order: rows of the
+        #: two lanes are never pending at once (`_switch_to`), so order is kept.
+        self._chunks: dict[str, list[list[pa.Array]]] = {name: [] for name in GATHERED}
+        #: GATHERED's tables hold Python rows (careful reader, Python typed reader).
+        self._python_pending = False
         self._provider_defaults = defaults("OAuthProvider")
         self._repository_defaults = defaults("Repository")
         #: deployments read, deployments rejected, and all rejected (providers, repositories too)
@@ -77,12 +87,12 @@ class Flattener:
     @contextlib.contextmanager
     def _from_workspace(self, tenant_id: str | None) -> Iterator[None]:
         """Rows added in the block come from workspace `tenant_id`."""
-        marks = {name: len(self._rows[name]) for name in _BY_WORKSPACE}
+        marks = {name: self._held(name) for name in _BY_WORKSPACE}
         try:
             yield
         finally:
             for name, mark in marks.items():
-                added = len(self._rows[name]) - mark
+                added = self._held(name) - mark
                 self._workspaces[name].extend([tenant_id] * added)
 
     # ----- deployments
@@ -97,17 +107,17 @@ class Flattener:
         typed_count = 0
         with paused_gc(), self._from_workspace(page.tenant_id):
             for i, record in enumerate(page.records):
-                marks = list(map(len, self._row_lists))  # where to roll back to
                 if type(record) is msgspec.Raw:
-                    if self._read_typed(record, page):
+                    if self._read_fast(record, page):
                         typed_count += 1
                         continue
-                    self._roll_back(marks)
                     try:
                         record = parse_raw(record)
                     except Unparsable as exc:
                         self._reject(page.source, page.first_index + i, str(exc), _UNPARSABLE)
                         continue
+                self._switch_to(python=True)
+                marks = list(map(len, self._row_lists))  # where to roll back to
                 try:
                     self._read_careful(record, page)
                 except Reject as reject:
@@ -127,8 +137,26 @@ class Flattener:
         self.typed_records += typed
         self.tenant_mismatches.update(mismatches or {})
 
+    def _read_fast(self, record: msgspec.Raw, page: Page) -> bool:
+        """Read a raw record with the compiled lane, else the Python typed reader; False
+        when the careful one must (nothing of the record is kept)."""
+        self._prepare()
+        if self._gathered is not None:
+            self._switch_to(python=False)
+            try:
+                self._gathered.read(record, page.listed_type)
+            except (Reject, *FALLBACK_ERRORS):
+                return False
+            return True
+        self._switch_to(python=True)
+        marks = list(map(len, self._row_lists))
+        if self._read_typed(record, page):
+            return True
+        self._roll_back(marks)
+        return False
+
     def _read_typed(self, record: msgspec.Raw, page: Page) -> bool:
-        """Read a raw record with the fast reader; False when the careful one must."""
+        """Read a raw record with the Python typed reader; False when the careful one must."""
         layout, state = self._layout, self._state
         try:
             row = self._typed_reader().read(record)
@@ -170,7 +198,39 @@ class Flattener:
 
     def prepare(self) -> None:
         """Build the fast reader now rather than at the first raw record."""
-        self._typed_reader()
+        self._prepare()
+
+    def _prepare(self) -> None:
+        if self._gathered is None and self._typed is None:
+            # built on first use: raw records are its only input
+            if gathered.available():
+                self._gathered = GatheredReader(self._layout, self.schemas)
+            else:
+                self._typed_reader()
+
+    def _switch_to(self, *, python: bool) -> None:
+        """Before a record of one lane, the other lane's pending rows become arrays."""
+        if python:
+            if self._gathered is not None and self._gathered.rows():
+                for name, arrays in self._gathered.take().items():
+                    self._chunks[name].append(arrays)
+            self._python_pending = True
+        elif self._python_pending:
+            for name in GATHERED:
+                rows = self._rows[name]
+                fields = row_fields(name, self.schemas[name])
+                self._chunks[name].append(arrays_from_rows(rows.copy(), fields))
+                rows.clear()  # the readers hold `rows` itself: clear it in place
+            self._python_pending = False
+
+    def _held(self, name: str) -> int:
+        """Rows of a table not yet taken, whichever lane read them."""
+        held = len(self._rows[name])
+        if name in self._chunks:
+            held += sum(len(arrays[0]) for arrays in self._chunks[name])
+            if name == "deployments" and self._gathered is not None:
+                held += self._gathered.rows()
+        return held
 
     def _typed_reader(self) -> TypedReader:
         if self._typed is None:  # built on first use: `--from-json` is its only caller
@@ -263,23 +323,42 @@ class Flattener:
         for found in self._workspaces.values():
             found.clear()
         with paused_gc():
+            self._switch_to(python=True)  # the compiled lane's rows, as arrays
             for name, schema in self.schemas.items():  # deployments first: children need it
                 if name == "deployment_components":
                     continue
-                rows = self._rows[name]
-                taken = rows.copy()  # the readers hold `rows` itself: clear it in place
-                rows.clear()
+                columns = self._take_columns(name, schema)
                 if name == "deployments":
-                    out[name] = self._with_workspace(to_table(taken, schema, at), workspaces[name])
+                    out[name] = self._with_workspace(
+                        table_of(columns, schema, at), workspaces[name]
+                    )
                 else:
                     tenant = workspaces.get(name)
-                    out[name] = to_table(
-                        taken, schema, at, tenant if tenant is not None else _parent(out)
+                    out[name] = table_of(
+                        columns, schema, at, tenant if tenant is not None else _parent(out)
                     )
-                del taken
+                del columns
+            self._python_pending = False
         out["deployment_components"] = components_from(out["deployments"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
+
+    def _take_columns(self, name: str, schema: pa.Schema) -> list[pa.Array]:
+        """A table's row columns (`row_fields`) for every row not yet taken; clears them."""
+        rows = self._rows[name]
+        taken = rows.copy()  # the readers hold `rows` itself: clear it in place
+        rows.clear()
+        columns = arrays_from_rows(taken, row_fields(name, schema))
+        chunks = self._chunks.get(name)
+        if not chunks:
+            return columns
+        if taken:
+            chunks.append(columns)
+        parts = chunks.copy()
+        chunks.clear()
+        if len(parts) == 1:
+            return parts[0]
+        return [pa.concat_arrays(list(same)) for same in zip(*parts, strict=True)]
 
     def _with_workspace(self, deployments: pa.Table, workspaces: pa.Array) -> pa.Table:
         """A deployment's tenant_id is its own; the workspace it came from where it has none.
@@ -315,20 +394,18 @@ def parse_raw(record: msgspec.Raw) -> Any:
 TenantOf: TypeAlias = pa.Array | Callable[[dict[str, pa.Array]], pa.Array]
 
 
-def to_table(
-    rows: list[Any], schema: pa.Schema, at: pa.Scalar, tenant: TenantOf | None = None
+def table_of(
+    columns: list[pa.Array], schema: pa.Schema, at: pa.Scalar, tenant: TenantOf | None = None
 ) -> pa.Table:
-    """Rows (every column but snapshot_at) as a table of `schema`.
-
-    With `tenant`, the rows lack the tenant_id column (the last but one) too: it is given
-    apart, as an array or as a function of the other columns.
-    """
-    fields = list(schema)[: -2 if tenant is not None else -1]  # every row lacks snapshot_at
-    columns = arrays_from_rows(rows, fields)
+    """A table of `schema` from its columns but snapshot_at (and but tenant_id, given apart
+    as `tenant`: an array or a function of the other columns)."""
+    columns = list(columns)
+    n = len(columns[0]) if columns else 0
     if tenant is not None:
-        by_name = dict(zip((f.name for f in fields), columns, strict=True))
+        names = [f.name for f in schema][: len(columns)]
+        by_name = dict(zip(names, columns, strict=True))
         columns.append(tenant(by_name) if callable(tenant) else tenant)
-    return pa.Table.from_arrays([*columns, pa.repeat(at, len(rows))], schema=schema)
+    return pa.Table.from_arrays([*columns, pa.repeat(at, n)], schema=schema)
 
 
 def _parent(tables: Mapping[str, pa.Table]) -> Callable[[dict[str, pa.Array]], pa.Array]:

@@ -95,18 +95,18 @@ def _expected_extras() -> dict[str, tuple[str, ...]]:
 
 EXPECTED_EXTRAS = _expected_extras()
 #: Where the record's own type sits (`source_config.deployment_type`): (schema, field).
-_OWN_TYPE = (
+OWN_TYPE = (
     spec.ref_of("Deployment", *spec.own_type_path()[:-1]),
     spec.own_type_path()[-1],
 )
 
 
-def _extras(plan: Plan) -> tuple[str, ...]:
+def extras(plan: Plan) -> tuple[str, ...]:
     """The plan's expected extras that the spec does not name (yet)."""
     return tuple(n for n in EXPECTED_EXTRAS.get(plan.schema, ()) if n not in plan.steps)
 
 
-def _extra_attribute(name: str) -> str:
+def extra_attribute(name: str) -> str:
     return f"extra_{name}"
 
 
@@ -114,7 +114,7 @@ def _attribute(name: str, position: int) -> str:
     return name if name.isidentifier() and not keyword.iskeyword(name) else f"f{position}_"
 
 
-def _attributes(plan: Plan) -> dict[str, str]:
+def attributes(plan: Plan) -> dict[str, str]:
     return {key: _attribute(key, n) for n, key in enumerate(plan.steps)}
 
 
@@ -138,7 +138,7 @@ def struct_for(
     if id(plan) in cache:
         return cache[id(plan)]
     fields: list[tuple[str, Any, Any]] = []
-    names = _attributes(plan)
+    names = attributes(plan)
     for key, (op, kind, _index, nullable, extra) in plan.steps.items():
         if key not in types and op in (t.JSON, t.CHECK):
             kind_type: Any = Any
@@ -159,8 +159,8 @@ def struct_for(
         if attribute != key:
             default = msgspec.field(default=default, name=key)
         fields.append((attribute, kind_type, default))
-    for name in _extras(plan):
-        fields.append((_extra_attribute(name), Any, msgspec.field(default=UNSET, name=name)))
+    for name in extras(plan):
+        fields.append((extra_attribute(name), Any, msgspec.field(default=UNSET, name=name)))
     struct = msgspec.defstruct(
         f"{'Typed' if strict else 'Lenient'}{plan.schema}",
         fields,
@@ -229,10 +229,10 @@ class _Code:
         at = _At(obj, calls, typed, indent, row, path)
         exprs: dict[int, str] = {}
         lines: list[str] = []
-        attributes = _attributes(plan)
+        names = attributes(plan)
         for n, (key, step) in enumerate(plan.steps.items()):
             op, kind, index, _nullable, _extra = step
-            value = f"{obj}.{attributes[key]}"
+            value = f"{obj}.{names[key]}"
             if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
                 exprs[cast(int, index)] = value
             elif op == t.PASSWORD:
@@ -289,13 +289,13 @@ class _Code:
         """Expected extras found go to `unknown` by dotted path; a string own type to
         `own_type`, a service field's string to its column."""
         indent, lines = at.indent, []
-        for name in _extras(plan):
+        for name in extras(plan):
             lines += [
-                f"{indent}v = {at.obj}.{_extra_attribute(name)}",
+                f"{indent}v = {at.obj}.{extra_attribute(name)}",
                 f"{indent}if v is not UNSET:",
                 f"{indent}    unknown[{at.path + name!r}] = v",
             ]
-            if (plan.schema, name) == _OWN_TYPE:
+            if (plan.schema, name) == OWN_TYPE:
                 lines += [f"{indent}    if type(v) is str:", f"{indent}        own_type = v"]
             column = self.service_columns.get(at.path + name)
             if column is not None:
@@ -325,7 +325,7 @@ class TypedReader:
         self._state = state
         code = _Code(layout.service_columns)
         code.names.update(_f=state, _quantities=t.container_quantities)
-        code.names.update(_volume_source=t.volume_source, _strict_json=_strict_json)
+        code.names.update(_volume_source=t.volume_source, _strict_json=strict_json)
         calls: dict[str, str] = {}
         for prop, table_name in ITEM_TABLES.items():
             calls[prop] = code.name("items", self._items(code, layout.items[table_name]))
@@ -334,9 +334,7 @@ class TypedReader:
         for prop, kind in LABEL_KINDS.items():
             calls[prop] = code.name("labels", self._labels(kind))
         plan = layout.deployment_plan
-        self._decode = _decoder(layout, strict=True)
-        self._decode_lenient = _decoder(layout, strict=False)
-        self._unknown_fields = UnknownFields(layout)
+        self._decoder = RecordDecoder(layout)
         exprs, lines = code.plan(plan, "o", calls)
         width = len(layout.wide.names)
         self._read = code.function(
@@ -363,19 +361,7 @@ class TypedReader:
         secret_count is left to the caller.
         """
         unknown: dict[str, Any] = {}
-        try:  # the strict Structs refuse any unknown field: most records have none
-            record = self._decode(raw)
-        except msgspec.ValidationError as exc:
-            if not str(exc).startswith("Object contains unknown field"):
-                raise
-            record = self._decode_lenient(raw)
-            found = self._unknown_fields.find(raw)
-            if found:
-                self._unknown_fields.parse(raw, found, unknown)
-            else:  # the scan was not sure (or saw none, against msgspec): one parse tells
-                self._unknown_fields.collect(raw, unknown)
-        if record.id is None:
-            raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
+        record = self._decoder.decode(raw, unknown)
         state = self._state
         state.deployment_id = record.id
         state.secret_count = None
@@ -397,11 +383,11 @@ class TypedReader:
             *lines,
         ]
         if table.name == "deployment_volumes":  # the one source a volume names, as JSON
-            attributes = _attributes(plan)
+            names = attributes(plan)
             source.append("        present = {}")
             for name in _volume_sources(plan.schema):
                 source += [
-                    f"        v = o.{attributes[name]}",
+                    f"        v = o.{names[name]}",
                     "        if v is not None and v is not UNSET:",
                     f"            present[{name!r}] = v",
                 ]
@@ -426,7 +412,7 @@ class TypedReader:
             env.plan, "e", {}, indent="                ", row="env_row"
         )
         env_exprs.update({0: "did", 1: repr(kind), 2: "position", 3: "name", 4: "env_position"})
-        attributes = _attributes(table.plan)
+        names = attributes(table.plan)
         name = exprs[table.columns.names.index("name")]
         source = [
             "def read(value):",
@@ -435,11 +421,11 @@ class TypedReader:
             "    for position, o in enumerate(value):",
             f"        row = {_row_display(len(table.columns.names), exprs)}",
             *lines,
-            f"        r = o.{attributes[RESOURCES_PROP]}",
+            f"        r = o.{names[RESOURCES_PROP]}",
             "        if r is not None:",
             "            row[-4:] = _quantities(r.requests or {}, r.limits or {})",
             "        append(row)",
-            f"        entries = o.{attributes[ENV_PROP]}",
+            f"        entries = o.{names[ENV_PROP]}",
             "        if entries:",
             f"            name = {name}",
             "            for env_position, e in enumerate(entries):",
@@ -455,14 +441,53 @@ class TypedReader:
         def read(value: dict[str, Any]) -> None:
             deployment_id = state.deployment_id
             for key, item in value.items():
-                rows.append((deployment_id, kind, key, t.label_text(item, _strict_json)))
+                rows.append((deployment_id, kind, key, t.label_text(item, strict_json)))
 
         return read
 
 
-def _decoder(layout: Layout, *, strict: bool) -> Callable[[msgspec.Raw], Any]:
-    """The decoder of raw deployment records into the Structs of the layout's plans."""
-    cache: dict[int, Any] = {}
+class RecordDecoder:
+    """Raw deployment records decoded into the Structs of the layout's plans, with the
+    fields the spec does not name found apart (what both fast readers start from)."""
+
+    def __init__(self, layout: Layout) -> None:
+        strict_types: dict[int, Any] = {}
+        lenient_types: dict[int, Any] = {}
+        self._decode = _decoder(layout, strict=True, cache=strict_types)
+        self._decode_lenient = _decoder(layout, strict=False, cache=lenient_types)
+        #: plan id -> its Struct type: (strict ones, lenient ones)
+        self.struct_types = (strict_types, lenient_types)
+        self._unknown_fields = UnknownFields(layout)
+
+    def decode(self, raw: msgspec.Raw, unknown: dict[str, Any]) -> Any:
+        """The record's Structs; the fields the spec does not name go to `unknown`.
+
+        The strict Structs refuse any unknown field, which says that the record has one
+        (most have none, and are decoded once); then the lenient Structs ignore them and
+        `UnknownFields` finds them in the raw text exactly as the careful reader would.
+        Raises one of `FALLBACK_ERRORS` for a record the careful reader must read.
+        """
+        try:
+            record = self._decode(raw)
+        except msgspec.ValidationError as exc:
+            if not str(exc).startswith("Object contains unknown field"):
+                raise
+            record = self._decode_lenient(raw)
+            found = self._unknown_fields.find(raw)
+            if found:
+                self._unknown_fields.parse(raw, found, unknown)
+            else:  # the scan was not sure (or saw none, against msgspec): one parse tells
+                self._unknown_fields.collect(raw, unknown)
+        if record.id is None:
+            raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
+        return record
+
+
+def _decoder(
+    layout: Layout, *, strict: bool, cache: dict[int, Any]
+) -> Callable[[msgspec.Raw], Any]:
+    """The decoder of raw deployment records into the Structs of the layout's plans
+    (`cache`: filled with each plan's Struct type, by the plan's id)."""
     types: dict[str, Any] = {}
     for prop, table_name in ITEM_TABLES.items():
         item = struct_for(layout.items[table_name].plan, {}, cache, strict=strict)
@@ -547,7 +572,7 @@ class UnknownFields:
                     inner.append((key, "items", *self._routes[key]))
                 elif op == t.CHECK and key == ENV_PROP and env is not None:
                     inner.append((key, "items", env, None))
-            level = _Level(frozenset(plan.steps) | frozenset(_extras(plan)), tuple(inner))
+            level = _Level(frozenset(plan.steps) | frozenset(extras(plan)), tuple(inner))
             self._levels[id(plan) * 2 + (env is not None)] = level
         return level
 
@@ -583,7 +608,7 @@ class _Level:
     inner: tuple[tuple[str, str, Plan, Plan | None], ...]
 
 
-def _strict_json(value: Any) -> str:
+def strict_json(value: Any) -> str:
     """JSON text as orjson writes it, raising (a fallback to the careful reader) for an
     integer beyond 64 bits, which the careful reader's parse reads differently."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.tables import arrays, columnar, typed
+from analysis.tables import arrays, columnar, gathered, typed
 from analysis.tables.arrays import arrays_from_rows
 from analysis.tables.rules import TIMESTAMP
 
@@ -58,9 +58,11 @@ def tables(draw: st.DrawFn) -> tuple[str, list[Any]]:
 
 def test_the_compiled_modules_are_built():
     """`pip install` builds them (hatch_build.py); without them an export silently takes the
-    slower paths (pyarrow's conversion, the orjson walk for unknown fields)."""
+    slower paths (pyarrow's conversion, the orjson walk for unknown fields, the Python
+    typed reader)."""
     assert arrays.columnar is columnar is not None
     assert typed.unknownkeys is not None
+    assert gathered.available()
 
 
 @settings(max_examples=300, deadline=None)

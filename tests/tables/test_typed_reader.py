@@ -1,4 +1,4 @@
-"""The fast typed reader writes exactly the rows the careful reader writes, or gives way.
+"""The fast readers write exactly the rows the careful reader writes, or give way.
 
 Every test flattens the same JSON twice: once as raw record text (`msgspec.Raw`, what
 `read_dump(raw=True)` yields and `dims export --from-json` uses), which goes through the
@@ -10,6 +10,7 @@ typed reader must actually take the ordinary records (or the speed-up is gone un
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,12 +27,25 @@ from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
 from analysis.storage.dumps import read_dump
 from analysis.storage.writer import export_snapshot
-from analysis.tables import Flattener
+from analysis.tables import Flattener, gathered
 from analysis.tables.layout import Layout
 from analysis.tables.typed import EXPECTED_EXTRAS, UnknownFields
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+@pytest.fixture(scope="module", params=["compiled lane", "python typed reader"], autouse=True)
+def fast_lane(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs with both fast readers: the compiled lane (gather.c, what an export
+    uses) and the Python typed reader (what stands in where gather.c was not built)."""
+    built = gathered.gather
+    if request.param == "python typed reader":
+        gathered.gather = None  # type: ignore[assignment]
+    try:
+        yield request.param
+    finally:
+        gathered.gather = built
 
 
 def flatten_both(

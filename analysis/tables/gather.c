@@ -1,0 +1,971 @@
+/* analysis.tables.gather: decoded deployment records read straight into Arrow buffers.
+ *
+ * Why it exists: after msgspec has decoded a record into typed Structs, the fast reader
+ * copied every value into a Python row (generated Python code), and `columnar` then copied
+ * the rows into Arrow buffers, after which the rows were freed. That middle was most of an
+ * export's Python time (benchmarks/export.py). Here a program compiled from the same plans
+ * (analysis/tables/gathered.py) walks the Structs once and appends each value to its
+ * column's buffers: no row, no second pass, nothing to free.
+ *
+ * Why it can be trusted: it only copies. Every rule that needs judgement (a date-time, a
+ * free-form part's shape and JSON text, a volume's source, a container's quantities, a
+ * label that is not text) is a Python function of the plans, called with the value; a type
+ * the columns do not expect, or any error, rolls every table back to where the record
+ * began and raises, and the caller gives the record to the careful reader, as it did with
+ * the Python rows. tests/tables/test_typed_reader.py holds the result to the careful
+ * reader's, table by table.
+ *
+ * Gatherer(kinds, levels, roots, wide, unknown_col, type_col, dumps, fallback, unset)
+ *   kinds   one string per table: a letter per column (s string, d double, i int64,
+ *           b bool, t timestamp in microseconds from an aware datetime)
+ *   levels  one (struct type, ops) per Struct type read; ops are tuples, see `compile_op`
+ *   roots   the record's level for each Struct type it may come as (strict, lenient)
+ *   wide    the table of the record's own row; unknown_col and type_col are in it
+ * .read(record, deployment_id, unknown, listed_type) -> None; raises `fallback` (or the
+ *   error a rule raised) with every table as it was before the call
+ * .take(table) -> (rows, [(null_count, validity, offsets, data), ...]), and empties it
+ * .rows(table) -> rows held
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <datetime.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+/* Operations of a level (see compile_op for their tuples). */
+enum {
+    OP_SCALAR = 0,   /* (op, field, table, col): the value as it is */
+    OP_DATETIME = 1, /* (op, field, table, col, parse): parse(text) -> aware datetime */
+    OP_NESTED = 2,   /* (op, field, level): a nested Struct, read into the same rows */
+    OP_JSON = 3,     /* (op, field, table, col, fn, nullable): fn(value) -> text or None */
+    OP_ITEMS = 4,    /* (op, field, table, level, prefix, post, post_cols, count_col) */
+    OP_LABELS = 5,   /* (op, field, table, kind, fn): one row per key of a dict */
+    OP_EXTRA = 6,    /* (op, field, path, own_type, service_col): a field the spec lacks */
+};
+
+/* Where an item row's leading columns come from. */
+enum { FROM_ID = 0, FROM_POSITION = 1, FROM_CONST = 2, FROM_OUTER_POSITION = 3,
+       FROM_OUTER_COL = 4 };
+
+typedef struct {
+    int col, source;
+    PyObject *value; /* FROM_CONST: the value; FROM_OUTER_COL: unused */
+    int outer_col;
+} Prefix;
+
+typedef struct {
+    int op;
+    Py_ssize_t offset; /* of the field's slot in the Struct */
+    int table, col, level, nullable, count_col, own_type, service_col;
+    PyObject *fn;   /* OP_DATETIME, OP_JSON, OP_LABELS: the rule; OP_ITEMS: post */
+    PyObject *arg;  /* OP_LABELS: the kind; OP_EXTRA: the dotted path */
+    Prefix *prefix;
+    int nprefix;
+    int *post_cols;
+    int npost;
+} Op;
+
+typedef struct {
+    PyTypeObject *type;
+    Op *ops;
+    int nops;
+} Level;
+
+typedef struct {
+    char kind;
+    Py_ssize_t nulls;
+    uint8_t *validity; /* one bit per row, always kept */
+    char *data;        /* fixed width values, bits for bools, or string bytes */
+    Py_ssize_t size;   /* string bytes used */
+    Py_ssize_t data_capacity;
+    int32_t *offsets; /* strings: rows + 1 */
+} Column;
+
+typedef struct {
+    int ncols;
+    Py_ssize_t rows, capacity;
+    Column *cols;
+    PyObject **scratch; /* the row being read: a new reference per column, NULL for null */
+} Table;
+
+typedef struct {
+    PyObject_HEAD
+    int ntables, nlevels, nroots, wide, unknown_col, type_col;
+    int roots[8]; /* the record's level, one per Struct type it may be decoded into */
+    Table *tables;
+    Level *levels;
+    PyObject *dumps, *fallback, *unset, *keep; /* keep: everything the ops borrow */
+} Gatherer;
+
+/* What a record being read knows: its id, and the item row it is inside. */
+typedef struct {
+    PyObject *deployment_id;
+    PyObject *own_type;
+    PyObject *unknown;
+    int outer_table;
+    Py_ssize_t outer_position;
+} Context;
+
+static PyObject *utcoffset_name;
+
+/* ---------------------------------------------------------------- columns */
+
+static int grow(void **buffer, Py_ssize_t *capacity, Py_ssize_t needed, size_t unit)
+{
+    if (needed <= *capacity)
+        return 0;
+    Py_ssize_t capacity_now = *capacity ? *capacity : 64;
+    while (capacity_now < needed)
+        capacity_now *= 2;
+    void *grown = PyMem_Realloc(*buffer, (size_t)capacity_now * unit);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buffer = grown;
+    *capacity = capacity_now;
+    return 0;
+}
+
+/* Room for one more row in every column of a table. */
+static int table_reserve(Table *t)
+{
+    Py_ssize_t needed = t->rows + 1;
+    if (needed <= t->capacity)
+        return 0;
+    Py_ssize_t capacity = t->capacity ? t->capacity * 2 : 1024;
+    for (int c = 0; c < t->ncols; c++) {
+        Column *col = &t->cols[c];
+        uint8_t *validity = PyMem_Realloc(col->validity, (size_t)(capacity + 7) / 8);
+        if (validity == NULL)
+            return PyErr_NoMemory(), -1;
+        col->validity = validity;
+        if (col->kind == 's') {
+            int32_t *offsets = PyMem_Realloc(col->offsets, (size_t)(capacity + 1) * 4);
+            if (offsets == NULL)
+                return PyErr_NoMemory(), -1;
+            if (col->offsets == NULL)
+                offsets[0] = 0;
+            col->offsets = offsets;
+        } else {
+            Py_ssize_t bytes = col->kind == 'b' ? (capacity + 7) / 8 : capacity * 8;
+            char *data = PyMem_Realloc(col->data, (size_t)bytes);
+            if (data == NULL)
+                return PyErr_NoMemory(), -1;
+            col->data = data;
+        }
+    }
+    t->capacity = capacity;
+    return 0;
+}
+
+static inline void set_bit(uint8_t *bits, Py_ssize_t i, int on)
+{
+    if (on)
+        bits[i >> 3] |= (uint8_t)(1 << (i & 7));
+    else
+        bits[i >> 3] &= (uint8_t) ~(1 << (i & 7));
+}
+
+/* Microseconds since the epoch, in UTC, of an aware datetime (as columnar.c reads it). */
+static int timestamp_of(PyObject *value, int64_t *out)
+{
+    if (!PyDateTime_CheckExact(value))
+        return 1;
+    PyObject *tz = PyDateTime_DATE_GET_TZINFO(value);
+    if (tz == Py_None)
+        return 1;
+    int64_t offset_us = 0;
+    if (tz != PyDateTime_TimeZone_UTC) {
+        if (!Py_IS_TYPE(tz, Py_TYPE(PyDateTime_TimeZone_UTC)))
+            return 1;
+        PyObject *delta = PyObject_CallMethodNoArgs(value, utcoffset_name);
+        if (delta == NULL)
+            return -1;
+        if (!PyDelta_CheckExact(delta)) {
+            Py_DECREF(delta);
+            return 1;
+        }
+        offset_us = ((int64_t)PyDateTime_DELTA_GET_DAYS(delta) * 86400 +
+                     PyDateTime_DELTA_GET_SECONDS(delta)) * 1000000 +
+                    PyDateTime_DELTA_GET_MICROSECONDS(delta);
+        Py_DECREF(delta);
+    }
+    int64_t y = PyDateTime_GET_YEAR(value);
+    unsigned m = (unsigned)PyDateTime_GET_MONTH(value), d = (unsigned)PyDateTime_GET_DAY(value);
+    y -= m <= 2; /* days since 1970-01-01: H. Hinnant's days_from_civil */
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    int64_t days = era * 146097 + (int64_t)doe - 719468;
+    int64_t seconds = days * 86400 + PyDateTime_DATE_GET_HOUR(value) * 3600 +
+                      PyDateTime_DATE_GET_MINUTE(value) * 60 + PyDateTime_DATE_GET_SECOND(value);
+    *out = seconds * 1000000 + PyDateTime_DATE_GET_MICROSECOND(value) - offset_us;
+    return 0;
+}
+
+/* One value into row `i` (room reserved): 0, 1 when its type is not the column's, -1 error. */
+static int put(Column *col, PyObject *value, Py_ssize_t i)
+{
+    if (value == NULL || value == Py_None) {
+        col->nulls++;
+        set_bit(col->validity, i, 0);
+        if (col->kind == 's')
+            col->offsets[i + 1] = (int32_t)col->size;
+        else if (col->kind == 'b')
+            set_bit((uint8_t *)col->data, i, 0);
+        else
+            ((int64_t *)col->data)[i] = 0;
+        return 0;
+    }
+    switch (col->kind) {
+    case 's': {
+        const char *text;
+        Py_ssize_t size;
+        if (PyUnicode_CheckExact(value)) {
+            text = PyUnicode_AsUTF8AndSize(value, &size);
+            if (text == NULL) {
+                PyErr_Clear(); /* a lone surrogate: the careful reader says what is wrong */
+                return 1;
+            }
+        } else if (PyBytes_CheckExact(value)) { /* JSON text as orjson writes it */
+            text = PyBytes_AS_STRING(value);
+            size = PyBytes_GET_SIZE(value);
+        } else {
+            return 1;
+        }
+        if (col->size + size > INT32_MAX)
+            return 1;
+        if (grow((void **)&col->data, &col->data_capacity, col->size + size, 1))
+            return -1;
+        memcpy(col->data + col->size, text, (size_t)size);
+        col->size += size;
+        col->offsets[i + 1] = (int32_t)col->size;
+        break;
+    }
+    case 'd':
+        if (!PyFloat_CheckExact(value))
+            return 1;
+        ((double *)col->data)[i] = PyFloat_AS_DOUBLE(value);
+        break;
+    case 'i': {
+        if (!PyLong_CheckExact(value))
+            return 1;
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow)
+            return 1;
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        ((int64_t *)col->data)[i] = (int64_t)v;
+        break;
+    }
+    case 'b':
+        if (value != Py_True && value != Py_False)
+            return 1;
+        set_bit((uint8_t *)col->data, i, value == Py_True);
+        break;
+    case 't': {
+        int status = timestamp_of(value, &((int64_t *)col->data)[i]);
+        if (status)
+            return status;
+        break;
+    }
+    default:
+        return 1;
+    }
+    set_bit(col->validity, i, 1);
+    return 0;
+}
+
+static void clear_scratch(Table *t)
+{
+    for (int c = 0; c < t->ncols; c++)
+        Py_CLEAR(t->scratch[c]);
+}
+
+/* Rows from `mark` on dropped: what a record that failed had added. */
+static void truncate_table(Table *t, Py_ssize_t mark)
+{
+    for (int c = 0; c < t->ncols; c++) {
+        Column *col = &t->cols[c];
+        for (Py_ssize_t i = mark; i < t->rows; i++)
+            col->nulls -= !(col->validity[i >> 3] & (1 << (i & 7)));
+        if (col->kind == 's')
+            col->size = col->offsets ? col->offsets[mark] : 0; /* none: no row yet */
+    }
+    t->rows = mark;
+    clear_scratch(t);
+}
+
+static PyObject *fallback_error(Gatherer *g, const char *why)
+{
+    PyErr_SetString(g->fallback, why);
+    return NULL;
+}
+
+/* The scratch row appended to the table's columns, and cleared. */
+static int commit(Gatherer *g, Table *t)
+{
+    if (table_reserve(t))
+        return -1;
+    for (int c = 0; c < t->ncols; c++) {
+        int status = put(&t->cols[c], t->scratch[c], t->rows);
+        if (status) {
+            /* columns before c hold row `rows`: truncate_table forgets them with the row */
+            for (int done = 0; done < c; done++) {
+                Column *col = &t->cols[done];
+                col->nulls -= !(col->validity[t->rows >> 3] & (1 << (t->rows & 7)));
+                if (col->kind == 's')
+                    col->size = col->offsets[t->rows];
+            }
+            clear_scratch(t);
+            if (status > 0)
+                fallback_error(g, "a value of another type than its column's");
+            return -1;
+        }
+    }
+    t->rows++;
+    clear_scratch(t);
+    return 0;
+}
+
+static inline void set_value(Table *t, int col, PyObject *value) /* takes a new reference */
+{
+    Py_XSETREF(t->scratch[col], value);
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static int read_level(Gatherer *g, int level, PyObject *obj, Context *ctx);
+
+static inline PyObject *slot(PyObject *obj, Py_ssize_t offset)
+{
+    return *(PyObject **)((char *)obj + offset);
+}
+
+static int read_items(Gatherer *g, Op *op, PyObject *value, Context *ctx)
+{
+    if (!PyList_CheckExact(value)) {
+        fallback_error(g, "items are not a list");
+        return -1;
+    }
+    Table *t = &g->tables[op->table];
+    Py_ssize_t n = PyList_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(value, i);
+        for (int p = 0; p < op->nprefix; p++) {
+            Prefix *pre = &op->prefix[p];
+            PyObject *v;
+            switch (pre->source) {
+            case FROM_ID:
+                v = Py_NewRef(ctx->deployment_id);
+                break;
+            case FROM_POSITION:
+                v = PyLong_FromSsize_t(i);
+                break;
+            case FROM_CONST:
+                v = Py_NewRef(pre->value);
+                break;
+            case FROM_OUTER_POSITION:
+                v = PyLong_FromSsize_t(ctx->outer_position);
+                break;
+            default: /* FROM_OUTER_COL */
+                v = Py_XNewRef(g->tables[ctx->outer_table].scratch[pre->outer_col]);
+                break;
+            }
+            if (v == NULL && pre->source != FROM_OUTER_COL)
+                return -1;
+            set_value(t, pre->col, v);
+        }
+        Context inner = *ctx;
+        inner.outer_table = op->table;
+        inner.outer_position = i;
+        if (read_level(g, op->level, item, &inner))
+            return -1;
+        if (op->fn != Py_None) { /* post: values of the last columns, or None */
+            PyObject *values = PyObject_CallOneArg(op->fn, item);
+            if (values == NULL)
+                return -1;
+            if (values != Py_None) {
+                if (!PyTuple_CheckExact(values) || PyTuple_GET_SIZE(values) != op->npost) {
+                    Py_DECREF(values);
+                    fallback_error(g, "a rule gave values of another shape");
+                    return -1;
+                }
+                for (int p = 0; p < op->npost; p++)
+                    set_value(t, op->post_cols[p], Py_NewRef(PyTuple_GET_ITEM(values, p)));
+            }
+            Py_DECREF(values);
+        }
+        /* an item's own items (a container's env entries) are read with the item's row
+         * still open, so they can repeat its columns; the item's row is committed last */
+        if (commit(g, t))
+            return -1;
+    }
+    if (op->count_col >= 0)
+        set_value(&g->tables[g->wide], op->count_col, PyLong_FromSsize_t(n));
+    return 0;
+}
+
+static int read_labels(Gatherer *g, Op *op, PyObject *value, Context *ctx)
+{
+    if (!PyDict_CheckExact(value)) {
+        fallback_error(g, "labels are not a dict");
+        return -1;
+    }
+    Table *t = &g->tables[op->table];
+    Py_ssize_t pos = 0;
+    PyObject *key, *item;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+        PyObject *text;
+        if (item == Py_None || PyUnicode_CheckExact(item))
+            text = Py_NewRef(item);
+        else if ((text = PyObject_CallOneArg(op->fn, item)) == NULL)
+            return -1;
+        set_value(t, 0, Py_NewRef(ctx->deployment_id));
+        set_value(t, 1, Py_NewRef(op->arg));
+        set_value(t, 2, Py_NewRef(key));
+        set_value(t, 3, text);
+        if (commit(g, t))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
+{
+    PyObject *value = slot(obj, op->offset);
+    if (value == NULL) {
+        fallback_error(g, "a field was never set");
+        return -1;
+    }
+    switch (op->op) {
+    case OP_SCALAR:
+        if (value != Py_None)
+            set_value(&g->tables[op->table], op->col, Py_NewRef(value));
+        return 0;
+    case OP_DATETIME: {
+        if (value == Py_None)
+            return 0;
+        PyObject *parsed = PyObject_CallOneArg(op->fn, value);
+        if (parsed == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_ValueError))
+                return -1;
+            PyErr_Clear(); /* not a date-time the careful conversion reads: it says why */
+            fallback_error(g, "a date-time the careful reader must judge");
+            return -1;
+        }
+        set_value(&g->tables[op->table], op->col, parsed);
+        return 0;
+    }
+    case OP_NESTED:
+        return value == Py_None ? 0 : read_level(g, op->level, value, ctx);
+    case OP_JSON: {
+        if (value == g->unset)
+            return 0;
+        if (value == Py_None) {
+            if (op->nullable)
+                return 0;
+            fallback_error(g, "null where the spec allows none");
+            return -1;
+        }
+        PyObject *text = PyObject_CallOneArg(op->fn, value);
+        if (text == NULL)
+            return -1;
+        if (op->col >= 0 && text != Py_None)
+            set_value(&g->tables[op->table], op->col, text);
+        else
+            Py_DECREF(text);
+        return 0;
+    }
+    case OP_ITEMS:
+        return value == Py_None ? 0 : read_items(g, op, value, ctx);
+    case OP_LABELS:
+        return value == Py_None ? 0 : read_labels(g, op, value, ctx);
+    case OP_EXTRA:
+        if (value == g->unset)
+            return 0;
+        if (PyDict_SetItem(ctx->unknown, op->arg, value))
+            return -1;
+        if (PyUnicode_CheckExact(value)) {
+            if (op->own_type)
+                Py_XSETREF(ctx->own_type, Py_NewRef(value));
+            if (op->service_col >= 0)
+                set_value(&g->tables[g->wide], op->service_col, Py_NewRef(value));
+        }
+        return 0;
+    }
+    fallback_error(g, "an unknown operation");
+    return -1;
+}
+
+static int read_level(Gatherer *g, int level, PyObject *obj, Context *ctx)
+{
+    Level *l = &g->levels[level];
+    if (Py_TYPE(obj) != l->type) {
+        fallback_error(g, "an object of another type than its plan's");
+        return -1;
+    }
+    for (int i = 0; i < l->nops; i++) {
+        if (read_op(g, &l->ops[i], obj, ctx))
+            return -1;
+    }
+    return 0;
+}
+
+static PyObject *gatherer_read(Gatherer *g, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyUnicode_CheckExact(args[1]) || !PyDict_CheckExact(args[2]))
+        return PyErr_Format(PyExc_TypeError, "read(record, deployment_id: str, unknown: dict, "
+                                             "listed_type)");
+    Py_ssize_t marks[64];
+    for (int t = 0; t < g->ntables; t++)
+        marks[t] = g->tables[t].rows;
+    Context ctx = {args[1], NULL, args[2], g->wide, 0};
+    Table *wide = &g->tables[g->wide];
+    int root = g->roots[0];
+    for (int r = 1; r < g->nroots; r++) { /* strict or lenient Structs: each has its level */
+        if (Py_TYPE(args[0]) == g->levels[g->roots[r]].type)
+            root = g->roots[r];
+    }
+    int status = read_level(g, root, args[0], &ctx);
+    if (status == 0 && PyDict_GET_SIZE(ctx.unknown) > 0) {
+        PyObject *text = PyObject_CallOneArg(g->dumps, ctx.unknown);
+        if (text == NULL)
+            status = -1;
+        else
+            set_value(wide, g->unknown_col, text);
+    }
+    if (status == 0) {
+        PyObject *type = ctx.own_type ? ctx.own_type : args[3];
+        set_value(wide, g->type_col, Py_NewRef(type));
+        status = commit(g, wide);
+    }
+    Py_XDECREF(ctx.own_type);
+    if (status) {
+        for (int t = 0; t < g->ntables; t++)
+            truncate_table(&g->tables[t], marks[t]);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- taking */
+
+static PyObject *column_buffers(Column *col, Py_ssize_t rows)
+{
+    PyObject *validity = Py_None, *offsets = Py_None, *data;
+    Py_ssize_t bits = (rows + 7) / 8;
+    if (col->nulls) {
+        validity = PyBytes_FromStringAndSize((char *)col->validity, bits);
+        if (validity == NULL)
+            return NULL;
+    } else {
+        Py_INCREF(validity);
+    }
+    if (col->kind == 's') {
+        offsets = PyBytes_FromStringAndSize((char *)col->offsets, (rows + 1) * 4);
+        data = PyBytes_FromStringAndSize(col->data ? col->data : "", col->size);
+    } else {
+        Py_INCREF(offsets);
+        data = PyBytes_FromStringAndSize(col->data ? col->data : "",
+                                         col->kind == 'b' ? bits : rows * 8);
+    }
+    if (offsets == NULL || data == NULL) {
+        Py_DECREF(validity);
+        Py_XDECREF(offsets);
+        Py_XDECREF(data);
+        return NULL;
+    }
+    return Py_BuildValue("(nNNN)", col->nulls, validity, offsets, data);
+}
+
+static int table_index(Gatherer *g, PyObject *arg)
+{
+    long t = PyLong_AsLong(arg);
+    if (t == -1 && PyErr_Occurred())
+        return -1;
+    if (t < 0 || t >= g->ntables) {
+        PyErr_Format(PyExc_IndexError, "no table %ld", t);
+        return -1;
+    }
+    return (int)t;
+}
+
+static PyObject *gatherer_take(Gatherer *g, PyObject *arg)
+{
+    int index = table_index(g, arg);
+    if (index < 0)
+        return NULL;
+    Table *t = &g->tables[index];
+    PyObject *columns = PyList_New(t->ncols);
+    if (columns == NULL)
+        return NULL;
+    for (int c = 0; c < t->ncols; c++) {
+        PyObject *buffers = column_buffers(&t->cols[c], t->rows);
+        if (buffers == NULL) {
+            Py_DECREF(columns);
+            return NULL;
+        }
+        PyList_SET_ITEM(columns, c, buffers);
+    }
+    PyObject *out = Py_BuildValue("(nN)", t->rows, columns);
+    if (out == NULL)
+        return NULL;
+    for (int c = 0; c < t->ncols; c++) {
+        t->cols[c].nulls = 0;
+        t->cols[c].size = 0;
+    }
+    t->rows = 0;
+    return out;
+}
+
+static PyObject *gatherer_rows(Gatherer *g, PyObject *arg)
+{
+    int index = table_index(g, arg);
+    return index < 0 ? NULL : PyLong_FromSsize_t(g->tables[index].rows);
+}
+
+/* ---------------------------------------------------------------- compiling */
+
+/* The slot offset of a Struct field: its member descriptor's (msgspec keeps fields in
+ * object slots). Anything else is refused: the program reads slots directly. */
+static Py_ssize_t field_offset(PyTypeObject *type, PyObject *name)
+{
+    PyObject *descr = PyDict_GetItemWithError(type->tp_dict, name);
+    if (descr == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "gather: %s has no field %R", type->tp_name, name);
+        return -1;
+    }
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_ValueError, "gather: %s.%U is not a slot", type->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX && member->type != T_OBJECT) {
+        PyErr_Format(PyExc_ValueError, "gather: %s.%U is not an object slot", type->tp_name,
+                     name);
+        return -1;
+    }
+    return member->offset;
+}
+
+static int int_at(PyObject *tuple, Py_ssize_t i, int *out)
+{
+    long v = PyLong_AsLong(PyTuple_GET_ITEM(tuple, i));
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int check_column(Gatherer *g, int table, int col)
+{
+    if (table < 0 || table >= g->ntables || col < -1 || col >= g->tables[table].ncols) {
+        PyErr_Format(PyExc_ValueError, "gather: no column %d of table %d", col, table);
+        return -1;
+    }
+    return 0;
+}
+
+static int keep(Gatherer *g, PyObject *value)
+{
+    return PyList_Append(g->keep, value);
+}
+
+static int compile_prefix(Gatherer *g, Op *op, PyObject *prefix)
+{
+    if (!PyTuple_Check(prefix))
+        return PyErr_SetString(PyExc_TypeError, "gather: prefix is a tuple"), -1;
+    op->nprefix = (int)PyTuple_GET_SIZE(prefix);
+    op->prefix = PyMem_Calloc((size_t)op->nprefix + 1, sizeof(Prefix));
+    if (op->prefix == NULL)
+        return PyErr_NoMemory(), -1;
+    for (int p = 0; p < op->nprefix; p++) {
+        PyObject *entry = PyTuple_GET_ITEM(prefix, p);
+        Prefix *pre = &op->prefix[p];
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3)
+            return PyErr_SetString(PyExc_TypeError, "gather: (col, source, value)"), -1;
+        if (int_at(entry, 0, &pre->col) || int_at(entry, 1, &pre->source))
+            return -1;
+        if (check_column(g, op->table, pre->col))
+            return -1;
+        pre->value = PyTuple_GET_ITEM(entry, 2);
+        if (pre->source == FROM_OUTER_COL && int_at(entry, 2, &pre->outer_col))
+            return -1;
+        if (pre->source < FROM_ID || pre->source > FROM_OUTER_COL)
+            return PyErr_SetString(PyExc_ValueError, "gather: unknown prefix source"), -1;
+    }
+    return 0;
+}
+
+/* One op from its tuple (see the enum above for each one's fields). */
+static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
+{
+    if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) < 3)
+        return PyErr_SetString(PyExc_TypeError, "gather: an op is a tuple"), -1;
+    Py_ssize_t size = PyTuple_GET_SIZE(tuple);
+    static const Py_ssize_t sizes[] = {4, 5, 3, 6, 8, 5, 5};
+    if (int_at(tuple, 0, &op->op))
+        return -1;
+    if (op->op < 0 || op->op > OP_EXTRA || size != sizes[op->op])
+        return PyErr_Format(PyExc_ValueError, "gather: op %d with %zd fields", op->op, size),
+               -1;
+    op->offset = field_offset(type, PyTuple_GET_ITEM(tuple, 1));
+    if (op->offset < 0)
+        return -1;
+    op->col = op->count_col = op->service_col = -1;
+    op->fn = op->arg = Py_None;
+    switch (op->op) {
+    case OP_SCALAR:
+    case OP_DATETIME:
+    case OP_JSON:
+        if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->col))
+            return -1;
+        if (check_column(g, op->table, op->col))
+            return -1;
+        if (op->op != OP_SCALAR)
+            op->fn = PyTuple_GET_ITEM(tuple, 4);
+        if (op->op == OP_JSON && int_at(tuple, 5, &op->nullable))
+            return -1;
+        break;
+    case OP_NESTED:
+        if (int_at(tuple, 2, &op->level))
+            return -1;
+        break;
+    case OP_ITEMS: {
+        if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->level) ||
+            int_at(tuple, 7, &op->count_col))
+            return -1;
+        if (check_column(g, op->table, -1) || check_column(g, g->wide, op->count_col))
+            return -1;
+        if (compile_prefix(g, op, PyTuple_GET_ITEM(tuple, 4)))
+            return -1;
+        op->fn = PyTuple_GET_ITEM(tuple, 5);
+        PyObject *cols = PyTuple_GET_ITEM(tuple, 6);
+        if (!PyTuple_Check(cols))
+            return PyErr_SetString(PyExc_TypeError, "gather: post columns are a tuple"), -1;
+        op->npost = (int)PyTuple_GET_SIZE(cols);
+        op->post_cols = PyMem_Calloc((size_t)op->npost + 1, sizeof(int));
+        if (op->post_cols == NULL)
+            return PyErr_NoMemory(), -1;
+        for (int p = 0; p < op->npost; p++) {
+            if (int_at(cols, p, &op->post_cols[p]) ||
+                check_column(g, op->table, op->post_cols[p]))
+                return -1;
+        }
+        break;
+    }
+    case OP_LABELS:
+        if (int_at(tuple, 2, &op->table) || check_column(g, op->table, -1))
+            return -1;
+        if (g->tables[op->table].ncols != 4)
+            return PyErr_SetString(PyExc_ValueError, "gather: labels have four columns"), -1;
+        op->arg = PyTuple_GET_ITEM(tuple, 3);
+        op->fn = PyTuple_GET_ITEM(tuple, 4);
+        break;
+    case OP_EXTRA:
+        op->arg = PyTuple_GET_ITEM(tuple, 2);
+        if (int_at(tuple, 3, &op->own_type) || int_at(tuple, 4, &op->service_col))
+            return -1;
+        if (check_column(g, g->wide, op->service_col))
+            return -1;
+        break;
+    }
+    return keep(g, tuple); /* the ops borrow its items */
+}
+
+static int compile_levels(Gatherer *g, PyObject *levels)
+{
+    if (!PyList_Check(levels))
+        return PyErr_SetString(PyExc_TypeError, "gather: levels are a list"), -1;
+    g->nlevels = (int)PyList_GET_SIZE(levels);
+    g->levels = PyMem_Calloc((size_t)g->nlevels + 1, sizeof(Level));
+    if (g->levels == NULL)
+        return PyErr_NoMemory(), -1;
+    for (int i = 0; i < g->nlevels; i++) {
+        PyObject *entry = PyList_GET_ITEM(levels, i), *ops;
+        PyObject *type;
+        if (!PyArg_ParseTuple(entry, "O!O!:level", &PyType_Type, &type, &PyList_Type, &ops))
+            return -1;
+        if (keep(g, entry))
+            return -1;
+        Level *l = &g->levels[i];
+        l->type = (PyTypeObject *)type;
+        l->nops = (int)PyList_GET_SIZE(ops);
+        l->ops = PyMem_Calloc((size_t)l->nops + 1, sizeof(Op));
+        if (l->ops == NULL)
+            return PyErr_NoMemory(), -1;
+        for (int o = 0; o < l->nops; o++) {
+            if (compile_op(g, l->type, PyList_GET_ITEM(ops, o), &l->ops[o]))
+                return -1;
+        }
+    }
+    for (int i = 0; i < g->nlevels; i++) { /* levels named by ops exist */
+        for (int o = 0; o < g->levels[i].nops; o++) {
+            Op *op = &g->levels[i].ops[o];
+            if ((op->op == OP_NESTED || op->op == OP_ITEMS) &&
+                (op->level < 0 || op->level >= g->nlevels))
+                return PyErr_Format(PyExc_ValueError, "gather: no level %d", op->level), -1;
+        }
+    }
+    return 0;
+}
+
+static int compile_tables(Gatherer *g, PyObject *kinds)
+{
+    if (!PyList_Check(kinds) || PyList_GET_SIZE(kinds) > 64)
+        return PyErr_SetString(PyExc_TypeError, "gather: at most 64 tables' kinds"), -1;
+    g->ntables = (int)PyList_GET_SIZE(kinds);
+    g->tables = PyMem_Calloc((size_t)g->ntables + 1, sizeof(Table));
+    if (g->tables == NULL)
+        return PyErr_NoMemory(), -1;
+    for (int i = 0; i < g->ntables; i++) {
+        Py_ssize_t n;
+        const char *letters = PyUnicode_AsUTF8AndSize(PyList_GET_ITEM(kinds, i), &n);
+        if (letters == NULL)
+            return -1;
+        Table *t = &g->tables[i];
+        t->ncols = (int)n;
+        t->cols = PyMem_Calloc((size_t)n + 1, sizeof(Column));
+        t->scratch = PyMem_Calloc((size_t)n + 1, sizeof(PyObject *));
+        if (t->cols == NULL || t->scratch == NULL)
+            return PyErr_NoMemory(), -1;
+        for (Py_ssize_t c = 0; c < n; c++) {
+            if (strchr("sdibt", letters[c]) == NULL)
+                return PyErr_Format(PyExc_ValueError, "gather: unknown kind %c", letters[c]),
+                       -1;
+            t->cols[c].kind = letters[c];
+        }
+    }
+    return 0;
+}
+
+static void gatherer_dealloc(Gatherer *g)
+{
+    for (int i = 0; g->tables && i < g->ntables; i++) {
+        Table *t = &g->tables[i];
+        for (int c = 0; t->cols && c < t->ncols; c++) {
+            PyMem_Free(t->cols[c].validity);
+            PyMem_Free(t->cols[c].data);
+            PyMem_Free(t->cols[c].offsets);
+        }
+        if (t->scratch)
+            clear_scratch(t);
+        PyMem_Free(t->cols);
+        PyMem_Free(t->scratch);
+    }
+    PyMem_Free(g->tables);
+    for (int i = 0; g->levels && i < g->nlevels; i++) {
+        for (int o = 0; g->levels[i].ops && o < g->levels[i].nops; o++) {
+            PyMem_Free(g->levels[i].ops[o].prefix);
+            PyMem_Free(g->levels[i].ops[o].post_cols);
+        }
+        PyMem_Free(g->levels[i].ops);
+    }
+    PyMem_Free(g->levels);
+    Py_XDECREF(g->dumps);
+    Py_XDECREF(g->fallback);
+    Py_XDECREF(g->unset);
+    Py_XDECREF(g->keep);
+    Py_TYPE(g)->tp_free((PyObject *)g);
+}
+
+static PyObject *gatherer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *kinds, *levels, *roots, *dumps, *fallback, *unset;
+    int wide, unknown_col, type_col;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs))
+        return PyErr_Format(PyExc_TypeError, "Gatherer takes no keywords");
+    if (!PyArg_ParseTuple(args, "O!O!O!iiiOOO:Gatherer", &PyList_Type, &kinds, &PyList_Type,
+                          &levels, &PyTuple_Type, &roots, &wide, &unknown_col, &type_col,
+                          &dumps, &fallback, &unset))
+        return NULL;
+    if (!PyExceptionClass_Check(fallback))
+        return PyErr_Format(PyExc_TypeError, "Gatherer: fallback is an exception class");
+    Gatherer *g = (Gatherer *)type->tp_alloc(type, 0);
+    if (g == NULL)
+        return NULL;
+    g->dumps = Py_NewRef(dumps);
+    g->fallback = Py_NewRef(fallback);
+    g->unset = Py_NewRef(unset);
+    g->keep = PyList_New(0);
+    g->wide = wide;
+    if (g->keep == NULL || compile_tables(g, kinds))
+        goto fail;
+    if (wide < 0 || wide >= g->ntables || check_column(g, wide, unknown_col) ||
+        check_column(g, wide, type_col) || unknown_col < 0 || type_col < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "Gatherer: no such wide table");
+        goto fail;
+    }
+    g->unknown_col = unknown_col;
+    g->type_col = type_col;
+    if (compile_levels(g, levels))
+        goto fail;
+    g->nroots = (int)PyTuple_GET_SIZE(roots);
+    if (g->nroots < 1 || g->nroots > 8) {
+        PyErr_SetString(PyExc_ValueError, "Gatherer: one to eight roots");
+        goto fail;
+    }
+    for (int r = 0; r < g->nroots; r++) {
+        if (int_at(roots, r, &g->roots[r]))
+            goto fail;
+        if (g->roots[r] < 0 || g->roots[r] >= g->nlevels) {
+            PyErr_SetString(PyExc_ValueError, "Gatherer: no such root level");
+            goto fail;
+        }
+    }
+    return (PyObject *)g;
+fail:
+    Py_DECREF(g);
+    return NULL;
+}
+
+static PyMethodDef gatherer_methods[] = {
+    {"read", (PyCFunction)(void (*)(void))gatherer_read, METH_FASTCALL,
+     "read(record, deployment_id, unknown, listed_type): the record's rows, or raise with "
+     "every table as it was"},
+    {"take", (PyCFunction)gatherer_take, METH_O,
+     "take(table): (rows, [(null_count, validity, offsets, data), ...]); empties the table"},
+    {"rows", (PyCFunction)gatherer_rows, METH_O, "rows(table): rows held"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject GathererType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "analysis.tables.gather.Gatherer",
+    .tp_basicsize = sizeof(Gatherer),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Reads decoded records into Arrow column buffers by a compiled program.",
+    .tp_new = gatherer_new,
+    .tp_dealloc = (destructor)gatherer_dealloc,
+    .tp_methods = gatherer_methods,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "gather",
+    "Decoded deployment records read straight into Arrow column buffers.", -1, NULL,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit_gather(void)
+{
+    PyDateTime_IMPORT;
+    if (PyDateTimeAPI == NULL)
+        return NULL;
+    utcoffset_name = PyUnicode_InternFromString("utcoffset");
+    if (utcoffset_name == NULL || PyType_Ready(&GathererType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Gatherer", (PyObject *)&GathererType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,25 @@
+# The compiled module (gather.c); see analysis/tables/gathered.py for how it is used.
+from typing import Any
+
+#: (null_count, validity, offsets, data) of a column
+Buffers = tuple[int, bytes | None, bytes | None, bytes]
+
+class Gatherer:
+    def __init__(
+        self,
+        kinds: list[str],
+        levels: list[tuple[type, list[tuple[Any, ...]]]],
+        roots: tuple[int, ...],
+        wide: int,
+        unknown_col: int,
+        type_col: int,
+        dumps: Any,
+        fallback: type[BaseException],
+        unset: Any,
+        /,
+    ) -> None: ...
+    def read(
+        self, record: Any, deployment_id: str, unknown: dict[str, Any], listed_type: Any, /
+    ) -> None: ...
+    def take(self, table: int, /) -> tuple[int, list[Buffers]]: ...
+    def rows(self, table: int, /) -> int: ...

@@ -1,0 +1,294 @@
+"""The compiled lane: decoded records read straight into Arrow buffers (`gather.c`).
+
+Why it exists: the typed reader (`typed.py`) decodes a record into msgspec Structs in C, then
+generated Python copied every value into a row, `columnar.c` copied the rows into Arrow
+buffers, and the rows were freed: per value, Python work three times over. Here the same
+plans are compiled into a program that `gather.c` runs over the Structs, appending each
+value to its column once.
+
+What stays in Python is judgement, called from C with one value: a date-time
+(`rules.parse_datetime`), a free-form part's shape check and JSON text, a volume's source,
+a container's quantities, a label that is not text. These are the typed reader's own rules,
+so the result is the same; `tests/tables/test_typed_reader.py` holds it to the careful
+reader's, table by table, and runs the Python typed reader too.
+
+Where `gather` was not built (no C compiler at install), `Flattener` keeps the Python typed
+reader.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+import orjson
+import pyarrow as pa
+
+from . import rules as t
+from .arrays import arrays_from_buffers, kinds_of
+from .layout import (
+    CONTAINER_KINDS,
+    ENV_PROP,
+    ITEM_TABLES,
+    LABEL_KINDS,
+    RESOURCES_PROP,
+    Layout,
+    volume_sources,
+)
+from .rules import Plan, compile_function
+from .typed import (
+    OWN_TYPE,
+    UNSET,
+    Fallback,
+    RecordDecoder,
+    attributes,
+    extra_attribute,
+    extras,
+    strict_json,
+)
+
+try:
+    from . import gather
+except ImportError:  # built by `pip install` (hatch_build.py); the Python typed reader works
+    gather = None  # type: ignore[assignment]
+
+#: The tables the compiled lane writes: the deployment and every table a record routes to.
+GATHERED = (
+    "deployments",
+    *ITEM_TABLES.values(),
+    "deployment_containers",
+    "deployment_container_env",
+    "deployment_labels",
+)
+
+# gather.c's operations and the sources of an item row's leading columns (its enums).
+SCALAR, DATETIME, NESTED, JSON, ITEMS, LABELS, EXTRA = range(7)
+FROM_ID, FROM_POSITION, FROM_CONST, FROM_OUTER_POSITION, FROM_OUTER_COL = range(5)
+
+#: JSON text with sorted keys, as bytes (gather.c copies them as they are).
+_json_bytes = functools.partial(orjson.dumps, option=orjson.OPT_SORT_KEYS)
+
+Op = tuple[Any, ...]
+
+
+def row_fields(name: str, schema: pa.Schema) -> list[pa.Field]:
+    """The columns a table's rows hold: all but snapshot_at, and for a child table all but
+    its tenant_id too (given apart, from its deployment)."""
+    return list(schema)[: -1 if name == "deployments" else -2]
+
+
+class _Program:
+    """The levels (Struct type, ops) of one set of Structs, strict or lenient."""
+
+    def __init__(
+        self,
+        layout: Layout,
+        types: Mapping[int, Any],
+        tables: Mapping[str, int],
+        rules: _Rules,
+        levels: list[tuple[Any, list[Op]]],
+    ) -> None:
+        self._layout, self._types, self._tables, self._rules = layout, types, tables, rules
+        self._levels = levels
+        self.root = self._level(layout.deployment_plan, "deployments", path="")
+
+    def _level(
+        self, plan: Plan, table: str, *, path: str, typed: frozenset[str] = frozenset()
+    ) -> int:
+        """A new level reading `plan`'s Struct into `table`'s row; its index."""
+        index = len(self._levels)
+        ops: list[Op] = []
+        self._levels.append((self._types[id(plan)], ops))
+        ops += self._ops(plan, table, path, typed)
+        return index
+
+    def _ops(self, plan: Plan, table: str, path: str, typed: frozenset[str]) -> list[Op]:
+        """What `typed._Code.plan` generates Python for, as operations."""
+        at = self._tables[table]
+        names = attributes(plan)
+        ops: list[Op] = []
+        for key, (op, kind, index, nullable, extra) in plan.steps.items():
+            name = names[key]
+            if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
+                ops.append((SCALAR, name, at, index))
+            elif op == t.PASSWORD:
+                if index is not None:
+                    ops.append((SCALAR, name, at, index))
+            elif op == t.OTHER_SCALAR:
+                ops.append((DATETIME, name, at, index, t.parse_datetime))
+            elif op == t.NESTED:
+                inner = self._level(extra, table, path=f"{path}{key}.", typed=typed)
+                ops.append((NESTED, name, inner))
+            elif op == t.CALL:
+                ops.append(self._routed(key, name))
+            elif key not in typed:  # JSON text, or a shape only checked
+                store = op == t.JSON
+                rule = self._rules.json(extra, store)
+                ops.append((JSON, name, at, index if store else -1, rule, int(nullable)))
+        layout = self._layout
+        for extra_name in extras(plan):
+            service = layout.service_columns.get(path + extra_name, -1)
+            own = int((plan.schema, extra_name) == OWN_TYPE)
+            ops.append((EXTRA, extra_attribute(extra_name), path + extra_name, own, service))
+        return ops
+
+    def _routed(self, key: str, name: str) -> Op:
+        """A routed array or object: its child table's operation."""
+        layout = self._layout
+        if key in LABEL_KINDS:
+            return (LABELS, name, self._tables["deployment_labels"], LABEL_KINDS[key], _json_bytes)
+        if key in CONTAINER_KINDS:
+            return self._containers(name, CONTAINER_KINDS[key])
+        table = layout.items[ITEM_TABLES[key]]
+        width = len(table.columns.names)
+        level = self._level(table.plan, table.name, path="")
+        post: Any = None
+        post_cols: tuple[int, ...] = ()
+        if table.name == "deployment_volumes":  # the one source a volume names, as JSON
+            post, post_cols = self._rules.volume(table.plan), (width - 2, width - 1)
+        count = layout.secret_count_index if table.name == "deployment_secrets" else -1
+        prefix = ((0, FROM_ID, None), (1, FROM_POSITION, None))
+        return (ITEMS, name, self._tables[table.name], level, prefix, post, post_cols, count)
+
+    def _containers(self, name: str, kind: str) -> Op:
+        """Init containers or sidecars: their rows, quantities and env entries."""
+        table, env = self._layout.containers, self._layout.env
+        width = len(table.columns.names)
+        level = self._level(table.plan, table.name, path="", typed=frozenset({ENV_PROP}))
+        env_level = self._level(env.plan, env.name, path="")
+        names = attributes(table.plan)
+        env_prefix = (
+            (0, FROM_ID, None),
+            (1, FROM_CONST, kind),
+            (2, FROM_OUTER_POSITION, None),
+            (3, FROM_OUTER_COL, table.columns.names.index("name")),
+            (4, FROM_POSITION, None),
+        )
+        # after every other op of the container: its name is in its row by then
+        self._levels[level][1].append(
+            (ITEMS, names[ENV_PROP], self._tables[env.name], env_level, env_prefix, None, (), -1)
+        )
+        prefix = ((0, FROM_ID, None), (1, FROM_CONST, kind), (2, FROM_POSITION, None))
+        quantities = self._rules.quantities(names[RESOURCES_PROP])
+        post_cols = tuple(range(width - 4, width))
+        return (ITEMS, name, self._tables[table.name], level, prefix, quantities, post_cols, -1)
+
+
+class _Rules:
+    """The Python rules the program calls, generated from the plans as the typed reader's."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, Any] = {
+            "UNSET": UNSET,
+            "_json": _json_bytes,
+            "_shape": t.check_shape,
+            "_quantities": t.container_quantities,
+            "_volume_source": t.volume_source,
+            "_strict_json": strict_json,
+        }
+
+    def _name(self, value: Any) -> str:
+        name = f"_v{len(self.names)}"
+        self.names[name] = value
+        return name
+
+    def json(self, shape: tuple[Any, bool, bool], store: bool) -> Callable[[Any], Any]:
+        """A free-form part (never null here): its JSON text (`store`; else None) once its
+        shape is checked, the careful check running only where the inline test fails."""
+        prop, must_object, _hide = shape
+        test = t.shape_test(shape) or "False"
+        source = [
+            "def read(v):",
+            f"    if not ({test}):",
+            f"        _shape(v, {self._name(prop)}, {must_object!r}, '', False)",
+            f"    return {'_json(v)' if store else 'None'}",
+        ]
+        return compile_function(source, f"gathered rule {prop.name}", self.names)  # type: ignore[no-any-return]
+
+    def volume(self, plan: Plan) -> Callable[[Any], Any]:
+        names = attributes(plan)
+        source = ["def read(o):", "    present = {}"]
+        for name in volume_sources(plan.schema):
+            source += [
+                f"    v = o.{names[name]}",
+                "    if v is not None and v is not UNSET:",
+                f"        present[{name!r}] = v",
+            ]
+        source += [
+            "    if present:",
+            "        return _volume_source(present, _strict_json)",
+            "    return None",
+        ]
+        return compile_function(source, "gathered rule volume source", self.names)  # type: ignore[no-any-return]
+
+    def quantities(self, resources: str) -> Callable[[Any], Any]:
+        source = [
+            "def read(o):",
+            f"    r = o.{resources}",
+            "    if r is None:",
+            "        return None",
+            "    return _quantities(r.requests or {}, r.limits or {})",
+        ]
+        return compile_function(source, "gathered rule quantities", self.names)  # type: ignore[no-any-return]
+
+
+class GatheredReader:
+    """Reads raw deployment records into the column buffers of `GATHERED`'s tables.
+
+    `read` raises one of `typed.FALLBACK_ERRORS` (or the careful checks' `Reject`) for a
+    record the careful reader must read, every table left as it was before the record.
+    """
+
+    def __init__(self, layout: Layout, schemas: Mapping[str, pa.Schema]) -> None:
+        self._decoder = RecordDecoder(layout)
+        self.fields = {name: row_fields(name, schemas[name]) for name in GATHERED}
+        kinds = []
+        for name in GATHERED:
+            letters = kinds_of(self.fields[name])
+            if letters is None:
+                raise TypeError(f"{name}: a column type gather.c does not lay out")
+            kinds.append(letters)
+        tables = {name: n for n, name in enumerate(GATHERED)}
+        rules = _Rules()
+        levels: list[tuple[Any, list[Op]]] = []
+        roots = tuple(
+            _Program(layout, types, tables, rules, levels).root
+            for types in self._decoder.struct_types
+        )
+        self._gatherer = gather.Gatherer(
+            kinds,
+            levels,
+            roots,
+            tables["deployments"],
+            layout.unknown_index,
+            layout.deployment_type_index,
+            _json_bytes,
+            Fallback,
+            UNSET,
+        )
+
+    def read(self, raw: msgspec.Raw, listed_type: Callable[[Any], str | None]) -> None:
+        """The record's rows; `listed_type(id)` gives its type where it names none."""
+        unknown: dict[str, Any] = {}
+        record = self._decoder.decode(raw, unknown)
+        self._gatherer.read(record, record.id, unknown, listed_type(record.id))
+
+    def rows(self) -> int:
+        """Deployments held (every other table's rows come from them)."""
+        rows: int = self._gatherer.rows(0)
+        return rows
+
+    def take(self) -> dict[str, list[pa.Array]]:
+        """Every gathered table's arrays (row columns, `row_fields`); empties them."""
+        out = {}
+        for n, name in enumerate(GATHERED):
+            rows, buffers = self._gatherer.take(n)
+            out[name] = arrays_from_buffers(rows, buffers, self.fields[name])
+        return out
+
+
+def available() -> bool:
+    """Whether the compiled lane was built (hatch_build.py)."""
+    return gather is not None

@@ -36,7 +36,8 @@
 /* Operations of a level (see compile_op for their tuples). */
 enum {
     OP_SCALAR = 0,   /* (op, field, table, col): the value as it is */
-    OP_DATETIME = 1, /* (op, field, table, col, parse): parse(text) -> aware datetime */
+    OP_DATETIME = 1, /* (op, field, table, col, parse): the common form read here, any
+                      * other by parse(text) -> aware datetime */
     OP_NESTED = 2,   /* (op, field, level): a nested Struct, read into the same rows */
     OP_JSON = 3,     /* (op, field, table, col, fn, nullable): fn(value) -> text or None */
     OP_ITEMS = 4,    /* (op, field, table, level, prefix, post, post_cols, count_col) */
@@ -168,9 +169,100 @@ static inline void set_bit(uint8_t *bits, Py_ssize_t i, int on)
         bits[i >> 3] &= (uint8_t) ~(1 << (i & 7));
 }
 
-/* Microseconds since the epoch, in UTC, of an aware datetime (as columnar.c reads it). */
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* The common form of a date-time, read here: YYYY-MM-DDTHH:MM:SS, then .fff or .ffffff or
+ * nothing, then Z, +HH:MM, -HH:MM or nothing (UTC, as rules.parse_datetime reads it).
+ * 0 with microseconds since the epoch in UTC; 1 for any other text, which the Python rule
+ * reads (it accepts more forms, or says it is no date-time). */
+static int common_datetime(PyObject *text, int64_t *out)
+{
+    Py_ssize_t n;
+    if (!PyUnicode_IS_ASCII(text))
+        return 1;
+    const char *s = (const char *)PyUnicode_DATA(text);
+    n = PyUnicode_GET_LENGTH(text);
+    int year, month, day, hour, minute, second, fraction = 0, sign = 0, oh = 0, om = 0;
+    if (n < 19 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':')
+        return 1;
+    if (digits(s, 4, &year) || digits(s + 5, 2, &month) || digits(s + 8, 2, &day) ||
+        digits(s + 11, 2, &hour) || digits(s + 14, 2, &minute) || digits(s + 17, 2, &second))
+        return 1;
+    Py_ssize_t at = 19;
+    if (at < n && s[at] == '.') {
+        Py_ssize_t size = 0;
+        while (at + 1 + size < n && s[at + 1 + size] >= '0' && s[at + 1 + size] <= '9')
+            size++;
+        if (size == 6) {
+            if (digits(s + at + 1, 6, &fraction))
+                return 1;
+        } else if (size == 3) {
+            if (digits(s + at + 1, 3, &fraction))
+                return 1;
+            fraction *= 1000;
+        } else {
+            return 1;
+        }
+        at += 1 + size;
+    }
+    if (at < n) {
+        if (s[at] == 'Z' && at + 1 == n) {
+            at++;
+        } else if ((s[at] == '+' || s[at] == '-') && at + 6 == n && s[at + 3] == ':') {
+            sign = s[at] == '+' ? 1 : -1;
+            if (digits(s + at + 1, 2, &oh) || digits(s + at + 4, 2, &om) || oh > 23 || om > 59)
+                return 1;
+            at += 6;
+        } else {
+            return 1;
+        }
+    }
+    static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
+        second > 59)
+        return 1;
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (day > month_days[month - 1] + (month == 2 && leap))
+        return 1;
+    int64_t seconds = days_from_civil(year, (unsigned)month, (unsigned)day) * 86400 +
+                      hour * 3600 + minute * 60 + second - sign * (oh * 3600 + om * 60);
+    *out = seconds * 1000000 + fraction;
+    return 0;
+}
+
+/* Microseconds since the epoch, in UTC, of an aware datetime (as columnar.c reads it), or
+ * of such microseconds already (an int, from common_datetime). */
 static int timestamp_of(PyObject *value, int64_t *out)
 {
+    if (PyLong_CheckExact(value)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred()))
+            return overflow ? 1 : -1;
+        *out = (int64_t)v;
+        return 0;
+    }
     if (!PyDateTime_CheckExact(value))
         return 1;
     PyObject *tz = PyDateTime_DATE_GET_TZINFO(value);
@@ -192,14 +284,9 @@ static int timestamp_of(PyObject *value, int64_t *out)
                     PyDateTime_DELTA_GET_MICROSECONDS(delta);
         Py_DECREF(delta);
     }
-    int64_t y = PyDateTime_GET_YEAR(value);
-    unsigned m = (unsigned)PyDateTime_GET_MONTH(value), d = (unsigned)PyDateTime_GET_DAY(value);
-    y -= m <= 2; /* days since 1970-01-01: H. Hinnant's days_from_civil */
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = (unsigned)(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    int64_t days = era * 146097 + (int64_t)doe - 719468;
+    int64_t days = days_from_civil(PyDateTime_GET_YEAR(value),
+                                   (unsigned)PyDateTime_GET_MONTH(value),
+                                   (unsigned)PyDateTime_GET_DAY(value));
     int64_t seconds = days * 86400 + PyDateTime_DATE_GET_HOUR(value) * 3600 +
                       PyDateTime_DATE_GET_MINUTE(value) * 60 + PyDateTime_DATE_GET_SECOND(value);
     *out = seconds * 1000000 + PyDateTime_DATE_GET_MICROSECOND(value) - offset_us;
@@ -450,6 +537,14 @@ static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
     case OP_DATETIME: {
         if (value == Py_None)
             return 0;
+        int64_t micros;
+        if (PyUnicode_CheckExact(value) && common_datetime(value, &micros) == 0) {
+            PyObject *parsed = PyLong_FromLongLong(micros);
+            if (parsed == NULL)
+                return -1;
+            set_value(&g->tables[op->table], op->col, parsed);
+            return 0;
+        }
         PyObject *parsed = PyObject_CallOneArg(op->fn, value);
         if (parsed == NULL) {
             if (!PyErr_ExceptionMatches(PyExc_ValueError))

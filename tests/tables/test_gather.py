@@ -6,16 +6,19 @@ there runs with it); here: rollback, a value of the wrong type, programs it must
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analysis.pages import Page
 from analysis.sandbox.fleet import generate_fleet
 from analysis.tables import Flattener, gathered
+from analysis.tables import rules as t
 from analysis.tables.gathered import GATHERED, GatheredReader
 from analysis.tables.layout import Layout
 from analysis.tables.typed import Fallback
@@ -140,3 +143,93 @@ def test_a_program_it_cannot_run_is_refused_when_made(ops, error):
 def test_an_unknown_column_kind_is_refused():
     with pytest.raises(ValueError, match="unknown kind"):
         _gatherer([], kinds="sdx")
+
+
+class _Stamp(msgspec.Struct, gc=False):
+    at: str | None = None
+
+
+def _stamps(parse: Any = t.parse_datetime) -> Any:
+    """A gatherer of (at, unknown_fields_json, deployment_type) from `_Stamp`."""
+    return gather.Gatherer(
+        ["tss"],
+        [(_Stamp, [(gathered.DATETIME, "at", 0, 0, parse)])],
+        (0,),
+        0,
+        1,
+        2,
+        orjson.dumps,
+        Fallback,
+        msgspec.UNSET,
+    )
+
+
+def _micros(text: str) -> int:
+    parsed = t.parse_datetime(text)
+    return (parsed - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=1)
+
+
+@st.composite
+def _date_times(draw: st.DrawFn) -> str:
+    """Text of the common form with any digits (months 13, February 30th), a fraction of
+    any length, and any offset: what the C reading must take exactly as Python or leave."""
+    pattern = "dddd-dd-ddTdd:dd:dd"
+    text = "".join(draw(_DIGITS) if c == "d" else c for c in pattern)
+    if draw(st.booleans()):
+        text += "." + "".join(draw(_DIGITS) for _ in range(draw(st.integers(0, 8))))
+    text += draw(st.sampled_from(["", "Z", "+", "-", "z", " "]))
+    if text[-1] in "+-":
+        text += draw(_DIGITS) + draw(_DIGITS) + ":" + draw(_DIGITS) + draw(_DIGITS)
+    return text
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        _date_times(),
+        st.builds(
+            datetime.isoformat,
+            st.datetimes(timezones=st.none() | st.timezones()),
+            timespec=st.sampled_from(["auto", "seconds", "milliseconds", "microseconds"]),
+        ),
+    )
+)
+def test_a_date_time_reads_as_python_reads_it_or_is_given_back(text: str):
+    reader = _stamps()
+    try:
+        expected = _micros(text)
+    except ValueError:
+        with pytest.raises(Fallback):
+            reader.read(_Stamp(at=text), "d", {}, None)
+        return
+    reader.read(_Stamp(at=text), "d", {}, None)
+    rows, columns = reader.take(0)
+    assert rows == 1
+    assert int.from_bytes(columns[0][3], "little", signed=True) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["2025-06-01T12:30:45Z", "2025-06-01T12:30:45.123456+05:30", "2024-02-29T00:00:00.250-08:00",
+     "2025-06-01T12:30:45", "2000-02-29T23:59:59.999999Z"],
+)  # fmt: skip
+def test_the_common_form_is_read_without_python(text: str):
+    def refuse(_text: str) -> Any:
+        raise AssertionError("the Python rule was called")
+
+    reader = _stamps(refuse)
+    reader.read(_Stamp(at=text), "d", {}, None)
+    _rows, columns = reader.take(0)
+    assert int.from_bytes(columns[0][3], "little", signed=True) == _micros(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2025-04-31T00:00:00Z",
+             "0000-01-01T00:00:00Z", "2025-06-01T24:00:00Z", "2025-06-01T12:00:60Z"],
+)  # fmt: skip
+def test_a_date_that_does_not_exist_is_given_back(text: str):
+    with pytest.raises(Fallback):
+        _stamps().read(_Stamp(at=text), "d", {}, None)

@@ -46,6 +46,7 @@ from .typed import (
     attributes,
     extra_attribute,
     extras,
+    shape_type,
     strict_json,
 )
 
@@ -124,15 +125,25 @@ class _Program:
             elif op == t.CALL:
                 ops.append(self._routed(key, name))
             elif key not in typed:  # JSON text, or a shape only checked
-                store = op == t.JSON
-                rule = self._rules.json(extra, store)
-                ops.append((JSON, name, at, index if store else -1, rule, int(nullable)))
+                col = index if op == t.JSON and index is not None else -1
+                ops += self._free_form(name, at, col, nullable, extra)
         layout = self._layout
         for extra_name in extras(plan):
             service = layout.service_columns.get(path + extra_name, -1)
             own = int((plan.schema, extra_name) == OWN_TYPE)
             ops.append((EXTRA, extra_attribute(extra_name), path + extra_name, own, service))
         return ops
+
+    def _free_form(
+        self, name: str, at: int, col: int, nullable: bool, shape: tuple[Any, bool, bool]
+    ) -> list[Op]:
+        """A free-form part stored as JSON text (`col`), or only checked (-1)."""
+        checked = shape_type(shape)  # None: the careful check judges what the test fails
+        if checked is None or (checked is Any and not nullable):  # (null refused here)
+            return [(JSON, name, at, col, self._rules.json(shape, col >= 0), int(nullable))]
+        if col >= 0:  # the decode checked its shape, and null only where the spec allows it
+            return [(JSON, name, at, col, _json_bytes, int(nullable))]
+        return []
 
     def _routed(self, key: str, name: str) -> Op:
         """A routed array or object: its child table's operation."""

@@ -114,6 +114,34 @@ def _attribute(name: str, position: int) -> str:
     return name if name.isidentifier() and not keyword.iskeyword(name) else f"f{position}_"
 
 
+#: Array items whose shape a msgspec type checks as `rules.check_shape` does.
+_ITEM_SHAPES: dict[str, Any] = {
+    "string": str,
+    "uuid": str,
+    "boolean": bool,
+    "object": dict[str, Any],
+}
+
+
+def shape_type(shape: tuple[spec.Prop, bool, bool]) -> Any:
+    """The msgspec type of a free-form part that accepts exactly what `rules.check_shape`
+    accepts, so that the decode checks its shape in C; None where only the careful check
+    can judge it (items with a schema, or of other kinds)."""
+    prop, must_object, _hide = shape
+    if prop.kind == "array":
+        item = _ITEM_SHAPES.get(prop.items_kind or "")
+        return None if item is None or prop.ref is not None else list[item]  # type: ignore[valid-type]
+    return dict[str, Any] if must_object else Any  # any JSON value: nothing to check
+
+
+def _free_form_type(shape: tuple[spec.Prop, bool, bool], nullable: bool) -> Any:
+    """A free-form part's type: its shape's where a msgspec type checks it, else Any."""
+    checked = shape_type(shape)
+    if checked is None or checked is Any:
+        return Any
+    return checked | None if nullable else checked
+
+
 def attributes(plan: Plan) -> dict[str, str]:
     return {key: _attribute(key, n) for n, key in enumerate(plan.steps)}
 
@@ -130,9 +158,10 @@ def struct_for(
 
     `types` gives the type of a property the plan routes elsewhere (child-table arrays,
     labels, a container's env entries). Scalars default to None (missing reads as null);
-    null is accepted only where the spec allows it. Free-form and JSON-text parts are `Any`
-    with an UNSET default, so that the reader can tell null from missing and run the
-    careful shape checks on them.
+    null is accepted only where the spec allows it. Free-form and JSON-text parts have an
+    UNSET default, so that the reader can tell null from missing; their type checks their
+    shape where a msgspec type can (`shape_type`), else it is `Any` and the reader runs the
+    careful shape checks.
     """
     cache = {} if _cache is None else _cache
     if id(plan) in cache:
@@ -141,7 +170,7 @@ def struct_for(
     names = attributes(plan)
     for key, (op, kind, _index, nullable, extra) in plan.steps.items():
         if key not in types and op in (t.JSON, t.CHECK):
-            kind_type: Any = Any
+            kind_type: Any = _free_form_type(extra, nullable)
             default: Any = UNSET
         else:
             if key in types:

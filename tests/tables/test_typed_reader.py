@@ -28,8 +28,9 @@ from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
 from analysis.storage.dumps import read_dump
 from analysis.storage.writer import export_snapshot
 from analysis.tables import Flattener, gathered
+from analysis.tables import rules as t
 from analysis.tables.layout import Layout
-from analysis.tables.typed import EXPECTED_EXTRAS, UnknownFields
+from analysis.tables.typed import EXPECTED_EXTRAS, UnknownFields, shape_type
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
@@ -440,3 +441,56 @@ def test_a_scan_that_sees_no_unknown_field_the_decode_refused_gives_way_to_a_par
     unknown = flattener.take()["deployments"]["unknown_fields_json"][0].as_py()
     assert flattener.typed_records == 1
     assert orjson.loads(unknown)["source_config.future_flag"] == [1, 2]
+
+
+# --- shapes the decode checks ---------------------------------------------------------------
+
+
+def _shapes() -> list[tuple[str, Any]]:
+    """Every free-form part's (name, shape) whose shape a msgspec type checks."""
+    layout = Layout(False)
+    plans = [layout.deployment_plan, layout.containers.plan, layout.env.plan]
+    plans += [table.plan for table in layout.items.values()]
+    found: dict[str, Any] = {}
+    while plans:
+        plan = plans.pop()
+        for key, (op, _kind, _index, _nullable, extra) in plan.steps.items():
+            if op == t.NESTED:
+                plans.append(extra)
+            elif op in (t.JSON, t.CHECK) and shape_type(extra) is not None:
+                found[f"{plan.schema}.{key}"] = extra
+    return sorted(found.items())
+
+
+SHAPES = _shapes()
+
+
+def test_the_decode_checks_the_shapes_of_the_real_service_parts():
+    names = {name for name, _ in SHAPES}
+    assert {"Container.command", "Container.envFrom", "Volume.configMap"} <= names
+
+
+@settings(max_examples=300, deadline=None)
+@given(shape=st.sampled_from(SHAPES), value=ANY_JSON)
+def test_a_shape_type_accepts_what_the_careful_check_accepts(shape, value):
+    """Where msgspec checks a part's shape in C, it accepts exactly the values the careful
+    check accepts (null aside: the reader decides on it by the spec's nullability)."""
+    name, extra = shape
+    if value is None:
+        return
+    prop, must_object, _hide = extra
+    try:
+        t.check_shape(value, prop, must_object, name, False)
+        careful = True
+    except t.Reject:
+        careful = False
+    try:
+        data = orjson.dumps(value)
+    except TypeError:  # an integer orjson cannot write: no such dump exists
+        return
+    try:
+        msgspec.json.decode(data, type=shape_type(extra))
+        decoded = True
+    except msgspec.ValidationError:
+        decoded = False
+    assert decoded == careful, (name, value)

@@ -43,6 +43,9 @@ enum {
     OP_ITEMS = 4,    /* (op, field, table, level, prefix, post, post_cols, count_col) */
     OP_LABELS = 5,   /* (op, field, table, kind, fn): one row per key of a dict */
     OP_EXTRA = 6,    /* (op, field, path, own_type, service_col): a field the spec lacks */
+    OP_SOURCES = 7,  /* (op, fields, table, type_col, json_col): the one of several fields
+                      * an object sets (a volume's source): its name and its value as JSON
+                      * text; several: their names joined by commas and {name: value} */
 };
 
 /* Where an item row's leading columns come from. */
@@ -65,6 +68,8 @@ typedef struct {
     int nprefix;
     int *post_cols;
     int npost;
+    Py_ssize_t *offsets; /* OP_SOURCES: each field's slot; arg holds their names */
+    int noffsets;
 } Op;
 
 typedef struct {
@@ -522,8 +527,67 @@ static int read_labels(Gatherer *g, Op *op, PyObject *value, Context *ctx)
     return 0;
 }
 
+static int read_sources(Gatherer *g, Op *op, PyObject *obj)
+{
+    PyObject *found = NULL, *name = NULL, *present = NULL, *names = NULL;
+    int count = 0, status = -1;
+    for (int i = 0; i < op->noffsets; i++) {
+        PyObject *value = slot(obj, op->offsets[i]);
+        if (value == NULL) {
+            fallback_error(g, "a field was never set");
+            goto done;
+        }
+        if (value == Py_None || value == g->unset)
+            continue;
+        if (++count == 1) {
+            found = value;
+            name = PyTuple_GET_ITEM(op->arg, i);
+            continue;
+        }
+        if (count == 2) { /* several: {name: value} of all of them, names joined */
+            present = PyDict_New();
+            names = PyList_New(0);
+            if (present == NULL || names == NULL || PyDict_SetItem(present, name, found) ||
+                PyList_Append(names, name))
+                goto done;
+        }
+        name = PyTuple_GET_ITEM(op->arg, i);
+        if (PyDict_SetItem(present, name, value) || PyList_Append(names, name))
+            goto done;
+    }
+    if (count == 0) {
+        status = 0;
+        goto done;
+    }
+    Table *t = &g->tables[op->table];
+    PyObject *text = PyObject_CallOneArg(g->dumps, count == 1 ? found : present);
+    if (text == NULL)
+        goto done;
+    PyObject *kind;
+    if (count == 1) {
+        kind = Py_NewRef(name);
+    } else {
+        PyObject *comma = PyUnicode_FromString(",");
+        kind = comma ? PyUnicode_Join(comma, names) : NULL;
+        Py_XDECREF(comma);
+    }
+    if (kind == NULL) {
+        Py_DECREF(text);
+        goto done;
+    }
+    set_value(t, op->col, kind);
+    set_value(t, op->count_col, text);
+    status = 0;
+done:
+    Py_XDECREF(present);
+    Py_XDECREF(names);
+    return status;
+}
+
 static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
 {
+    if (op->op == OP_SOURCES)
+        return read_sources(g, op, obj);
     PyObject *value = slot(obj, op->offset);
     if (value == NULL) {
         fallback_error(g, "a field was never set");
@@ -798,23 +862,54 @@ static int compile_prefix(Gatherer *g, Op *op, PyObject *prefix)
     return 0;
 }
 
+/* OP_SOURCES: (op, names, table, type_col, json_col); the JSON column is kept in count_col. */
+static int compile_sources(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
+{
+    PyObject *names = PyTuple_GET_ITEM(tuple, 1);
+    if (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) == 0)
+        return PyErr_SetString(PyExc_TypeError, "gather: sources are a tuple of names"), -1;
+    if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->col) ||
+        int_at(tuple, 4, &op->count_col))
+        return -1;
+    if (check_column(g, op->table, op->col) || check_column(g, op->table, op->count_col))
+        return -1;
+    if (op->col < 0 || op->count_col < 0)
+        return PyErr_SetString(PyExc_ValueError, "gather: sources need two columns"), -1;
+    op->arg = names;
+    op->noffsets = (int)PyTuple_GET_SIZE(names);
+    op->offsets = PyMem_Calloc((size_t)op->noffsets, sizeof(Py_ssize_t));
+    if (op->offsets == NULL)
+        return PyErr_NoMemory(), -1;
+    for (int i = 0; i < op->noffsets; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i);
+        if (!PyUnicode_CheckExact(name))
+            return PyErr_SetString(PyExc_TypeError, "gather: a source's name is text"), -1;
+        op->offsets[i] = field_offset(type, name);
+        if (op->offsets[i] < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* One op from its tuple (see the enum above for each one's fields). */
 static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
 {
     if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) < 3)
         return PyErr_SetString(PyExc_TypeError, "gather: an op is a tuple"), -1;
     Py_ssize_t size = PyTuple_GET_SIZE(tuple);
-    static const Py_ssize_t sizes[] = {4, 5, 3, 6, 8, 5, 5};
+    static const Py_ssize_t sizes[] = {4, 5, 3, 6, 8, 5, 5, 5};
     if (int_at(tuple, 0, &op->op))
         return -1;
-    if (op->op < 0 || op->op > OP_EXTRA || size != sizes[op->op])
+    if (op->op < 0 || op->op > OP_SOURCES || size != sizes[op->op])
         return PyErr_Format(PyExc_ValueError, "gather: op %d with %zd fields", op->op, size),
                -1;
+    op->col = op->count_col = op->service_col = -1;
+    op->fn = op->arg = Py_None;
+    if (op->op == OP_SOURCES)
+        return compile_sources(g, type, tuple, op) || keep(g, tuple);
     op->offset = field_offset(type, PyTuple_GET_ITEM(tuple, 1));
     if (op->offset < 0)
         return -1;
-    op->col = op->count_col = op->service_col = -1;
-    op->fn = op->arg = Py_None;
     switch (op->op) {
     case OP_SCALAR:
     case OP_DATETIME:
@@ -959,6 +1054,7 @@ static void gatherer_dealloc(Gatherer *g)
         for (int o = 0; g->levels[i].ops && o < g->levels[i].nops; o++) {
             PyMem_Free(g->levels[i].ops[o].prefix);
             PyMem_Free(g->levels[i].ops[o].post_cols);
+            PyMem_Free(g->levels[i].ops[o].offsets);
         }
         PyMem_Free(g->levels[i].ops);
     }

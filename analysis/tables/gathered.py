@@ -6,11 +6,11 @@ buffers, and the rows were freed: per value, Python work three times over. Here 
 plans are compiled into a program that `gather.c` runs over the Structs, appending each
 value to its column once.
 
-What stays in Python is judgement, called from C with one value: a date-time
-(`rules.parse_datetime`), a free-form part's shape check and JSON text, a volume's source,
-a container's quantities, a label that is not text. These are the typed reader's own rules,
-so the result is the same; `tests/tables/test_typed_reader.py` holds it to the careful
-reader's, table by table, and runs the Python typed reader too.
+What stays in Python is judgement, called from C with one value: a date-time not of the
+common form (`rules.parse_datetime`), a free-form part's shape where no msgspec type checks
+it, a container's quantities; JSON text is orjson's, called from C. These are the typed
+reader's own rules, so the result is the same; `tests/tables/test_typed_reader.py` holds it
+to the careful reader's, table by table, and runs the Python typed reader too.
 
 Where `gather` was not built (no C compiler at install), `Flattener` keeps the Python typed
 reader.
@@ -47,7 +47,6 @@ from .typed import (
     extra_attribute,
     extras,
     shape_type,
-    strict_json,
 )
 
 try:
@@ -65,7 +64,7 @@ GATHERED = (
 )
 
 # gather.c's operations and the sources of an item row's leading columns (its enums).
-SCALAR, DATETIME, NESTED, JSON, ITEMS, LABELS, EXTRA = range(7)
+SCALAR, DATETIME, NESTED, JSON, ITEMS, LABELS, EXTRA, SOURCES = range(8)
 FROM_ID, FROM_POSITION, FROM_CONST, FROM_OUTER_POSITION, FROM_OUTER_COL = range(5)
 
 #: JSON text with sorted keys, as bytes (gather.c copies them as they are).
@@ -153,15 +152,15 @@ class _Program:
         if key in CONTAINER_KINDS:
             return self._containers(name, CONTAINER_KINDS[key])
         table = layout.items[ITEM_TABLES[key]]
-        width = len(table.columns.names)
+        width, at = len(table.columns.names), self._tables[table.name]
         level = self._level(table.plan, table.name, path="")
-        post: Any = None
-        post_cols: tuple[int, ...] = ()
         if table.name == "deployment_volumes":  # the one source a volume names, as JSON
-            post, post_cols = self._rules.volume(table.plan), (width - 2, width - 1)
+            # (by the spec's names, which gather.c also finds the Struct's fields by)
+            sources = volume_sources(table.plan.schema)
+            self._levels[level][1].append((SOURCES, sources, at, width - 2, width - 1))
         count = layout.secret_count_index if table.name == "deployment_secrets" else -1
         prefix = ((0, FROM_ID, None), (1, FROM_POSITION, None))
-        return (ITEMS, name, self._tables[table.name], level, prefix, post, post_cols, count)
+        return (ITEMS, name, at, level, prefix, None, (), count)
 
     def _containers(self, name: str, kind: str) -> Op:
         """Init containers or sidecars: their rows, quantities and env entries."""
@@ -196,8 +195,6 @@ class _Rules:
             "_json": _json_bytes,
             "_shape": t.check_shape,
             "_quantities": t.container_quantities,
-            "_volume_source": t.volume_source,
-            "_strict_json": strict_json,
         }
 
     def _name(self, value: Any) -> str:
@@ -217,22 +214,6 @@ class _Rules:
             f"    return {'_json(v)' if store else 'None'}",
         ]
         return compile_function(source, f"gathered rule {prop.name}", self.names)  # type: ignore[no-any-return]
-
-    def volume(self, plan: Plan) -> Callable[[Any], Any]:
-        names = attributes(plan)
-        source = ["def read(o):", "    present = {}"]
-        for name in volume_sources(plan.schema):
-            source += [
-                f"    v = o.{names[name]}",
-                "    if v is not None and v is not UNSET:",
-                f"        present[{name!r}] = v",
-            ]
-        source += [
-            "    if present:",
-            "        return _volume_source(present, _strict_json)",
-            "    return None",
-        ]
-        return compile_function(source, "gathered rule volume source", self.names)  # type: ignore[no-any-return]
 
     def quantities(self, resources: str) -> Callable[[Any], Any]:
         source = [

@@ -359,17 +359,30 @@ def volume_source(
     return ",".join(present), dump(present)
 
 
-def container_quantities(
-    requests: dict[str, Any], limits: dict[str, Any]
-) -> tuple[float | None, float | None, float | None, float | None]:
+Quantities = tuple[float | None, float | None, float | None, float | None]
+
+
+def container_quantities(requests: dict[str, Any], limits: dict[str, Any]) -> Quantities:
     """A container's (cpu request, cpu limit, memory request, memory limit) in cores and MiB,
     from its Kubernetes quantities (`500m`, `256Mi`)."""
+    found = (requests.get("cpu"), limits.get("cpu"), requests.get("memory"), limits.get("memory"))
+    try:  # a fleet repeats a handful of combinations
+        return _cached_quantities(*found)
+    except TypeError:  # a value that is an object or an array: nothing to remember it by
+        return _quantities(*found)
+
+
+def _quantities(cpu: Any, cpu_limit: Any, memory: Any, memory_limit: Any) -> Quantities:
     return (
-        quantity(cpu_cores, requests.get("cpu")),
-        quantity(cpu_cores, limits.get("cpu")),
-        quantity(memory_mib, requests.get("memory")),
-        quantity(memory_mib, limits.get("memory")),
+        quantity(cpu_cores, cpu),
+        quantity(cpu_cores, cpu_limit),
+        quantity(memory_mib, memory),
+        quantity(memory_mib, memory_limit),
     )
+
+
+#: typed: 1, 1.0 and True are different quantities (True is none)
+_cached_quantities = functools.lru_cache(maxsize=4096, typed=True)(_quantities)
 
 
 # --- generated code --------------------------------------------------------------------

@@ -233,3 +233,23 @@ def test_the_common_form_is_read_without_python(text: str):
 def test_a_date_that_does_not_exist_is_given_back(text: str):
     with pytest.raises(Fallback):
         _stamps().read(_Stamp(at=text), "d", {}, None)
+
+
+def test_a_volume_names_its_one_source_or_all_of_them():
+    records: list[Any] = _busy_records(1)
+    spec = records[0]["source_config"]["resource_spec"]
+    spec["volumes"] = [
+        {"name": "one", "configMap": {"name": "c", "items": [{"b": 1, "a": 2}]}},
+        {"name": "two", "secret": {"secretName": "s"}, "configMap": {"name": "c"}},
+        {"name": "none", "csi": None},
+        {"name": "empty", "emptyDir": {}},
+    ]
+    tables = _tables(records, raw=True)
+    assert tables == _tables(records, raw=False)
+    found = [(v["source_type"], v["source_json"]) for v in tables["deployment_volumes"]]
+    assert found == [
+        ("configMap", '{"items":[{"a":2,"b":1}],"name":"c"}'),
+        ("configMap,secret", '{"configMap":{"name":"c"},"secret":{"secretName":"s"}}'),
+        (None, None),
+        ("emptyDir", "{}"),
+    ]

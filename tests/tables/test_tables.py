@@ -737,3 +737,13 @@ def test_volume_mounts_are_tested_inline_and_a_wrong_field_is_not():
         assert not eval(test, {}, {"v": bad})
         with pytest.raises(rules.Reject):
             rules.check_shape(bad, prop, False, "p", False)
+
+
+def test_remembered_quantities_keep_their_types_apart():
+    """Container quantities are remembered by their four values: 1, 1.0 and True are three
+    (True is no quantity), and an object, which cannot be remembered, still reads."""
+    quantities = rules.container_quantities
+    assert quantities({"cpu": 1}, {"memory": "1Gi"}) == (1.0, None, None, 1024.0)
+    assert quantities({"cpu": True}, {"memory": "1Gi"}) == (None, None, None, 1024.0)
+    assert quantities({"cpu": 1.0}, {"memory": "1Gi"}) == (1.0, None, None, 1024.0)
+    assert quantities({"cpu": {"n": 1}}, {"cpu": "250m"}) == (None, 0.25, None, None)

@@ -105,16 +105,33 @@ class Flattener:
         careful reader, which validates every field and gives rejects their reasons.
         """
         typed_count = 0
+        records, n, i = page.records, len(page.records), 0
         with paused_gc(), self._from_workspace(page.tenant_id):
-            for i, record in enumerate(page.records):
+            while i < n:
+                record = records[i]
                 if type(record) is msgspec.Raw:
-                    if self._read_fast(record, page):
+                    self._prepare()
+                    if self._gathered is not None:  # a run of records in one call into C
+                        self._switch_to(python=False)
+                        stop, refused = self._gathered.read_many(page, i)
+                        typed_count += stop - i
+                        if refused is None:  # at the end, or at a parsed record
+                            i = stop
+                            continue
+                        i, record = stop, records[stop]
+                        if self._given_back(record, refused, page):
+                            typed_count += 1
+                            i += 1
+                            continue
+                    elif self._read_typed_or_roll_back(record, page):
                         typed_count += 1
+                        i += 1
                         continue
                     try:
                         record = parse_raw(record)
                     except Unparsable as exc:
                         self._reject(page.source, page.first_index + i, str(exc), _UNPARSABLE)
+                        i += 1
                         continue
                 self._switch_to(python=True)
                 marks = list(map(len, self._row_lists))  # where to roll back to
@@ -123,7 +140,7 @@ class Flattener:
                 except Reject as reject:
                     self._roll_back(marks)
                     self._reject(page.source, page.first_index + i, reject.reason, record)
-        n = len(page.records)
+                i += 1
         self.typed_records += typed_count
         self.counts["records"] += n
         self.pending += n
@@ -137,17 +154,19 @@ class Flattener:
         self.typed_records += typed
         self.tenant_mismatches.update(mismatches or {})
 
-    def _read_fast(self, record: msgspec.Raw, page: Page) -> bool:
-        """Read a raw record with the compiled lane, else the Python typed reader; False
-        when the careful one must (nothing of the record is kept)."""
-        self._prepare()
-        if self._gathered is not None:
-            self._switch_to(python=False)
-            try:
-                self._gathered.read(record, page.listed_type)
-            except (Reject, *FALLBACK_ERRORS):
-                return False
-            return True
+    def _given_back(self, record: msgspec.Raw, refused: BaseException, page: Page) -> bool:
+        """The compiled lane's second look at a record its run stopped at (one with fields
+        the spec does not name); False when the careful reader must read it."""
+        assert self._gathered is not None
+        try:
+            self._gathered.read_given_back(record, refused, page)
+        except (Reject, *FALLBACK_ERRORS):
+            return False
+        return True
+
+    def _read_typed_or_roll_back(self, record: msgspec.Raw, page: Page) -> bool:
+        """Read a raw record with the Python typed reader (where gather.c was not built);
+        False, and nothing of it kept, when the careful one must."""
         self._switch_to(python=True)
         marks = list(map(len, self._row_lists))
         if self._read_typed(record, page):

@@ -15,7 +15,8 @@
  * the Python rows. tests/tables/test_typed_reader.py holds the result to the careful
  * reader's, table by table.
  *
- * Gatherer(kinds, levels, roots, wide, unknown_col, type_col, dumps, fallback, unset)
+ * Gatherer(kinds, levels, roots, wide, unknown_col, type_col, dumps, fallback, unset,
+ *          id_field, raw_type)
  *   kinds   one string per table: a letter per column (s string, d double, i int64,
  *           b bool, t timestamp in microseconds from an aware datetime)
  *   levels  one (struct type, ops) per Struct type read; ops are tuples, see `compile_op`
@@ -23,6 +24,8 @@
  *   wide    the table of the record's own row; unknown_col and type_col are in it
  * .read(record, deployment_id, unknown, listed_type) -> None; raises `fallback` (or the
  *   error a rule raised) with every table as it was before the call
+ * .read_many(records, start, decode, listed_type, tags) -> (stop, error): the same for raw
+ *   records decoded by `decode`, in one call, until one is given back (see below)
  * .take(table) -> (rows, [(null_count, validity, offsets, data), ...]), and empties it
  * .rows(table) -> rows held
  */
@@ -99,18 +102,21 @@ typedef struct {
     PyObject_HEAD
     int ntables, nlevels, nroots, wide, unknown_col, type_col;
     int roots[8]; /* the record's level, one per Struct type it may be decoded into */
+    Py_ssize_t id_offsets[8]; /* each root's slot of the record's id */
+    PyTypeObject *raw_type;   /* what read_many reads: msgspec.Raw */
     Table *tables;
     Level *levels;
-    PyObject *dumps, *fallback, *unset, *keep; /* keep: everything the ops borrow */
+    PyObject *dumps, *fallback, *unset, *keep; /* keep: everything the ops borrow, raw_type */
 } Gatherer;
 
 /* What a record being read knows: its id, and the item row it is inside. */
 typedef struct {
     PyObject *deployment_id;
     PyObject *own_type;
-    PyObject *unknown;
+    PyObject *unknown; /* NULL until a field the spec lacks is found, when made here */
     int outer_table;
     Py_ssize_t outer_position;
+    int owns_unknown;
 } Context;
 
 static PyObject *utcoffset_name;
@@ -647,6 +653,11 @@ static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
     case OP_EXTRA:
         if (value == g->unset)
             return 0;
+        if (ctx->unknown == NULL) {
+            if ((ctx->unknown = PyDict_New()) == NULL)
+                return -1;
+            ctx->owns_unknown = 1;
+        }
         if (PyDict_SetItem(ctx->unknown, op->arg, value))
             return -1;
         if (PyUnicode_CheckExact(value)) {
@@ -675,23 +686,28 @@ static int read_level(Gatherer *g, int level, PyObject *obj, Context *ctx)
     return 0;
 }
 
-static PyObject *gatherer_read(Gatherer *g, PyObject *const *args, Py_ssize_t nargs)
+/* The level of a record's Struct type (strict or lenient: each has its own). */
+static int root_of(Gatherer *g, PyObject *record)
 {
-    if (nargs != 4 || !PyUnicode_CheckExact(args[1]) || !PyDict_CheckExact(args[2]))
-        return PyErr_Format(PyExc_TypeError, "read(record, deployment_id: str, unknown: dict, "
-                                             "listed_type)");
+    for (int r = 1; r < g->nroots; r++) {
+        if (Py_TYPE(record) == g->levels[g->roots[r]].type)
+            return r;
+    }
+    return 0;
+}
+
+/* One record's rows, or -1 with every table as it was. `unknown`: its fields the spec does
+ * not name (borrowed), or NULL for none so far (a dict is made when an extra is found). */
+static int read_one(Gatherer *g, PyObject *record, PyObject *id, PyObject *unknown,
+                    PyObject *listed_type)
+{
     Py_ssize_t marks[64];
     for (int t = 0; t < g->ntables; t++)
         marks[t] = g->tables[t].rows;
-    Context ctx = {args[1], NULL, args[2], g->wide, 0};
+    Context ctx = {id, NULL, unknown, g->wide, 0, 0};
     Table *wide = &g->tables[g->wide];
-    int root = g->roots[0];
-    for (int r = 1; r < g->nroots; r++) { /* strict or lenient Structs: each has its level */
-        if (Py_TYPE(args[0]) == g->levels[g->roots[r]].type)
-            root = g->roots[r];
-    }
-    int status = read_level(g, root, args[0], &ctx);
-    if (status == 0 && PyDict_GET_SIZE(ctx.unknown) > 0) {
+    int status = read_level(g, g->roots[root_of(g, record)], record, &ctx);
+    if (status == 0 && ctx.unknown != NULL && PyDict_GET_SIZE(ctx.unknown) > 0) {
         PyObject *text = PyObject_CallOneArg(g->dumps, ctx.unknown);
         if (text == NULL)
             status = -1;
@@ -699,17 +715,97 @@ static PyObject *gatherer_read(Gatherer *g, PyObject *const *args, Py_ssize_t na
             set_value(wide, g->unknown_col, text);
     }
     if (status == 0) {
-        PyObject *type = ctx.own_type ? ctx.own_type : args[3];
+        PyObject *type = ctx.own_type ? ctx.own_type : listed_type;
         set_value(wide, g->type_col, Py_NewRef(type));
         status = commit(g, wide);
     }
     Py_XDECREF(ctx.own_type);
+    if (ctx.owns_unknown)
+        Py_XDECREF(ctx.unknown);
     if (status) {
         for (int t = 0; t < g->ntables; t++)
             truncate_table(&g->tables[t], marks[t]);
-        return NULL;
     }
+    return status;
+}
+
+static PyObject *gatherer_read(Gatherer *g, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyUnicode_CheckExact(args[1]) || !PyDict_CheckExact(args[2]))
+        return PyErr_Format(PyExc_TypeError, "read(record, deployment_id: str, unknown: dict, "
+                                             "listed_type)");
+    if (read_one(g, args[0], args[1], args[2], args[3]))
+        return NULL;
     Py_RETURN_NONE;
+}
+
+/* (index, error): where read_many stopped, and why. */
+static PyObject *stopped_at(Py_ssize_t index)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (type == NULL)
+        return Py_BuildValue("(nO)", index, Py_None);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL)
+        PyException_SetTraceback(value, traceback);
+    Py_DECREF(type);
+    Py_XDECREF(traceback);
+    return Py_BuildValue("(nN)", index, value);
+}
+
+/* read_many(records, start, decode, listed_type, tags) -> (stop, error)
+ * Reads records from `start` while they are raw text (of `raw_type`) that `decode` takes and
+ * whose rows can be read, as read() would with no unknown field found apart. It stops at
+ * the end (error None), at a record of another type (None), or at one given back: the
+ * error says why (the decode's, or the reading's); nothing of that record is kept. A
+ * record's listed type is `listed_type`, else tags[id] when `tags` is a dict. */
+static PyObject *gatherer_read_many(Gatherer *g, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyList_CheckExact(args[0]))
+        return PyErr_Format(PyExc_TypeError,
+                            "read_many(records: list, start, decode, listed_type, tags)");
+    PyObject *records = args[0], *decode = args[2], *listed = args[3], *tags = args[4];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    if (tags != Py_None && !PyDict_CheckExact(tags))
+        return PyErr_Format(PyExc_TypeError, "read_many: tags are a dict or None");
+    Py_ssize_t i = start < 0 ? 0 : start;
+    for (; i < PyList_GET_SIZE(records); i++) {
+        PyObject *raw = PyList_GET_ITEM(records, i);
+        if (Py_TYPE(raw) != g->raw_type)
+            return stopped_at(i);
+        PyObject *record = PyObject_CallOneArg(decode, raw);
+        if (record == NULL)
+            return stopped_at(i);
+        int r = root_of(g, record);
+        PyObject *id = Py_TYPE(record) == g->levels[g->roots[r]].type
+                           ? slot(record, g->id_offsets[r])
+                           : NULL;
+        if (id == NULL || !PyUnicode_CheckExact(id)) { /* the careful reader says why */
+            Py_DECREF(record);
+            fallback_error(g, "a record without a text id");
+            return stopped_at(i);
+        }
+        PyObject *type = listed;
+        if (type == Py_None && tags != Py_None) {
+            type = PyDict_GetItemWithError(tags, id);
+            if (type == NULL && PyErr_Occurred()) {
+                Py_DECREF(record);
+                return stopped_at(i);
+            }
+            if (type == NULL)
+                type = Py_None;
+        }
+        Py_INCREF(type); /* the tags dict may change under a rule that runs Python */
+        int status = read_one(g, record, id, NULL, type);
+        Py_DECREF(type);
+        Py_DECREF(record);
+        if (status)
+            return stopped_at(i);
+    }
+    return stopped_at(i);
 }
 
 /* ---------------------------------------------------------------- taking */
@@ -1068,13 +1164,14 @@ static void gatherer_dealloc(Gatherer *g)
 
 static PyObject *gatherer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *kinds, *levels, *roots, *dumps, *fallback, *unset;
+    PyObject *kinds, *levels, *roots, *dumps, *fallback, *unset, *id_field, *raw_type;
     int wide, unknown_col, type_col;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs))
         return PyErr_Format(PyExc_TypeError, "Gatherer takes no keywords");
-    if (!PyArg_ParseTuple(args, "O!O!O!iiiOOO:Gatherer", &PyList_Type, &kinds, &PyList_Type,
-                          &levels, &PyTuple_Type, &roots, &wide, &unknown_col, &type_col,
-                          &dumps, &fallback, &unset))
+    if (!PyArg_ParseTuple(args, "O!O!O!iiiOOOUO!:Gatherer", &PyList_Type, &kinds,
+                          &PyList_Type, &levels, &PyTuple_Type, &roots, &wide, &unknown_col,
+                          &type_col, &dumps, &fallback, &unset, &id_field, &PyType_Type,
+                          &raw_type))
         return NULL;
     if (!PyExceptionClass_Check(fallback))
         return PyErr_Format(PyExc_TypeError, "Gatherer: fallback is an exception class");
@@ -1086,6 +1183,9 @@ static PyObject *gatherer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     g->unset = Py_NewRef(unset);
     g->keep = PyList_New(0);
     g->wide = wide;
+    g->raw_type = (PyTypeObject *)raw_type;
+    if (g->keep != NULL && keep(g, raw_type))
+        goto fail;
     if (g->keep == NULL || compile_tables(g, kinds))
         goto fail;
     if (wide < 0 || wide >= g->ntables || check_column(g, wide, unknown_col) ||
@@ -1110,6 +1210,9 @@ static PyObject *gatherer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
             PyErr_SetString(PyExc_ValueError, "Gatherer: no such root level");
             goto fail;
         }
+        g->id_offsets[r] = field_offset(g->levels[g->roots[r]].type, id_field);
+        if (g->id_offsets[r] < 0)
+            goto fail;
     }
     return (PyObject *)g;
 fail:
@@ -1121,6 +1224,9 @@ static PyMethodDef gatherer_methods[] = {
     {"read", (PyCFunction)(void (*)(void))gatherer_read, METH_FASTCALL,
      "read(record, deployment_id, unknown, listed_type): the record's rows, or raise with "
      "every table as it was"},
+    {"read_many", (PyCFunction)(void (*)(void))gatherer_read_many, METH_FASTCALL,
+     "read_many(records, start, decode, listed_type, tags) -> (stop, error): raw records "
+     "read from start on, until the end, a record of another type, or one given back"},
     {"take", (PyCFunction)gatherer_take, METH_O,
      "take(table): (rows, [(null_count, validity, offsets, data), ...]); empties the table"},
     {"rows", (PyCFunction)gatherer_rows, METH_O, "rows(table): rows held"},

@@ -26,6 +26,8 @@ import msgspec
 import orjson
 import pyarrow as pa
 
+from analysis.pages import Page
+
 from . import rules as t
 from .arrays import arrays_from_buffers, kinds_of
 from .layout import (
@@ -259,6 +261,8 @@ class GatheredReader:
             _json_bytes,
             Fallback,
             UNSET,
+            attributes(layout.deployment_plan)["id"],
+            msgspec.Raw,
         )
 
     def read(self, raw: msgspec.Raw, listed_type: Callable[[Any], str | None]) -> None:
@@ -266,6 +270,27 @@ class GatheredReader:
         unknown: dict[str, Any] = {}
         record = self._decoder.decode(raw, unknown)
         self._gatherer.read(record, record.id, unknown, listed_type(record.id))
+
+    def read_many(self, page: Page, start: int) -> tuple[int, BaseException | None]:
+        """The page's records from `start` on, in one call into C, while they are raw and
+        the strict Structs take them: (where it stopped, why). None at the end or at a
+        parsed record; else the error that gave record `stop` back (`read_given_back`)."""
+        tags = page.tags if page.deployment_type is None else None
+        return self._gatherer.read_many(
+            page.records, start, self._decoder.strict, page.deployment_type, tags
+        )
+
+    def read_given_back(self, raw: msgspec.Raw, refused: BaseException, page: Page) -> None:
+        """The record `read_many` stopped at, when the strict Structs refused a field the
+        spec does not name; raises (`refused` itself, for anything else) when the careful
+        reader must read it."""
+        if not isinstance(refused, Exception):
+            raise refused  # KeyboardInterrupt and the like: not the record's doing
+        unknown: dict[str, Any] = {}
+        record = self._decoder.lenient(raw, refused, unknown)
+        if record.id is None:
+            raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
+        self._gatherer.read(record, record.id, unknown, page.listed_type(record.id))
 
     def rows(self) -> int:
         """Deployments held (every other table's rows come from them)."""

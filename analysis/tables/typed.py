@@ -482,7 +482,8 @@ class RecordDecoder:
     def __init__(self, layout: Layout) -> None:
         strict_types: dict[int, Any] = {}
         lenient_types: dict[int, Any] = {}
-        self._decode = _decoder(layout, strict=True, cache=strict_types)
+        #: decode(raw) with the strict Structs, which refuse any field the spec does not name
+        self.strict = _decoder(layout, strict=True, cache=strict_types)
         self._decode_lenient = _decoder(layout, strict=False, cache=lenient_types)
         #: plan id -> its Struct type: (strict ones, lenient ones)
         self.struct_types = (strict_types, lenient_types)
@@ -497,18 +498,28 @@ class RecordDecoder:
         Raises one of `FALLBACK_ERRORS` for a record the careful reader must read.
         """
         try:
-            record = self._decode(raw)
+            record = self.strict(raw)
         except msgspec.ValidationError as exc:
-            if not str(exc).startswith("Object contains unknown field"):
-                raise
-            record = self._decode_lenient(raw)
-            found = self._unknown_fields.find(raw)
-            if found:
-                self._unknown_fields.parse(raw, found, unknown)
-            else:  # the scan was not sure (or saw none, against msgspec): one parse tells
-                self._unknown_fields.collect(raw, unknown)
+            record = self.lenient(raw, exc, unknown)
         if record.id is None:
             raise Fallback  # the careful reader rejects it: "id: missing" or "id: null"
+        return record
+
+    def lenient(self, raw: msgspec.Raw, refused: Exception, unknown: dict[str, Any]) -> Any:
+        """The record the strict Structs refused (`refused`), when they refused a field the
+        spec does not name: decoded ignoring such fields, which go to `unknown`; any other
+        refusal is raised again."""
+        if not (
+            isinstance(refused, msgspec.ValidationError)
+            and str(refused).startswith("Object contains unknown field")
+        ):
+            raise refused
+        record = self._decode_lenient(raw)
+        found = self._unknown_fields.find(raw)
+        if found:
+            self._unknown_fields.parse(raw, found, unknown)
+        else:  # the scan was not sure (or saw none, against msgspec): one parse tells
+            self._unknown_fields.collect(raw, unknown)
         return record
 
 

@@ -86,17 +86,42 @@ def test_records_of_both_lanes_keep_their_order_in_every_table():
 
 
 def test_an_export_reads_raw_records_with_the_compiled_lane(monkeypatch):
-    calls = []
-    read = GatheredReader.read
+    taken = []
+    read_many = GatheredReader.read_many
 
-    def counting(self: GatheredReader, raw: msgspec.Raw, listed: Any) -> None:
-        calls.append(raw)
-        read(self, raw, listed)
+    def counting(self: GatheredReader, page: Page, start: int) -> Any:
+        stop, refused = read_many(self, page, start)
+        taken.append(stop - start)
+        return stop, refused
 
-    monkeypatch.setattr(GatheredReader, "read", counting)
+    monkeypatch.setattr(GatheredReader, "read_many", counting)
     records = _busy_records(3)
     _tables(records, raw=True)
-    assert len(calls) == 3
+    assert taken == [3]  # one call into C for the page
+
+
+def test_a_run_stops_at_a_parsed_record_and_at_one_given_back():
+    records: list[Any] = _busy_records(5)
+    records[3] = {**records[3], "future_field": 1}  # the strict Structs refuse it
+    raws: list[Any] = RAW_ARRAY.decode(orjson.dumps(records))
+    raws[1] = records[1]  # parsed, not raw
+    layout = Layout(False)
+    reader = GatheredReader(layout, layout.schemas())
+    page = Page(raws, source="t", tags={records[0]["id"]: "prod"})
+    assert reader.read_many(page, 0) == (1, None)
+    stop, refused = reader.read_many(page, 2)
+    assert stop == 3 and isinstance(refused, msgspec.ValidationError)
+    assert "unknown field" in str(refused)
+    reader.read_given_back(raws[3], refused, page)
+    assert reader.read_many(page, 4) == (5, None)
+    deployments = reader.take()["deployments"]
+    wide = layout.wide.names
+    ids = deployments[wide.index("id")].to_pylist()
+    assert ids == [records[n]["id"] for n in (0, 2, 3, 4)]
+    types = deployments[wide.index("deployment_type")].to_pylist()
+    assert types == ["prod", None, None, None]  # the sandbox's records name no type
+    unknown = deployments[wide.index("unknown_fields_json")].to_pylist()
+    assert '"future_field":1' in unknown[2]
 
 
 class _Small(msgspec.Struct, gc=False):
@@ -107,7 +132,17 @@ class _Small(msgspec.Struct, gc=False):
 def _gatherer(ops: list[tuple[Any, ...]], kinds: str = "sds") -> Any:
     """A gatherer of one table: (name, size, unknown_fields_json) from `_Small`."""
     return gather.Gatherer(
-        [kinds], [(_Small, ops)], (0,), 0, 2, 2, orjson.dumps, Fallback, msgspec.UNSET
+        [kinds],
+        [(_Small, ops)],
+        (0,),
+        0,
+        2,
+        2,
+        orjson.dumps,
+        Fallback,
+        msgspec.UNSET,
+        "name",
+        msgspec.Raw,
     )
 
 
@@ -161,6 +196,8 @@ def _stamps(parse: Any = t.parse_datetime) -> Any:
         orjson.dumps,
         Fallback,
         msgspec.UNSET,
+        "at",
+        msgspec.Raw,
     )
 
 

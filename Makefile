@@ -39,7 +39,7 @@ notebooks lab: $(STAMP)
 
 venv: $(STAMP)
 
-$(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml $(wildcard analysis/*/*.c)
+$(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml $(wildcard analysis/*/*.[ch])
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -c requirements.lock -e .

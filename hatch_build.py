@@ -59,7 +59,8 @@ class CompiledModules(BuildHookInterface):
         from setuptools.command.build_ext import build_ext
         from setuptools.errors import BaseError, CCompilerError
 
-        modules = [Extension(name, sources) for name, sources in SOURCES.items()]
+        headers = [str(p.relative_to(self.root)) for p in Path(self.root).glob("analysis/*/*.h")]
+        modules = [Extension(name, sources, depends=headers) for name, sources in SOURCES.items()]
         command = build_ext(Distribution({"name": "dims", "ext_modules": modules}))
         command.inplace = True
         command.ensure_finalized()

@@ -22,6 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "timestamps.h"
+
 /* Why a column cannot be laid out here; the caller falls back to pyarrow. */
 #define UNSUPPORTED 1
 
@@ -36,49 +38,12 @@ static PyObject **row_items(PyObject *row, Py_ssize_t width)
     return NULL;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = (unsigned)(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-/* Microseconds since the epoch, in UTC, of an aware datetime. */
+/* Microseconds since the epoch, in UTC, of an aware datetime (timestamps.h); a naive one,
+ * or one in a zone other than datetime.timezone, goes to pyarrow's rule. */
 static int timestamp_of(PyObject *value, int64_t *out)
 {
-    if (!PyDateTime_CheckExact(value))
-        return UNSUPPORTED;
-    PyObject *tz = PyDateTime_DATE_GET_TZINFO(value);
-    if (tz == Py_None)
-        return UNSUPPORTED; /* naive: pyarrow's rule applies */
-    int64_t offset_us = 0;
-    if (tz != PyDateTime_TimeZone_UTC) {
-        /* datetime.timezone only: its utcoffset runs no Python code that could change the
-         * rows under this loop (a zoneinfo or pytz zone goes to pyarrow) */
-        if (!Py_IS_TYPE(tz, Py_TYPE(PyDateTime_TimeZone_UTC)))
-            return UNSUPPORTED;
-        PyObject *delta = PyObject_CallMethodNoArgs(value, utcoffset_name);
-        if (delta == NULL)
-            return -1;
-        if (!PyDelta_CheckExact(delta)) {
-            Py_DECREF(delta);
-            return UNSUPPORTED;
-        }
-        offset_us = ((int64_t)PyDateTime_DELTA_GET_DAYS(delta) * 86400 +
-                     PyDateTime_DELTA_GET_SECONDS(delta)) * 1000000 +
-                    PyDateTime_DELTA_GET_MICROSECONDS(delta);
-        Py_DECREF(delta);
-    }
-    int64_t days = days_from_civil(PyDateTime_GET_YEAR(value), PyDateTime_GET_MONTH(value),
-                                   PyDateTime_GET_DAY(value));
-    int64_t seconds = days * 86400 + PyDateTime_DATE_GET_HOUR(value) * 3600 +
-                      PyDateTime_DATE_GET_MINUTE(value) * 60 + PyDateTime_DATE_GET_SECOND(value);
-    *out = seconds * 1000000 + PyDateTime_DATE_GET_MICROSECOND(value) - offset_us;
-    return 0;
+    int status = aware_micros(value, utcoffset_name, out);
+    return status > 0 ? UNSUPPORTED : status;
 }
 
 /* One fixed-width value (or a bool's bit) into `data` at row i. */

@@ -36,6 +36,8 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "timestamps.h"
+
 /* Operations of a level (see compile_op for their tuples). */
 enum {
     OP_SCALAR = 0,   /* (op, field, table, col): the value as it is */
@@ -180,17 +182,6 @@ static inline void set_bit(uint8_t *bits, Py_ssize_t i, int on)
         bits[i >> 3] &= (uint8_t) ~(1 << (i & 7));
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const unsigned yoe = (unsigned)(y - era * 400);
-    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
 static int digits(const char *s, int n, int *out)
 {
     int v = 0;
@@ -274,34 +265,7 @@ static int timestamp_of(PyObject *value, int64_t *out)
         *out = (int64_t)v;
         return 0;
     }
-    if (!PyDateTime_CheckExact(value))
-        return 1;
-    PyObject *tz = PyDateTime_DATE_GET_TZINFO(value);
-    if (tz == Py_None)
-        return 1;
-    int64_t offset_us = 0;
-    if (tz != PyDateTime_TimeZone_UTC) {
-        if (!Py_IS_TYPE(tz, Py_TYPE(PyDateTime_TimeZone_UTC)))
-            return 1;
-        PyObject *delta = PyObject_CallMethodNoArgs(value, utcoffset_name);
-        if (delta == NULL)
-            return -1;
-        if (!PyDelta_CheckExact(delta)) {
-            Py_DECREF(delta);
-            return 1;
-        }
-        offset_us = ((int64_t)PyDateTime_DELTA_GET_DAYS(delta) * 86400 +
-                     PyDateTime_DELTA_GET_SECONDS(delta)) * 1000000 +
-                    PyDateTime_DELTA_GET_MICROSECONDS(delta);
-        Py_DECREF(delta);
-    }
-    int64_t days = days_from_civil(PyDateTime_GET_YEAR(value),
-                                   (unsigned)PyDateTime_GET_MONTH(value),
-                                   (unsigned)PyDateTime_GET_DAY(value));
-    int64_t seconds = days * 86400 + PyDateTime_DATE_GET_HOUR(value) * 3600 +
-                      PyDateTime_DATE_GET_MINUTE(value) * 60 + PyDateTime_DATE_GET_SECOND(value);
-    *out = seconds * 1000000 + PyDateTime_DATE_GET_MICROSECOND(value) - offset_us;
-    return 0;
+    return aware_micros(value, utcoffset_name, out);
 }
 
 /* One value into row `i` (room reserved): 0, 1 when its type is not the column's, -1 error. */

@@ -300,9 +300,11 @@ static int put(Column *col, PyObject *value, Py_ssize_t i)
         }
         if (col->size + size > INT32_MAX)
             return 1;
-        if (grow((void **)&col->data, &col->data_capacity, col->size + size, 1))
-            return -1;
-        memcpy(col->data + col->size, text, (size_t)size);
+        if (size > 0) { /* an empty string needs no room (and data may not exist yet) */
+            if (grow((void **)&col->data, &col->data_capacity, col->size + size, 1))
+                return -1;
+            memcpy(col->data + col->size, text, (size_t)size);
+        }
         col->size += size;
         col->offsets[i + 1] = (int32_t)col->size;
         break;

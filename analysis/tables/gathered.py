@@ -107,7 +107,7 @@ class _Program:
         return index
 
     def _ops(self, plan: Plan, table: str, path: str, typed: frozenset[str]) -> list[Op]:
-        """What `typed._Code.plan` generates Python for, as operations."""
+        """The operations the typed reader generates Python statements for."""
         at = self._tables[table]
         names = attributes(plan)
         ops: list[Op] = []

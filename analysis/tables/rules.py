@@ -329,16 +329,6 @@ def _flat_fields_test(schema_name: str) -> str | None:
     return " and ".join(tests)
 
 
-@functools.lru_cache(maxsize=4096)
-def _cached_quantity(parse: Callable[[Any], float | None], text: str) -> float | None:
-    return parse(text)
-
-
-def quantity(parse: Callable[[Any], float | None], value: Any) -> float | None:
-    """parse(value), remembered for text: a fleet repeats a handful of quantities."""
-    return _cached_quantity(parse, value) if type(value) is str else parse(value)
-
-
 # --- rules of the routed parts, written once for both readers ----------------------------
 
 
@@ -373,12 +363,7 @@ def container_quantities(requests: dict[str, Any], limits: dict[str, Any]) -> Qu
 
 
 def _quantities(cpu: Any, cpu_limit: Any, memory: Any, memory_limit: Any) -> Quantities:
-    return (
-        quantity(cpu_cores, cpu),
-        quantity(cpu_cores, cpu_limit),
-        quantity(memory_mib, memory),
-        quantity(memory_mib, memory_limit),
-    )
+    return cpu_cores(cpu), cpu_cores(cpu_limit), memory_mib(memory), memory_mib(memory_limit)
 
 
 #: typed: 1, 1.0 and True are different quantities (True is none)

@@ -265,12 +265,6 @@ class GatheredReader:
             msgspec.Raw,
         )
 
-    def read(self, raw: msgspec.Raw, listed_type: Callable[[Any], str | None]) -> None:
-        """The record's rows; `listed_type(id)` gives its type where it names none."""
-        unknown: dict[str, Any] = {}
-        record = self._decoder.decode(raw, unknown)
-        self._gatherer.read(record, record.id, unknown, listed_type(record.id))
-
     def read_many(self, page: Page, start: int) -> tuple[int, BaseException | None]:
         """The page's records from `start` on, in one call into C, while they are raw and
         the strict Structs take them: (where it stopped, why). None at the end or at a

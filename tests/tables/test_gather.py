@@ -56,13 +56,11 @@ def test_a_record_given_back_midway_leaves_no_row_in_any_table():
     broken = {**broken, "created_at": "not a date"}
     layout = Layout(False)
     reader = GatheredReader(layout, layout.schemas())
-    raws = RAW_ARRAY.decode(orjson.dumps([first, broken, last]))
-    reader.read(raws[0], lambda _id: None)
-    held = reader.rows()
-    with pytest.raises(Fallback):
-        reader.read(raws[1], lambda _id: None)
-    assert reader.rows() == held
-    reader.read(raws[2], lambda _id: None)
+    page = Page(RAW_ARRAY.decode(orjson.dumps([first, broken, last])), source="t")
+    stop, refused = reader.read_many(page, 0)
+    assert stop == 1 and isinstance(refused, Fallback)
+    assert reader.rows() == 1  # the first record's row only
+    assert reader.read_many(page, 2) == (3, None)
     taken = reader.take()
     assert [len(arrays[0]) for arrays in taken.values()] == [
         len(rows) for rows in _expected_rows([first, last]).values()

@@ -23,6 +23,9 @@ PARSED_COPY = Path(__file__).with_name("openapi.parsed.json")
 #: Scalar JSON-schema kinds a column can have (after resolving `format`).
 SCALAR_KINDS = frozenset({"string", "uuid", "datetime", "number", "integer", "boolean"})
 
+#: The extension naming a property's spelling in the published service.
+ORIGINAL_NAME_KEY = "x-dims-original-name"
+
 #: Resource-spec field prefixes naming a component; fields without one belong to `main`.
 COMPONENT_PREFIXES = ("queue", "orchestrator", "executor", "cache", "db")
 COMPONENTS = ("main", *COMPONENT_PREFIXES)
@@ -83,6 +86,9 @@ class Prop:
     default: Any = None
     #: A secret value (`format: password`): never stored, logged or shown.
     secret: bool = False
+    #: The published service's own name for it (`x-dims-original-name`: `redis_cpu` for
+    #: `cache_cpu`), which readers take as a second spelling; None when it has none.
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,8 +153,33 @@ def schema(name: str) -> ObjectSchema:
             required=prop_name in required,
             default=_strip_null(node).get("default"),
             secret=_strip_null(node).get("format") == "password",
+            original=node.get(ORIGINAL_NAME_KEY),
         )
+    _check_originals(name, props)
     return ObjectSchema(name=name, properties=props)
+
+
+def _check_originals(schema_name: str, props: dict[str, Prop]) -> None:
+    """An original name is a second spelling of one property: it must name no other."""
+    originals = [p.original for p in props.values() if p.original is not None]
+    clashes = {o for o in originals if o in props or originals.count(o) > 1}
+    if clashes:
+        raise ValueError(
+            f"openapi.yaml: {schema_name}: {ORIGINAL_NAME_KEY} {sorted(clashes)} "
+            "names another property or is given twice"
+        )
+
+
+@functools.cache
+def original_names() -> dict[str, dict[str, str]]:
+    """schema name -> {original name: the spec's name}, for the schemas that have any:
+    the published service's spellings every reader and the generated models accept."""
+    out: dict[str, dict[str, str]] = {}
+    for name in document()["components"]["schemas"]:
+        found = {p.original: p.name for p in schema(name).properties.values() if p.original}
+        if found:
+            out[name] = found
+    return out
 
 
 @dataclass(frozen=True)

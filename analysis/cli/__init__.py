@@ -484,6 +484,16 @@ def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
         help="records carry status, source and (some) source_config.deployment_type, "
         "some of a type newer than the spec",
     )
+    shapes.add_argument(
+        "--original-names",
+        action="store_const",
+        const="original",
+        default="spec",
+        dest="names",
+        help="speak as the published service does: redis_* and langgraph_config_path for "
+        "the spec's cache_* and graph_config_path, integers where its schema has them, "
+        "and the repositories path's `github` segment",
+    )
 
 
 _DEBUG_HELP = "show tracebacks and debug logs (anywhere on the line)"

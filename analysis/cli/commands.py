@@ -293,6 +293,7 @@ def sandbox(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         api_key=args.api_key,
         untyped_every=args.untyped_every,
         real_shaped=args.real_shaped,
+        names=args.names,
         tenants=args.tenants,
         rollout=None if args.roll_out is None else (args.roll_out, args.share),
     )

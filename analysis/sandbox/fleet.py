@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from analysis import spec
 from analysis.gcpause import paused_gc
 
 STATUSES = (
@@ -152,6 +153,8 @@ class Fleet:
     remote_reconciled: dict[str, bool] = field(repr=False, default_factory=dict)
     tag_value_ids: dict[str, tuple[str, ...]] = field(repr=False, default_factory=dict)
     seed: int = 0
+    #: How records spell the fields the published service names otherwise (NAMINGS).
+    names: str = "spec"
     _builder: _Builder | None = field(repr=False, default=None)
 
     def __repr__(self) -> str:
@@ -174,6 +177,56 @@ class Fleet:
         return self._builder.extra()
 
 
+#: How a fleet may spell the fields the published service names otherwise.
+NAMINGS = ("spec", "original", "mixed")
+
+
+def _object_paths(schema: str = "Deployment", path: tuple[str, ...] = ()) -> list[Any]:
+    """(path, schema name) of every object nested in a deployment record (not in arrays)."""
+    out: list[Any] = [(path, schema)]
+    for prop in spec.schema(schema).properties.values():
+        if prop.kind == "object" and prop.ref:
+            out += _object_paths(prop.ref, (*path, prop.name))
+    return out
+
+
+#: (path of an object in a record, {spec name: the published service's name}).
+_ORIGINAL_SPELLINGS = tuple(
+    (path, {name: original for original, name in spec.original_names()[schema].items()})
+    for path, schema in _object_paths()
+    if schema in spec.original_names()
+)
+#: Numeric resource fields the published service sends as integers (all but cpu).
+_WHOLE_FIELDS = frozenset(
+    name
+    for name in spec.resource_numeric_fields()
+    if spec.component_of(name)[1] not in ("cpu", "cpu_limit")
+)
+
+
+def in_original_names(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as the published service spells it: its own names for the fields the
+    spec words neutrally, and whole numbers as integers where its schema has integers."""
+    out = dict(record)
+    for path, spellings in _ORIGINAL_SPELLINGS:
+        *parents, last = path
+        parent: Any = out
+        for key in parents:
+            parent = parent.get(key) if type(parent) is dict else None
+        obj = parent.get(last) if type(parent) is dict else None
+        if type(obj) is dict:
+            parent[last] = {
+                spellings.get(key, key): _as_published(key, value) for key, value in obj.items()
+            }
+    return out
+
+
+def _as_published(name: str, value: Any) -> Any:
+    if name in _WHOLE_FIELDS and type(value) is float and value.is_integer():
+        return int(value)
+    return value
+
+
 def fleet_dump_bytes(fleet: Fleet) -> bytes:
     """The deployments as one JSON array, the shape `dims export --from-json` reads."""
     return orjson.dumps(fleet.deployments)
@@ -189,6 +242,7 @@ def generate_fleet(
     untyped_every: int = 0,
     real_shaped: bool = False,
     tenants: int = 0,
+    names: str = "spec",
 ) -> Fleet:
     """Build a deterministic fleet of `deployments` records.
 
@@ -208,13 +262,13 @@ def generate_fleet(
       their type in `source_config.deployment_type` and image-built ones carry null there
       (the real service sets it for one source kind only); one in twenty is of a type the
       spec does not list (`dev_plus`), which no typed listing returns.
+
+    `names`: "spec" (`cache_cpu`), "original" (as the published service: `redis_cpu`, see
+    `in_original_names`) or "mixed" (every other record); it draws nothing at random.
     """
-    if deployments < 0:
-        raise ValueError("deployments must be >= 0")
-    if untyped_every < 0:
-        raise ValueError("untyped_every must be >= 0")
-    if tenants < 0:
-        raise ValueError("tenants must be >= 0")
+    _check_sizes(deployments=deployments, untyped_every=untyped_every, tenants=tenants)
+    if names not in NAMINGS:
+        raise ValueError(f"names must be one of {', '.join(NAMINGS)}, got {names!r}")
     with paused_gc():  # building many small dicts is dominated by GC passes otherwise
         builder = _Builder(
             seed,
@@ -225,6 +279,7 @@ def generate_fleet(
             untyped_every=untyped_every,
             real_shaped=real_shaped,
             tenants=tenants,
+            names=names,
         )
         fleet = Fleet(
             deployments=[],
@@ -232,10 +287,17 @@ def generate_fleet(
             providers=builder.providers(),
             repositories=builder.repositories,
             seed=seed,
+            names=names,
             _builder=builder,
         )
         _add_deployments(fleet, builder, deployments)
     return fleet
+
+
+def _check_sizes(**sizes: int) -> None:
+    for name, size in sizes.items():
+        if size < 0:
+            raise ValueError(f"{name} must be >= 0")
 
 
 def _add_deployments(fleet: Fleet, builder: _Builder, deployments: int) -> None:
@@ -291,8 +353,10 @@ class _Builder:
         untyped_every: int = 0,
         real_shaped: bool = False,
         tenants: int = 0,
+        names: str = "spec",
     ) -> None:
         self.rng = random.Random(seed)
+        self.names = names
         self.untyped_every = untyped_every
         self.real_shaped = real_shaped
         self.canary_secret = canary_secret
@@ -388,6 +452,8 @@ class _Builder:
         secrets = self._secrets(slot)
         record = self._record(who, source, config, secrets, slot)
         self._service_fields(record, i, source.from_repo)
+        if self.names == "original" or (self.names == "mixed" and i % 2):
+            record = in_original_names(record)
         r = self.rng.random
         reconciled = r() < 0.3
         tags = tuple(dict.fromkeys(self.tag_pool[int(r() * 8)] for _ in range(int(r() * 3))))

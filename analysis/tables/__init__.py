@@ -38,6 +38,10 @@ The package, from the bottom up (each module imports only those above it):
 
 Documented choices (the spec is silent on them):
 - A deployment without an `id` is rejected ("id: missing"): child tables need it.
+- A field the published service names otherwise (`x-dims-original-name` in openapi.yaml:
+  `redis_cpu` for `cache_cpu`) is read into the spec's column under either name. Sent
+  under both with different values, the spec's name wins and the other value is kept in
+  `unknown_fields_json` (counted: `OriginalNameConflictWarning`, the manifest).
 - Timestamps without an offset are read as UTC.
 - `secret_count` is null when the record has no `secrets` array (unknown, not zero).
 - deployment_components: replicas of a component without scale fields, or whose scale is
@@ -56,6 +60,7 @@ from analysis.secrets import REDACTED
 
 from .flattener import (
     Flattener,
+    OriginalNameConflictWarning,
     RejectedRecordError,
     deployments_dataframe,
     flatten,
@@ -76,6 +81,7 @@ __all__ = [
     "TABLE_SCHEMAS",
     "TIMESTAMP",
     "Flattener",
+    "OriginalNameConflictWarning",
     "RejectedRecordError",
     "deployments_dataframe",
     "flatten",

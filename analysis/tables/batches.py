@@ -92,8 +92,8 @@ class Batch:
     """The tables of a batch of pages, and what reading it counted."""
 
     tables: dict[str, pa.Table]
-    records: int
-    rejected: int
+    #: What the batch added to each of Flattener.counts.
+    counts: dict[str, int]
     typed: int
     #: Deployments per workspace whose own tenant_id names another (Flattener.tenant_mismatches).
     mismatches: dict[str, int]
@@ -143,8 +143,7 @@ def read_batch(flattener: Flattener, pages: Iterable[Page]) -> Batch:
     counts, typed = before
     return Batch(
         tables,
-        flattener.counts["records"] - counts["records"],
-        flattener.counts["rejected"] - counts["rejected"],
+        {name: count - counts[name] for name, count in flattener.counts.items()},
         flattener.typed_records - typed,
         dict(flattener.tenant_mismatches - mismatched),
     )
@@ -418,7 +417,7 @@ class Batches:
         except _Lost:
             self._broken()
             return read_batch(self._flattener, sent.pages)
-        self._flattener.add_counts(batch.records, batch.rejected, batch.typed, batch.mismatches)
+        self._flattener.add_counts(batch.counts, batch.typed, batch.mismatches)
         self.worker_batches += 1
         return batch
 

@@ -25,6 +25,7 @@ from .rules import (
     JSON,
     NESTED,
     NUMBER,
+    ORIGINAL,
     OTHER_SCALAR,
     PASSWORD,
     SCALAR_OPS,
@@ -124,6 +125,18 @@ def _shaped(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _
     return True
 
 
+def _original(
+    key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, unknown: Unknown
+) -> bool:
+    index = cast(int, step[2])
+    converted = convert(value, step[1], path + key, not plan.sensitive)
+    if row[index] is None:
+        row[index] = converted
+    elif row[index] != converted:  # the spec's name wins; the other value is not lost
+        unknown[path + key] = converted
+    return True
+
+
 _CAREFUL: dict[int, _CarefulStep] = {
     NUMBER: _number,
     TEXT: _text,
@@ -133,6 +146,7 @@ _CAREFUL: dict[int, _CarefulStep] = {
     PASSWORD: _password,
     JSON: _shaped,
     CHECK: _shaped,
+    ORIGINAL: _original,
 }
 
 
@@ -208,6 +222,8 @@ def _step_lines(n: int, key: str, step: Step, names: dict[str, Any]) -> list[str
     elif op in (JSON, CHECK) and fits is not None:
         store = f"row[{index}] = _json(v)" if op == JSON else "pass"
         lines += [f"    if {fits}:", f"        {store}"]
+    elif op == ORIGINAL:  # rare: read on the careful path, after the spec's name
+        return [*lines, f"    if {other}:", f"        {careful}"]
     else:
         return [*lines, f"    if {other}:", f"        {careful}"]
     return [*lines, f"    elif {other}:", f"        {careful}"]
@@ -286,12 +302,33 @@ def _plan(schema_name: str, columns: Columns, prefix: str, options: _PlanOptions
         column = options.column_of(prefix, name)
         stored = columns.add(column, pa.string()) if options.include_passwords else None
         plan.steps[name] = (PASSWORD, "string", stored, is_nullable(schema_name, name), None)
+    _plan_originals(schema_name, plan)
     if options.enforce_required:
         plan.required = tuple(
             p.name for p in spec.schema(schema_name).properties.values() if p.required
         )
     plan.read = _compile_reader(plan)
     return plan
+
+
+#: Kinds whose decoded value (typed reader) is the value the column holds, so that the
+#: two spellings of a property can be compared alike by every reader.
+_ORIGINAL_KINDS = frozenset({"number", "integer", "string", "uuid", "boolean"})
+
+
+def _plan_originals(schema_name: str, plan: Plan) -> None:
+    """A step for each property's published spelling (`x-dims-original-name`), after all
+    the others: it fills the same column as the spec's name."""
+    for prop in spec.schema(schema_name).properties.values():
+        if prop.original is None:
+            continue
+        op, kind, index, nullable, _extra = plan.steps[prop.name]
+        if index is None or kind not in _ORIGINAL_KINDS or op in (CALL, PASSWORD):
+            raise ValueError(
+                f"openapi.yaml: {schema_name}.{prop.name}: {spec.ORIGINAL_NAME_KEY} is read "
+                "for scalar columns only (number, integer, string, boolean)"
+            )
+        plan.steps[prop.original] = (ORIGINAL, kind, index, nullable, prop.name)
 
 
 def _step(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -33,6 +34,11 @@ if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences 
 
 class RejectedRecordError(ExportError):
     """Raised in strict mode for the first record that cannot be read."""
+
+
+class OriginalNameConflictWarning(UserWarning):
+    """Deployments sent a field under the spec's name and the published service's name
+    (`cache_cpu` and `redis_cpu`) with different values: the spec's name was kept."""
 
 
 #: Tables whose rows take the workspace they were fetched from (`Page.tenant_id`, or the
@@ -74,8 +80,9 @@ class Flattener:
         self._python_pending = False
         self._provider_defaults = defaults("OAuthProvider")
         self._repository_defaults = defaults("Repository")
-        #: deployments read, deployments rejected, and all rejected (providers, repositories too)
-        self.counts = {"records": 0, "rejected": 0}
+        #: deployments read; records rejected (providers and repositories too); deployments
+        #: that sent a field under both its names with different values (the spec's kept)
+        self.counts = {"records": 0, "rejected": 0, "original_conflicts": 0}
         #: deployments the fast typed reader took (the careful reader read the rest)
         self.typed_records = 0
         self.pending = 0
@@ -146,13 +153,28 @@ class Flattener:
         self.pending += n
 
     def add_counts(
-        self, records: int, rejected: int, typed: int, mismatches: Mapping[str, int] | None = None
+        self, counts: Mapping[str, int], typed: int, mismatches: Mapping[str, int] | None = None
     ) -> None:
         """Count records another Flattener read for this one (a worker process's batch)."""
-        self.counts["records"] += records
-        self.counts["rejected"] += rejected
+        for name, count in counts.items():
+            self.counts[name] += count
         self.typed_records += typed
         self.tenant_mismatches.update(mismatches or {})
+
+    def warn_of_conflicts(self) -> None:
+        """Once an export's records are read: one warning when any record sent a field
+        under both its names with different values (which value the tables hold, and where
+        the other one is)."""
+        conflicts = self.counts["original_conflicts"]
+        if conflicts:
+            warnings.warn(
+                OriginalNameConflictWarning(
+                    f"{conflicts:,} deployment(s) sent a field under both the spec's name and "
+                    "the service's own (e.g. cache_cpu and redis_cpu) with different values: "
+                    "the spec's name was kept, the other value is in unknown_fields_json"
+                ),
+                stacklevel=2,
+            )
 
     def _given_back(self, record: msgspec.Raw, refused: BaseException, page: Page) -> bool:
         """The compiled lane's second look at a record its run stopped at (one with fields
@@ -359,6 +381,7 @@ class Flattener:
                 del columns
             self._python_pending = False
         out["deployment_components"] = components_from(out["deployments"])
+        self.counts["original_conflicts"] += self._layout.original_conflicts(out["deployments"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
 

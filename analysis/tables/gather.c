@@ -51,6 +51,9 @@ enum {
     OP_SOURCES = 7,  /* (op, fields, table, type_col, json_col): the one of several fields
                       * an object sets (a volume's source): its name and its value as JSON
                       * text; several: their names joined by commas and {name: value} */
+    OP_ORIGINAL = 8, /* (op, field, table, col, path): the published spelling of a scalar,
+                      * read after the spec's own: fills the column that one left null, or,
+                      * when the two differ, goes to the unknown fields at `path` */
 };
 
 /* Where an item row's leading columns come from. */
@@ -68,7 +71,7 @@ typedef struct {
     Py_ssize_t offset; /* of the field's slot in the Struct */
     int table, col, level, nullable, count_col, own_type, service_col;
     PyObject *fn;   /* OP_DATETIME, OP_JSON, OP_LABELS: the rule; OP_ITEMS: post */
-    PyObject *arg;  /* OP_LABELS: the kind; OP_EXTRA: the dotted path */
+    PyObject *arg;  /* OP_LABELS: the kind; OP_EXTRA, OP_ORIGINAL: the dotted path */
     Prefix *prefix;
     int nprefix;
     int *post_cols;
@@ -556,6 +559,37 @@ done:
     return status;
 }
 
+/* `value` kept in the record's unknown fields at `path` (the dict made on first use). */
+static int add_unknown(Context *ctx, PyObject *path, PyObject *value)
+{
+    if (ctx->unknown == NULL) {
+        if ((ctx->unknown = PyDict_New()) == NULL)
+            return -1;
+        ctx->owns_unknown = 1;
+    }
+    return PyDict_SetItem(ctx->unknown, path, value);
+}
+
+static int read_original(Gatherer *g, Op *op, PyObject *value, Context *ctx)
+{
+    if (value == Py_None)
+        return 0;
+    Table *t = &g->tables[op->table];
+    PyObject *held = t->scratch[op->col];
+    if (held == NULL) {
+        set_value(t, op->col, Py_NewRef(value));
+        return 0;
+    }
+    /* own both across the comparison, which may call into Python */
+    Py_INCREF(held);
+    Py_INCREF(value);
+    int same = PyObject_RichCompareBool(held, value, Py_EQ);
+    int status = same < 0 ? -1 : same ? 0 : add_unknown(ctx, op->arg, value);
+    Py_DECREF(held);
+    Py_DECREF(value);
+    return status;
+}
+
 static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
 {
     if (op->op == OP_SOURCES)
@@ -616,15 +650,12 @@ static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
         return value == Py_None ? 0 : read_items(g, op, value, ctx);
     case OP_LABELS:
         return value == Py_None ? 0 : read_labels(g, op, value, ctx);
+    case OP_ORIGINAL:
+        return read_original(g, op, value, ctx);
     case OP_EXTRA:
         if (value == g->unset)
             return 0;
-        if (ctx->unknown == NULL) {
-            if ((ctx->unknown = PyDict_New()) == NULL)
-                return -1;
-            ctx->owns_unknown = 1;
-        }
-        if (PyDict_SetItem(ctx->unknown, op->arg, value))
+        if (add_unknown(ctx, op->arg, value))
             return -1;
         if (PyUnicode_CheckExact(value)) {
             if (op->own_type)
@@ -959,10 +990,10 @@ static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
     if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) < 3)
         return PyErr_SetString(PyExc_TypeError, "gather: an op is a tuple"), -1;
     Py_ssize_t size = PyTuple_GET_SIZE(tuple);
-    static const Py_ssize_t sizes[] = {4, 5, 3, 6, 8, 5, 5, 5};
+    static const Py_ssize_t sizes[] = {4, 5, 3, 6, 8, 5, 5, 5, 5};
     if (int_at(tuple, 0, &op->op))
         return -1;
-    if (op->op < 0 || op->op > OP_SOURCES || size != sizes[op->op])
+    if (op->op < 0 || op->op > OP_ORIGINAL || size != sizes[op->op])
         return PyErr_Format(PyExc_ValueError, "gather: op %d with %zd fields", op->op, size),
                -1;
     op->col = op->count_col = op->service_col = -1;
@@ -1019,6 +1050,17 @@ static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
             return PyErr_SetString(PyExc_ValueError, "gather: labels have four columns"), -1;
         op->arg = PyTuple_GET_ITEM(tuple, 3);
         op->fn = PyTuple_GET_ITEM(tuple, 4);
+        break;
+    case OP_ORIGINAL:
+        if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->col))
+            return -1;
+        if (check_column(g, op->table, op->col))
+            return -1;
+        if (op->col < 0)
+            return PyErr_SetString(PyExc_ValueError, "gather: an original needs its column"), -1;
+        op->arg = PyTuple_GET_ITEM(tuple, 4);
+        if (!PyUnicode_CheckExact(op->arg))
+            return PyErr_SetString(PyExc_TypeError, "gather: an original's path is text"), -1;
         break;
     case OP_EXTRA:
         op->arg = PyTuple_GET_ITEM(tuple, 2);

@@ -66,7 +66,7 @@ GATHERED = (
 )
 
 # gather.c's operations and the sources of an item row's leading columns (its enums).
-SCALAR, DATETIME, NESTED, JSON, ITEMS, LABELS, EXTRA, SOURCES = range(8)
+SCALAR, DATETIME, NESTED, JSON, ITEMS, LABELS, EXTRA, SOURCES, ORIGINAL = range(9)
 FROM_ID, FROM_POSITION, FROM_CONST, FROM_OUTER_POSITION, FROM_OUTER_COL = range(5)
 
 #: JSON text with sorted keys, as bytes (gather.c copies them as they are).
@@ -111,29 +111,38 @@ class _Program:
         at = self._tables[table]
         names = attributes(plan)
         ops: list[Op] = []
-        for key, (op, kind, index, nullable, extra) in plan.steps.items():
-            name = names[key]
-            if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
-                ops.append((SCALAR, name, at, index))
-            elif op == t.PASSWORD:
-                if index is not None:
-                    ops.append((SCALAR, name, at, index))
-            elif op == t.OTHER_SCALAR:
-                ops.append((DATETIME, name, at, index, t.parse_datetime))
-            elif op == t.NESTED:
-                inner = self._level(extra, table, path=f"{path}{key}.", typed=typed)
-                ops.append((NESTED, name, inner))
-            elif op == t.CALL:
-                ops.append(self._routed(key, name))
-            elif key not in typed:  # JSON text, or a shape only checked
-                col = index if op == t.JSON and index is not None else -1
-                ops += self._free_form(name, at, col, nullable, extra)
+        for key, step in plan.steps.items():
+            ops += self._step_ops(key, names[key], step, (table, at, path, typed))
         layout = self._layout
         for extra_name in extras(plan):
             service = layout.service_columns.get(path + extra_name, -1)
             own = int((plan.schema, extra_name) == OWN_TYPE)
             ops.append((EXTRA, extra_attribute(extra_name), path + extra_name, own, service))
         return ops
+
+    def _step_ops(
+        self, key: str, name: str, step: t.Step, where: tuple[str, int, str, frozenset[str]]
+    ) -> list[Op]:
+        """One step's operations; `where`: (table, its index, dotted path, typed parts)."""
+        op, kind, index, nullable, extra = step
+        table, at, path, typed = where
+        if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
+            return [(SCALAR, name, at, index)]
+        if op == t.PASSWORD:
+            return [] if index is None else [(SCALAR, name, at, index)]
+        if op == t.OTHER_SCALAR:
+            return [(DATETIME, name, at, index, t.parse_datetime)]
+        if op == t.NESTED:
+            inner = self._level(extra, table, path=f"{path}{key}.", typed=typed)
+            return [(NESTED, name, inner)]
+        if op == t.CALL:
+            return [self._routed(key, name)]
+        if op == t.ORIGINAL:  # planned last: the spec's name is in the row by then
+            return [(ORIGINAL, name, at, index, path + key)]
+        if key in typed:
+            return []
+        col = index if op == t.JSON and index is not None else -1  # JSON text, or only checked
+        return self._free_form(name, at, col, nullable, extra)
 
     def _free_form(
         self, name: str, at: int, col: int, nullable: bool, shape: tuple[Any, bool, bool]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -13,7 +14,7 @@ from analysis import spec
 
 from .arrays import column, int64_array
 from .careful import Columns, plan_for
-from .rules import ARROW_TYPES, TIMESTAMP, Plan, RoutedFn
+from .rules import ARROW_TYPES, NESTED, ORIGINAL, TIMESTAMP, Plan, RoutedFn
 
 #: Bumped whenever a table or column changes meaning; written into every Parquet file.
 #: 2: every table has `tenant_id` (the workspace), not only deployments.
@@ -143,6 +144,8 @@ class Layout:
         container_ref = _find_array_ref(next(iter(CONTAINER_KINDS)))
         self.containers = _containers_table(container_ref)
         self.env = _env_table(spec.ref_of(container_ref, ENV_PROP), include_env_values)
+        for table in (*self.items.values(), self.containers, self.env):
+            _refuse_originals(table)
         self._add_deployments(handlers)
         self.providers, self.provider_plan = _record_table("OAuthProvider")
         self.repositories, self.repository_plan = _record_table("Repository")
@@ -167,6 +170,19 @@ class Layout:
         }
         self.secret_count_index = self.wide.add("secret_count", pa.int64())
         self.unknown_index = self.wide.add("unknown_fields_json", pa.string())
+        #: Dotted paths of the published spellings (`source_config.resource_spec.redis_cpu`):
+        #: one is in a record's unknown fields only when it differed from the spec's name.
+        self.original_paths = _original_paths(self.deployment_plan)
+
+    def original_conflicts(self, deployments: pa.Table) -> int:
+        """Deployments whose record sent a field under both its names, with different
+        values (the spec's name was kept; the other is in `unknown_fields_json`)."""
+        if not self.original_paths or not deployments.num_rows:
+            return 0
+        # A key of the JSON object: the quote after it is a delimiter, never inside a string.
+        keys = "|".join(re.escape(path) for path in self.original_paths)
+        found = pc.match_substring_regex(deployments["unknown_fields_json"], f'"(?:{keys})":')
+        return int(pc.sum(found).as_py() or 0)
 
     def _routes(self, handlers: Handlers | None) -> dict[str, RoutedFn | None]:
         """Routed property -> the handler of its child table (None: schemas only)."""
@@ -213,6 +229,27 @@ class Layout:
             ]
         )
         return out
+
+
+def _original_paths(plan: Plan, prefix: str = "") -> tuple[str, ...]:
+    """The dotted path of every published spelling (rules.ORIGINAL) in a plan's objects."""
+    out: list[str] = []
+    for key, (op, _kind, _index, _nullable, extra) in plan.steps.items():
+        if op == ORIGINAL:
+            out.append(prefix + key)
+        elif op == NESTED:
+            out.extend(_original_paths(extra, f"{prefix}{key}."))
+    return tuple(out)
+
+
+def _refuse_originals(table: ItemTable) -> None:
+    """Published spellings are read in objects nested in a deployment only: the readers of
+    array items keep no unknown fields of their own to put a differing value in."""
+    if _original_paths(table.plan):
+        raise ValueError(
+            f"openapi.yaml: {table.plan.schema} ({table.name}): {spec.ORIGINAL_NAME_KEY} is "
+            "read in objects nested in Deployment only, not in array items"
+        )
 
 
 def _find_array_ref(prop_name: str) -> str:

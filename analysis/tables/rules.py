@@ -242,6 +242,10 @@ CALL = 5  # a routed part: extra(value, path, row)
 PASSWORD = 6  # validate as string; store at index only when index is not None
 JSON = 7  # validate the shape; store JSON text at index
 CHECK = 8  # validate the shape; store nothing (handled by the table's own step)
+#: The published service's spelling of a scalar (`redis_cpu` for `cache_cpu`): fills the
+#: column its spec name left null; a different value beside it goes to the unknown fields.
+#: extra = the spec's name. Planned after every property, so the spec's name is read first.
+ORIGINAL = 9
 SCALAR_OPS = {"number": NUMBER, "string": TEXT, "uuid": TEXT, "boolean": BOOLEAN}
 
 

@@ -298,6 +298,15 @@ class _Code:
                 f"{indent}if v is not None:",
                 f"{indent}    {at.calls[key]}(v)",
             ]
+        if op == t.ORIGINAL:  # after the spec's name (rules.ORIGINAL): fills it, or is kept
+            return [
+                f"{indent}v = {value}",
+                f"{indent}if v is not None:",
+                f"{indent}    if {row}[{index}] is None:",
+                f"{indent}        {row}[{index}] = v",
+                f"{indent}    elif {row}[{index}] != v:",
+                f"{indent}        unknown[{at.path + key!r}] = v",
+            ]
         if key in at.typed:
             return []
         prop = self.name("prop", extra[0])

@@ -487,7 +487,7 @@ def test_unreadable_records_are_rejected_with_a_reason(record, reason):
     assert rejected["reason"] == reason
     assert rejected["source"] == "page offset=40 type=prod"
     assert rejected["record_index"] == 41
-    assert flattener.counts == {"records": 3, "rejected": 1}
+    assert flattener.counts == {"records": 3, "rejected": 1, "original_conflicts": 0}
     # Nothing of the rejected record reaches any other table; its neighbours are whole.
     assert tables["deployments"].num_rows == 2
     assert tables["deployment_secrets"].num_rows == 4

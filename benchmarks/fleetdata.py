@@ -3,7 +3,8 @@
 Two profiles, both deterministic (seed 0), so a kept file is the same dump every run
 (benchmarks/data/ is gitignored; 100,000 records take a few seconds to generate):
 - `sandbox`: the sandbox's own fleet, the shape dims was built with;
-- `real`: shaped like a real service and a newer version of it: every record carries
+- `real`: shaped like a real service and a newer version of it: spelled as the published
+  service spells it (`redis_*`, `langgraph_config_path`, integers), every record carries
   `status`, `source` and (repository-built ones) `source_config.deployment_type`, some of a
   type newer than the spec; 30% carry fields nobody declared at the record,
   `source_config` and `resource_spec` levels; labels whose values are numbers, nested
@@ -23,6 +24,9 @@ from analysis.sandbox.fleet import Fleet, generate_fleet
 DATA = Path(__file__).parent / "data"
 SEED = 0
 PROFILES = ("sandbox", "real")
+#: Part of every kept file's name: bumped when a profile's records change, so that a dump
+#: kept from an earlier version is never measured as if it were the new one.
+DATA_VERSION = 2
 #: Share of `real` records that carry fields neither the spec nor dims knows.
 NEWER_FIELDS_SHARE = 0.3
 
@@ -32,7 +36,7 @@ def dump_path(deployments: int, profile: str = "sandbox") -> Path:
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose from {PROFILES}")
     suffix = "" if profile == "sandbox" else f"-{profile}"
-    path = DATA / f"fleet-{deployments}-seed{SEED}{suffix}.json"
+    path = DATA / f"fleet-{deployments}-seed{SEED}{suffix}-v{DATA_VERSION}.json"
     if not path.exists():
         DATA.mkdir(exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -43,7 +47,7 @@ def dump_path(deployments: int, profile: str = "sandbox") -> Path:
 
 def real_fleet(deployments: int) -> Fleet:
     """The `real` profile as a fleet the sandbox can serve."""
-    fleet = generate_fleet(deployments, seed=SEED, real_shaped=True)
+    fleet = generate_fleet(deployments, seed=SEED, real_shaped=True, names="original")
     rng = random.Random(SEED)
     for n, record in enumerate(fleet.deployments):
         awkward(record, n, rng)

@@ -44,7 +44,8 @@ from generated_client.api.oauth_providers import (
 )
 from generated_client.models import Deployment
 
-from . import defaults, spec
+from . import codehost, defaults, spec
+from .connection.settings import code_host_of
 from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
 from .errors import (
     ConfigurationError,
@@ -79,6 +80,11 @@ class ListingShiftedWarning(UserWarning):
 
 class PagingWarning(UserWarning):
     """The service answered an offset that does not advance; dims carried on by counting."""
+
+
+class CodeHostWarning(UserWarning):
+    """Every repositories request of an export answered 404: far likelier a code-host segment
+    the service does not have (`--code-host`) than that every integration is unknown to it."""
 
 
 # -- requests and responses ---------------------------------------------------------------
@@ -858,8 +864,9 @@ def _is_uuid(text: str) -> bool:
     return True
 
 
-def _repos_request(integration_id: str) -> dict[str, Any]:
-    """The request listing an integration's repositories; the id must be a UUID."""
+def _repos_request(client: Client, integration_id: str) -> dict[str, Any]:
+    """The request listing an integration's repositories, under the client's code host; the
+    id must be a UUID."""
     try:
         uuid = UUID(integration_id)
     except ValueError:
@@ -867,19 +874,19 @@ def _repos_request(integration_id: str) -> dict[str, Any]:
             f"integration id {integration_id[:80]!r} is not a UUID; the repositories of an "
             "integration are listed by its UUID"
         ) from None
-    return list_integration_repositories_request_kwargs(uuid)
+    return list_integration_repositories_request_kwargs(code_host_of(client), uuid)
 
 
 def list_repositories(
     client: Client, integration_id: str, *, budget: RequestBudget | None = None
 ) -> list[dict[str, Any]]:
     """The repositories reachable through one code-host integration."""
-    body = _get(client, _repos_request(integration_id), budget)
+    body = _get(client, _repos_request(client, integration_id), budget)
     return _expect_list(body, "list repositories")
 
 
 async def alist_repositories(client: Client, integration_id: str) -> list[dict[str, Any]]:
-    body = await _aget(client, _repos_request(integration_id))
+    body = await _aget(client, _repos_request(client, integration_id))
     return _expect_list(body, "list repositories")
 
 
@@ -891,6 +898,14 @@ class Repositories:
     missing: list[str] = field(default_factory=list)
     #: Integration ids that are not UUIDs: no request can name them.
     malformed: list[str] = field(default_factory=list)
+    #: The code-host segment the requests named.
+    code_host: str = codehost.DEFAULT
+
+    @property
+    def all_not_found(self) -> bool:
+        """Whether there were requests and every one answered 404: then the segment, not
+        each integration, is almost surely what the service does not know."""
+        return bool(self.missing) and not self.by_integration
 
 
 def export_evidence(
@@ -909,6 +924,8 @@ def export_evidence(
             "listed": len(repositories.by_integration),
             "unknown_to_service": repositories.missing,
             "not_uuid": repositories.malformed,
+            "code_host": repositories.code_host,
+            "all_not_found": repositories.all_not_found,
         },
     }
 
@@ -918,7 +935,8 @@ class RepositoryFetcher:
 
     An export feeds it the integration ids it sees while deployments stream past, so the
     repositories cost almost no extra wall time. An integration the service answers 404
-    for (deleted since) is listed in `missing` rather than failing the export.
+    for (deleted since) is listed in `missing` rather than failing the export; when every
+    one does, `Repositories.all_not_found` says so.
     """
 
     def __init__(
@@ -945,7 +963,7 @@ class RepositoryFetcher:
             )
 
     def result(self) -> Repositories:
-        out = Repositories(malformed=sorted(self._malformed))
+        out = Repositories(malformed=sorted(self._malformed), code_host=code_host_of(self._client))
         try:
             for integration_id in sorted(self._futures):
                 try:
@@ -985,7 +1003,7 @@ async def afetch_repositories(
                 return None
 
     lists = await asyncio.gather(*(one(i) for i in ids))
-    result = Repositories(malformed=sorted(given - set(ids)))
+    result = Repositories(malformed=sorted(given - set(ids)), code_host=code_host_of(client))
     for integration_id, repos in zip(ids, lists, strict=True):
         if repos is None:
             result.missing.append(integration_id)

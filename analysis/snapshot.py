@@ -6,11 +6,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import defaults
+from . import codehost, defaults
 from .errors import ExportError
 from .storage.dumps import read_dump
 from .storage.workspaces import Workspace
@@ -73,7 +74,8 @@ def take_snapshot(
     finally:
         side.repositories.close()
     repos = side.fetched()
-    result.notes.extend(_notes(side.stats, repos.missing, repos.malformed))
+    result.notes.extend(_notes(side.stats, repos))
+    warn_every_repository_not_found(result.manifest["fetch"])
     return result
 
 
@@ -205,6 +207,7 @@ def take_workspaces_snapshot(
         workers=workers,
     )
     result.notes.extend(workspace_notes(result.manifest))
+    warn_every_repository_not_found(result.manifest["fetch"])
     return result
 
 
@@ -217,6 +220,10 @@ def workspace_notes(manifest: Mapping[str, Any]) -> list[str]:
         status = section.get("status")
         if status == "exported":
             notes.append(f"workspace {tenant}: exported, {rows}")
+            integrations = (section.get("fetch") or {}).get("integrations") or {}
+            if integrations.get("all_not_found"):
+                count = len(integrations["unknown_to_service"])
+                notes.append(f"workspace {tenant}: {_none_found(count)}")
         elif status == "carried":
             notes.append(
                 f"workspace {tenant}: kept from the export at {section.get('snapshot_at')} ({rows})"
@@ -232,9 +239,46 @@ def workspace_notes(manifest: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def _notes(
-    stats: fetch.FetchStats, missing_integrations: list[str], malformed: list[str]
-) -> list[str]:
+def warn_every_repository_not_found(evidence: Mapping[str, Any]) -> None:
+    """One CodeHostWarning when, in an export or any of its workspaces, every repositories
+    request answered 404.
+
+    `evidence` is the manifest's `fetch`: one export's, or one per workspace under
+    `workspaces` (a failed one has none). One line for all workspaces: they share the
+    segment, so N of them are one mistake, not N.
+    """
+    per_workspace = evidence.get("workspaces")
+    sections: dict[str | None, Mapping[str, Any]] = (
+        {tenant: found.get("integrations", {}) for tenant, found in per_workspace.items()}
+        if per_workspace is not None
+        else {None: evidence.get("integrations", {})}
+    )
+    hit = {tenant: found for tenant, found in sections.items() if found.get("all_not_found")}
+    if not hit:
+        return
+    from .fetch import CodeHostWarning
+
+    count = sum(len(found["unknown_to_service"]) for found in hit.values())
+    segments = ", ".join(sorted({repr(found["code_host"]) for found in hit.values()}))
+    named = [tenant for tenant in hit if tenant is not None]
+    where = f"workspace(s) {', '.join(named)}: " if named else ""
+    warnings.warn(
+        CodeHostWarning(
+            f"{where}every repositories request answered 404 ({count} integration(s)) under "
+            f"the code host segment {segments}: more likely a segment the service does not "
+            f"have than {count} unknown integrations; set --code-host (DIMS_CODE_HOST), e.g. "
+            f"--code-host {codehost.PUBLISHED} for the published service"
+        ),
+        stacklevel=3,
+    )
+
+
+def _none_found(count: int) -> str:
+    """The summary's line when every repositories request (`count`) answered 404."""
+    return f"repositories: 0 of {count:,} integrations found (every one answered 404)"
+
+
+def _notes(stats: fetch.FetchStats, repositories: fetch.Repositories) -> list[str]:
     """What the summary says of the fetch: enough to see that the snapshot is whole."""
     listings = ", ".join(
         f"{item.listing} ({item.role}: {item.records:,} records in {item.pages:,} pages)"
@@ -253,10 +297,13 @@ def _notes(
             f"{stats.in_typed_listing_only} deployment(s) came in a typed listing but not in "
             "the fleet listing (created or deleted while paging): not exported"
         )
-    if missing_integrations:
+    missing, malformed = repositories.missing, repositories.malformed
+    if repositories.all_not_found:
+        notes.append(_none_found(len(missing)))
+    elif missing:
         notes.append(
-            f"{len(missing_integrations)} integration(s) referenced by deployments are unknown "
-            f"to the service (404), so they have no repositories: {', '.join(missing_integrations)}"
+            f"{len(missing)} integration(s) referenced by deployments are unknown "
+            f"to the service (404), so they have no repositories: {', '.join(missing)}"
         )
     if malformed:
         shown = ", ".join(repr(i[:40]) for i in malformed[:5])

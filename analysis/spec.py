@@ -240,6 +240,32 @@ def page_size_range() -> tuple[int, int]:
     return int(schema["minimum"]), int(schema["maximum"])
 
 
+@dataclass(frozen=True)
+class CodeHostSegment:
+    """The repositories path's code-host segment, as openapi.yaml's `code_host` declares it."""
+
+    #: What dims sends unless told otherwise: the interface spec's literal, `codehost`.
+    default: str
+    #: What the published service's path has there: `github`.
+    published: str
+    #: What a segment may be (a regular expression over the whole value).
+    pattern: str
+
+
+@functools.cache
+def code_host_segment() -> CodeHostSegment:
+    """The `code_host` path parameter of the repositories operation (found by operationId:
+    its path holds the very segment this describes)."""
+    operations = (op for item in document()["paths"].values() for op in item.values())
+    found = next(op for op in operations if op["operationId"] == "list_integration_repositories")
+    param = next(p for p in found["parameters"] if p["name"] == "code_host")
+    return CodeHostSegment(
+        default=str(param["x-dims-default"]),
+        published=str(param["x-dims-published"]),
+        pattern=str(param["schema"]["pattern"]),
+    )
+
+
 @functools.cache
 def header_names() -> tuple[str, str]:
     """The headers carrying the API key and the tenant (openapi.yaml's securitySchemes)."""

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .. import defaults, spec
-from ..errors import DimsError, ScrubFilter, scrub
+from .. import codehost, defaults, spec
+from ..errors import ConfigurationError, DimsError, ScrubFilter, scrub
 from ..storage.paths import is_remote, location
 
 __all__ = ["build_parser", "main"]
@@ -103,6 +103,14 @@ def _bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
+def _code_host(text: str) -> str:
+    """`--code-host`: one path segment (checked here, so a bad value is a usage error)."""
+    try:
+        return codehost.check(text, "the code host")
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
     parser.add_argument(
         "--out",
@@ -126,6 +134,14 @@ def _add_connection(parser: argparse.ArgumentParser) -> None:
         help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
     )
     group.add_argument("--tenant-id", action="append", metavar="TENANT", help=_TENANT_HELP)
+    group.add_argument(
+        "--code-host",
+        type=_code_host,
+        metavar="NAME",
+        help=f"the code host's segment in the repositories path (DIMS_CODE_HOST; default "
+        f"{codehost.DEFAULT}, as the interface spec writes it; the published service: "
+        f"{codehost.PUBLISHED})",
+    )
     group.add_argument(
         "--api-key-header",
         default=defaults.API_KEY_HEADER,
@@ -380,6 +396,14 @@ def _sandbox_command(command: _Command) -> None:
         help="delay every answer by MS milliseconds (default 0)",
     )
     sandbox.add_argument("--api-key", help=f"require this key in {defaults.API_KEY_HEADER}")
+    sandbox.add_argument(
+        "--code-host",
+        type=_code_host,
+        default=codehost.DEFAULT,
+        metavar="NAME",
+        help=f"serve the repositories under this path segment only (default {codehost.DEFAULT}, "
+        f"as the interface spec writes it; {codehost.PUBLISHED}: as the published service)",
+    )
     _add_rollout(sandbox, "serve the fleet with VERSION rolled out (same seed: the fleet after)")
     _add_faults(sandbox)
     _add_service_shapes(sandbox)

@@ -73,6 +73,7 @@ def _connect(args: argparse.Namespace, tenant_id: str | None) -> Any:
         args.base_url,
         args.api_key,
         tenant_id,
+        code_host=args.code_host,
         api_key_header=args.api_key_header,
         tenant_header=args.tenant_header,
         allow_insecure_http=args.allow_insecure_http,
@@ -296,6 +297,7 @@ def sandbox(args: argparse.Namespace, filters: dict[str, Any]) -> int:
         names=args.names,
         tenants=args.tenants,
         rollout=None if args.roll_out is None else (args.roll_out, args.share),
+        code_host=args.code_host,
     )
     return 0
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from .settings import (
     ApiKeyAuth,
+    DimsClient,
     Settings,
+    code_host_of,
     connect,
     is_loopback,
     retry_transport,
@@ -20,11 +22,13 @@ from .transport import MIB, ResponseLimits, RetryPolicy, RetryStats, RetryTransp
 __all__ = [
     "MIB",
     "ApiKeyAuth",
+    "DimsClient",
     "ResponseLimits",
     "RetryPolicy",
     "RetryStats",
     "RetryTransport",
     "Settings",
+    "code_host_of",
     "connect",
     "is_loopback",
     "retry_transport",

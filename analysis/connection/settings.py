@@ -20,11 +20,12 @@ import warnings
 from collections.abc import Generator
 from dataclasses import dataclass, field
 
+import attrs
 import httpx
 
 from generated_client import Client
 
-from .. import defaults
+from .. import codehost, defaults
 from ..errors import ConfigurationError, add_secret, scrub_http_logs
 from ..secrets import protect_generated_models
 from .transport import ResponseLimits, RetryPolicy, RetryTransport
@@ -168,6 +169,8 @@ class Settings:
     api_key_header: str = DEFAULT_API_KEY_HEADER
     tenant_header: str = DEFAULT_TENANT_HEADER
     allow_insecure_http: bool = False
+    #: The repositories path's code-host segment (`codehost` as the spec writes it).
+    code_host: str = codehost.DEFAULT
 
     @classmethod
     def resolve(
@@ -175,6 +178,8 @@ class Settings:
         base_url: str | None = None,
         api_key: str | None = None,
         tenant_id: str | None = None,
+        *,
+        code_host: str | None = None,
         **options: object,
     ) -> Settings:
         """Arguments first, then `DIMS_*` environment variables, then the sandbox default."""
@@ -184,6 +189,7 @@ class Settings:
             base_url=(base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/"),
             api_key=clean_credential(key, KEY_SETTING),
             tenant_id=clean_credential(tenant_id or os.environ.get(ENV_TENANT_ID), TENANT_SETTING),
+            code_host=codehost.resolve(code_host),
             **options,  # type: ignore[arg-type]
         )
         if settings.tenant_id and "," in settings.tenant_id:
@@ -217,6 +223,27 @@ class Settings:
             check_key_transport(url, self.allow_insecure_http)
         if self.tenant_id:
             check_credential(self.tenant_id, TENANT_SETTING)
+        codehost.check(self.code_host)
+
+
+@attrs.define
+class DimsClient(Client):
+    """The generated client, carrying the settings its operations take as arguments.
+
+    The repositories operation has the code host as a path parameter (openapi.yaml); a client
+    keeps the one it was connected with, so that every fetch through it names the same
+    segment. `with_headers` and the like keep it (attrs' `evolve`).
+    """
+
+    code_host: str = attrs.field(default=codehost.DEFAULT, kw_only=True)
+
+
+def code_host_of(client: Client) -> str:
+    """The code-host segment requests through `client` name: its own when `connect()` made
+    it, else as `DIMS_CODE_HOST` or the default says."""
+    if isinstance(client, DimsClient):
+        return client.code_host
+    return codehost.resolve()
 
 
 def connect(
@@ -224,6 +251,7 @@ def connect(
     api_key: str | None = None,
     tenant_id: str | None = None,
     *,
+    code_host: str | None = None,
     api_key_header: str = DEFAULT_API_KEY_HEADER,
     tenant_header: str = DEFAULT_TENANT_HEADER,
     allow_insecure_http: bool = False,
@@ -232,13 +260,15 @@ def connect(
     limits: ResponseLimits | None = None,
     transport: RetryTransport | None = None,
     raise_errors: bool = True,
-) -> Client:
+) -> DimsClient:
     """The generated client, with a timeout, retries, limits, and the key attached safely.
 
-    Unset arguments come from `DIMS_BASE_URL`, `DIMS_API_KEY` and `DIMS_TENANT_ID`; with
-    neither, the client points at the local sandbox (`dims sandbox`). `timeout` bounds each
-    connect and read; `limits` bound a whole request (a deadline, body sizes; see
-    `ResponseLimits`). A `transport` given brings its own policy and limits.
+    Unset arguments come from `DIMS_BASE_URL`, `DIMS_API_KEY`, `DIMS_TENANT_ID` and
+    `DIMS_CODE_HOST`; with neither, the client points at the local sandbox (`dims sandbox`)
+    and names the code host `codehost`, as the interface spec writes it (the published
+    service's is `github`). `timeout` bounds each connect and read; `limits` bound a whole
+    request (a deadline, body sizes; see `ResponseLimits`). A `transport` given brings its
+    own policy and limits.
     An error status raises dims' typed error (`AuthenticationError`, `NotFoundError`, …),
     through the generated operations too; `raise_errors=False` hands back the generated
     client's parsed error bodies instead (`ErrorDetail`, `ValidationErrorBody`).
@@ -248,6 +278,7 @@ def connect(
         base_url,
         api_key,
         tenant_id,
+        code_host=code_host,
         api_key_header=api_key_header,
         tenant_header=tenant_header,
         allow_insecure_http=allow_insecure_http,
@@ -262,8 +293,9 @@ def connect(
     if not isinstance(timeout, httpx.Timeout):
         timeout = httpx.Timeout(timeout)
     protect_generated_models()  # the models this client returns never show a secret value
-    return Client(
+    return DimsClient(
         base_url=settings.base_url,
+        code_host=settings.code_host,
         timeout=timeout,
         httpx_args={
             "auth": auth,

@@ -2,7 +2,9 @@
 
 It answers the way the real (FastAPI) service does on the points clients depend on:
 JSON bodies serialized by orjson, FastAPI-shaped errors, offset paging whose response
-`offset` is the next offset, and JSON 404/405 for unknown paths and methods.
+`offset` is the next offset, and JSON 404/405 for unknown paths and methods. Like a real
+service it has one code host in its repositories path (`codehost` as the spec writes it,
+`github` as the published service has it): any other segment is an unknown path, 404.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, request_response
 
+from .. import codehost
 from .faults import FaultInjector, Faults, SandboxStats, Scope, Sequencer, tenant_of
 from .fleet import Fleet
 from .query import DeploymentQuery, ValidationFailed, parse_deployment_query, parse_uuid
@@ -207,13 +210,18 @@ def create_app(
     api_key: str | None = None,
     latency_ms: float = 0,
     stats: SandboxStats | None = None,
+    code_host: str = codehost.DEFAULT,
 ) -> Starlette:
     """The sandbox as an ASGI app; `app.state.stats` holds its counters.
+
+    The repositories are served under `code_host` only (a ConfigurationError when it cannot
+    be one path segment).
 
     `latency_ms` and `faults.latency_ms` are not added: the larger one applies. When the
     app runs under `run_sandbox`, the server sets `app.state.connection_aborter` so the
     reset fault can drop a connection without any response.
     """
+    segment = codehost.check(code_host, "the sandbox's code host (code_host / --code-host)")
     faults = faults or Faults()
     stats = stats or SandboxStats()
     service = _Service(fleet, faults, stats)
@@ -237,7 +245,7 @@ def create_app(
         Route("/v2/auth/providers", api(service.list_providers), methods=["GET"]),
         Route("/v2/auth/providers/{provider_id}", api(service.get_provider), methods=["GET"]),
         Route(
-            "/v1/integrations/forge/codehost/{integration_id}/repos",
+            f"/v1/integrations/forge/{segment}/{{integration_id}}/repos",
             api(service.list_repositories),
             methods=["GET"],
         ),

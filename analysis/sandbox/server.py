@@ -22,6 +22,7 @@ from typing import Any, TextIO
 import uvicorn
 from starlette.applications import Starlette
 
+from .. import codehost
 from ..errors import ConfigurationError
 from .app import create_app
 from .faults import Faults, SandboxStats
@@ -42,6 +43,8 @@ class SandboxHandle:
     stats: SandboxStats
     faults: Faults
     api_key: str | None = field(default=None, repr=False)
+    #: The segment its repositories path has (`/v1/integrations/forge/<code_host>/…`).
+    code_host: str = codehost.DEFAULT
 
     @property
     def headers(self) -> dict[str, str]:
@@ -105,17 +108,26 @@ def run_sandbox(
     api_key: str | None = None,
     latency_ms: float = 0,
     fleet: Fleet | None = None,
+    code_host: str = codehost.DEFAULT,
     **fleet_kwargs: Any,
 ) -> Iterator[SandboxHandle]:
     """Serve a fleet on `host:port` (0 = a free port) for the duration of the `with` block.
 
     `fleet` is served as given; otherwise one is generated from `deployments`, `seed` and
-    `fleet_kwargs` (see generate_fleet). The server is stopped and its thread joined on exit.
+    `fleet_kwargs` (see generate_fleet). The repositories are served under `code_host` only.
+    The server is stopped and its thread joined on exit.
     """
     fleet = _fleet_to_serve(fleet, deployments, seed, fleet_kwargs)
     faults = faults or Faults()
     stats = SandboxStats()
-    app = create_app(fleet, faults=faults, api_key=api_key, latency_ms=latency_ms, stats=stats)
+    app = create_app(
+        fleet,
+        faults=faults,
+        api_key=api_key,
+        latency_ms=latency_ms,
+        stats=stats,
+        code_host=code_host,
+    )
     server = _server(app)
     sock = _bind(host, port)
     with _serving(server, sock):
@@ -129,6 +141,7 @@ def run_sandbox(
             stats=stats,
             faults=faults,
             api_key=api_key,
+            code_host=code_host,
         )
 
 
@@ -205,13 +218,15 @@ def serve(
     host: str = "127.0.0.1",
     out: TextIO | None = None,
     rollout: tuple[str, float] | None = None,
+    code_host: str = codehost.DEFAULT,
     **fleet_kwargs: Any,
 ) -> None:
     """Run the sandbox in the foreground until Ctrl-C (the `dims sandbox` command).
 
     Prints the base URL, never the API key. `fleet_kwargs` go to generate_fleet;
     `rollout=(version, share)` moves that share of the fleet to the version first (the same
-    seed with and without it gives two fleets to export and diff).
+    seed with and without it gives two fleets to export and diff). The repositories are
+    served under `code_host` only (`github`: the published service's path).
     """
     out = out or sys.stdout
     fleet = generate_fleet(deployments, seed, **fleet_kwargs)
@@ -224,11 +239,15 @@ def serve(
         api_key=api_key,
         latency_ms=latency_ms,
         fleet=fleet,
+        code_host=code_host,
     ) as handle:
         print(
             f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out
         )
         print(f"dims sandbox: workspaces (X-Tenant-Id): {', '.join(fleet.tenant_ids())}", file=out)
+        hint = "" if code_host == codehost.DEFAULT else f" (dims export --code-host {code_host})"
+        path = f"/v1/integrations/forge/{code_host}/{{integration_id}}/repos"
+        print(f"dims sandbox: repositories at {path}{hint}", file=out)
         if api_key is not None:
             print(
                 "dims sandbox: requests must carry the configured key in header X-Api-Key", file=out

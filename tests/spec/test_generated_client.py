@@ -67,7 +67,9 @@ def test_every_operation_sync(sandbox, client):
     assert isinstance(missing, ErrorDetail) and "not found" in missing.detail.lower()
 
     integration_id = next(iter(sandbox.fleet.repositories))
-    repos = list_integration_repositories.sync(uuid.UUID(integration_id), client=client)
+    repos = list_integration_repositories.sync(
+        client.code_host, uuid.UUID(integration_id), client=client
+    )
     assert repos and all(isinstance(r, Repository) for r in repos)
     assert all(isinstance(r.host_integration_id, uuid.UUID) for r in repos)
     assert {r.id for r in repos} == {r["id"] for r in sandbox.fleet.repositories[integration_id]}
@@ -90,7 +92,9 @@ def test_every_operation_async(sandbox, client):
         providers = await list_oauth_providers.asyncio(client=client)
         one = await get_oauth_provider.asyncio(providers[-1].provider_id, client=client)
         integration_id = uuid.UUID(next(iter(sandbox.fleet.repositories)))
-        repos = await list_integration_repositories.asyncio(integration_id, client=client)
+        repos = await list_integration_repositories.asyncio(
+            client.code_host, integration_id, client=client
+        )
         page = await list_deployments.asyncio_detailed(client=client, limit=3, offset=2)
         return providers, one, repos, page
 

@@ -145,7 +145,7 @@ def test_operations_paths_and_parameters():
     assert set(paths) == {
         "/v2/auth/providers/{provider_id}",
         "/v2/auth/providers",
-        "/v1/integrations/forge/codehost/{integration_id}/repos",
+        "/v1/integrations/forge/{code_host}/{integration_id}/repos",
         "/v2/deployments",
     }
     op_ids = {op["operationId"] for item in paths.values() for op in item.values()}
@@ -164,9 +164,31 @@ def test_operations_paths_and_parameters():
     assert enum == ["dev_free", "dev", "prod"]
 
 
+def test_the_code_host_segment_is_a_parameter_whose_default_gives_the_specs_path():
+    """The interface spec's path with its literal `codehost`, and the published path with
+    `github`, are what the `code_host` parameter's default and published value make."""
+    row = next(li for li in section("### 4.3").splitlines() if li.startswith("| Path |"))
+    spec_path = re.search(r"(/v1/\S+)", row)[1]
+    literal = re.search(r"the segment `(\w+)` stands for the code host", row)[1]
+    (path,) = [p for p in spec.document()["paths"] if p.startswith("/v1/")]
+    operation = spec.document()["paths"][path]["get"]
+    code_host = next(p for p in operation["parameters"] if p["name"] == "code_host")
+    assert code_host["in"] == "path" and code_host["required"] is True
+    segment = spec.code_host_segment()
+    assert segment.default == literal == "codehost"
+    assert path.replace("{code_host}", segment.default) == spec_path
+    published = path.replace("{code_host}", segment.published)
+    assert published == "/v1/integrations/forge/github/{integration_id}/repos"
+    assert "`codehost`" in code_host["description"] and "`github`" in code_host["description"]
+    # one segment: what could change the path is not one
+    assert re.fullmatch(segment.pattern, "github") and re.fullmatch(segment.pattern, "code-host.2")
+    for bad in ("", "a/b", ".", "..", "git hub", "%2F", "x" * 65):
+        assert not re.fullmatch(segment.pattern, bad), bad
+
+
 def test_assumptions_are_marked():
     info = spec.document()["info"]["description"]
-    for topic in ("authentication", "errors", "presence", "units", "paging"):
+    for topic in ("authentication", "errors", "presence", "units", "paging", "code host"):
         assert re.search(rf"ASSUMPTION \({topic}", info), topic
     schemes = spec.document()["components"]["securitySchemes"]
     assert schemes["ApiKeyHeader"]["name"] == "X-Api-Key"

@@ -14,12 +14,14 @@ from ...types import Response
 
 
 def _get_kwargs(
+    code_host: str,
     integration_id: UUID,
 ) -> dict[str, Any]:
 
     _kwargs: dict[str, Any] = {
         "method": "get",
-        "url": "/v1/integrations/forge/codehost/{integration_id}/repos".format(
+        "url": "/v1/integrations/forge/{code_host}/{integration_id}/repos".format(
+            code_host=quote(str(code_host), safe=""),
             integration_id=quote(str(integration_id), safe=""),
         ),
     }
@@ -103,6 +105,7 @@ def _build_response(
 
 
 def sync_detailed(
+    code_host: str,
     integration_id: UUID,
     *,
     client: AuthenticatedClient | Client,
@@ -110,6 +113,7 @@ def sync_detailed(
     """List the repositories of a code-host integration
 
     Args:
+        code_host (str):
         integration_id (UUID):
 
     Raises:
@@ -121,6 +125,7 @@ def sync_detailed(
     """
 
     kwargs = _get_kwargs(
+        code_host=code_host,
         integration_id=integration_id,
     )
 
@@ -132,6 +137,7 @@ def sync_detailed(
 
 
 def sync(
+    code_host: str,
     integration_id: UUID,
     *,
     client: AuthenticatedClient | Client,
@@ -139,6 +145,7 @@ def sync(
     """List the repositories of a code-host integration
 
     Args:
+        code_host (str):
         integration_id (UUID):
 
     Raises:
@@ -150,12 +157,14 @@ def sync(
     """
 
     return sync_detailed(
+        code_host=code_host,
         integration_id=integration_id,
         client=client,
     ).parsed
 
 
 async def asyncio_detailed(
+    code_host: str,
     integration_id: UUID,
     *,
     client: AuthenticatedClient | Client,
@@ -163,6 +172,7 @@ async def asyncio_detailed(
     """List the repositories of a code-host integration
 
     Args:
+        code_host (str):
         integration_id (UUID):
 
     Raises:
@@ -174,6 +184,7 @@ async def asyncio_detailed(
     """
 
     kwargs = _get_kwargs(
+        code_host=code_host,
         integration_id=integration_id,
     )
 
@@ -183,6 +194,7 @@ async def asyncio_detailed(
 
 
 async def asyncio(
+    code_host: str,
     integration_id: UUID,
     *,
     client: AuthenticatedClient | Client,
@@ -190,6 +202,7 @@ async def asyncio(
     """List the repositories of a code-host integration
 
     Args:
+        code_host (str):
         integration_id (UUID):
 
     Raises:
@@ -202,6 +215,7 @@ async def asyncio(
 
     return (
         await asyncio_detailed(
+            code_host=code_host,
             integration_id=integration_id,
             client=client,
         )

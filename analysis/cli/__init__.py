@@ -399,10 +399,10 @@ def _sandbox_command(command: _Command) -> None:
     sandbox.add_argument(
         "--code-host",
         type=_code_host,
-        default=codehost.DEFAULT,
         metavar="NAME",
         help=f"serve the repositories under this path segment only (default {codehost.DEFAULT}, "
-        f"as the interface spec writes it; {codehost.PUBLISHED}: as the published service)",
+        f"as the interface spec writes it; {codehost.PUBLISHED} with --original-names, as the "
+        "published service)",
     )
     _add_rollout(sandbox, "serve the fleet with VERSION rolled out (same seed: the fleet after)")
     _add_faults(sandbox)

@@ -203,6 +203,14 @@ class _CountRequests:
             self.stats.ended()
 
 
+def served_code_host(fleet: Fleet, code_host: str | None = None) -> str:
+    """The repositories path's segment the sandbox serves: `code_host` when given, else the
+    published service's (`github`) for a fleet spelled as it spells fields, else the spec's."""
+    if code_host is None:
+        return codehost.DEFAULT if fleet.names == "spec" else codehost.PUBLISHED
+    return codehost.check(code_host, "the sandbox's code host (code_host / --code-host)")
+
+
 def create_app(
     fleet: Fleet,
     *,
@@ -210,18 +218,19 @@ def create_app(
     api_key: str | None = None,
     latency_ms: float = 0,
     stats: SandboxStats | None = None,
-    code_host: str = codehost.DEFAULT,
+    code_host: str | None = None,
 ) -> Starlette:
     """The sandbox as an ASGI app; `app.state.stats` holds its counters.
 
     The repositories are served under `code_host` only (a ConfigurationError when it cannot
-    be one path segment).
+    be one path segment); by default the segment of the names the fleet speaks
+    (`served_code_host`).
 
     `latency_ms` and `faults.latency_ms` are not added: the larger one applies. When the
     app runs under `run_sandbox`, the server sets `app.state.connection_aborter` so the
     reset fault can drop a connection without any response.
     """
-    segment = codehost.check(code_host, "the sandbox's code host (code_host / --code-host)")
+    segment = served_code_host(fleet, code_host)
     faults = faults or Faults()
     stats = stats or SandboxStats()
     service = _Service(fleet, faults, stats)

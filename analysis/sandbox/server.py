@@ -24,7 +24,7 @@ from starlette.applications import Starlette
 
 from .. import codehost
 from ..errors import ConfigurationError
-from .app import create_app
+from .app import create_app, served_code_host
 from .faults import Faults, SandboxStats
 from .fleet import Fleet, generate_fleet, roll_out
 
@@ -108,16 +108,18 @@ def run_sandbox(
     api_key: str | None = None,
     latency_ms: float = 0,
     fleet: Fleet | None = None,
-    code_host: str = codehost.DEFAULT,
+    code_host: str | None = None,
     **fleet_kwargs: Any,
 ) -> Iterator[SandboxHandle]:
     """Serve a fleet on `host:port` (0 = a free port) for the duration of the `with` block.
 
     `fleet` is served as given; otherwise one is generated from `deployments`, `seed` and
-    `fleet_kwargs` (see generate_fleet). The repositories are served under `code_host` only.
+    `fleet_kwargs` (see generate_fleet). The repositories are served under `code_host` only
+    (default: the segment of the names the fleet speaks, `app.served_code_host`).
     The server is stopped and its thread joined on exit.
     """
     fleet = _fleet_to_serve(fleet, deployments, seed, fleet_kwargs)
+    code_host = served_code_host(fleet, code_host)
     faults = faults or Faults()
     stats = SandboxStats()
     app = create_app(
@@ -218,7 +220,7 @@ def serve(
     host: str = "127.0.0.1",
     out: TextIO | None = None,
     rollout: tuple[str, float] | None = None,
-    code_host: str = codehost.DEFAULT,
+    code_host: str | None = None,
     **fleet_kwargs: Any,
 ) -> None:
     """Run the sandbox in the foreground until Ctrl-C (the `dims sandbox` command).
@@ -241,6 +243,7 @@ def serve(
         fleet=fleet,
         code_host=code_host,
     ) as handle:
+        code_host = handle.code_host
         print(
             f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out
         )
@@ -248,6 +251,11 @@ def serve(
         hint = "" if code_host == codehost.DEFAULT else f" (dims export --code-host {code_host})"
         path = f"/v1/integrations/forge/{code_host}/{{integration_id}}/repos"
         print(f"dims sandbox: repositories at {path}{hint}", file=out)
+        if fleet.names != "spec":
+            print(
+                f"dims sandbox: records spell fields as the published service does ({fleet.names})",
+                file=out,
+            )
         if api_key is not None:
             print(
                 "dims sandbox: requests must carry the configured key in header X-Api-Key", file=out

@@ -9,7 +9,14 @@ same, the cache component included. Expected cache figures come from the raw rec
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
+
+import httpx
 
 import orjson
 import pandas as pd
@@ -21,6 +28,7 @@ from analysis import reports
 from analysis.cli import main
 from analysis.sandbox import Fleet, generate_fleet, run_sandbox
 
+DIMS = Path(sys.executable).parent / "dims"
 DAY = "2025-03-01"
 SEED = 23
 
@@ -29,7 +37,7 @@ def _export(capsys, fleet: Fleet, out: Path, *extra: str) -> tuple[str, str]:
     with run_sandbox(fleet=fleet) as sb:
         code, printed, err = run(
             capsys, "export", "--base-url", sb.base_url, "--out", str(out),
-            "--snapshot-date", DAY, *extra,
+            "--snapshot-date", DAY, "--code-host", sb.code_host, *extra,
         )  # fmt: skip
     assert code == 0, err
     return printed, err
@@ -49,14 +57,22 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         fleet = generate_fleet(240, seed=SEED, real_shaped=True, names=names)
         with run_sandbox(fleet=fleet) as sb:
             argv = ["export", "--base-url", sb.base_url, "--out", str(out), "--snapshot-date", DAY]
-            assert main(argv) == 0
+            assert main([*argv, "--code-host", sb.code_host]) == 0
         outs[names] = out
     return outs
+
+
+def _table(out: Path, name: str) -> pd.DataFrame:
+    table = pq.read_table(out / name / f"snapshot_date={DAY}").drop_columns(["snapshot_at"])
+    return table.to_pandas().sort_values(table.column_names, ignore_index=True)
 
 
 def test_the_services_names_fill_the_specs_columns_over_http(both):
     spec_rows, published = _deployments(both["spec"]), _deployments(both["original"])
     pd.testing.assert_frame_equal(published, spec_rows)
+    for name in ("deployment_components", "repositories", "deployment_containers"):
+        pd.testing.assert_frame_equal(_table(both["original"], name), _table(both["spec"], name))
+    assert len(_table(both["original"], "repositories")) > 0  # under `github`, as published
     fleet = generate_fleet(240, seed=SEED, real_shaped=True, names="original")
     by_id = {r["id"]: r for r in fleet.deployments}
     filled = 0
@@ -120,3 +136,46 @@ def test_differing_spellings_are_counted_once_warned_and_kept(capsys, tmp_path):
         unknown = orjson.loads(row.unknown_fields_json)
         assert row.cache_cpu == unknown["source_config.resource_spec.redis_cpu"] + 1
         assert "source_config.resource_spec.redis_cpu_limit" not in unknown
+
+
+def test_dims_sandbox_original_names_speaks_as_the_published_service(tmp_path):
+    """`dims sandbox --original-names`: the service's names, integers and `github` path; an
+    export with `--code-host github` fills the spec's columns and lists the repositories."""
+    proc = subprocess.Popen(
+        [str(DIMS), "sandbox", "--port", "0", "--deployments", "60", "--seed", "4",
+         "--original-names"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    out = tmp_path / "data"
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(4)]
+        url = re.search(r"http://127\.0\.0\.1:\d+", lines[0])
+        assert url, lines
+        assert "/forge/github/{integration_id}/repos" in lines[2]
+        assert "spell fields as the published service does" in lines[3]
+        page = httpx.get(f"{url[0]}/v2/deployments", params={"limit": 100}, timeout=10).json()
+        exported = subprocess.run(
+            [str(DIMS), "export", "--base-url", url[0], "--code-host", "github", "--out",
+             str(out), "--snapshot-date", DAY],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=20)
+    assert exported.returncode == 0, exported.stderr
+    resources = [
+        r["source_config"]["resource_spec"]
+        for r in page["resources"]
+        if (r.get("source_config") or {}).get("resource_spec")
+    ]
+    assert any("redis_cpu" in spec_ for spec_ in resources)
+    assert not any("cache_cpu" in spec_ for spec_ in resources)
+    assert all(type(spec_["memory_mb"]) is int for spec_ in resources)
+    rows = _deployments(out)
+    assert rows["cache_cpu"].notna().sum() > 40
+    assert len(_table(out, "repositories")) > 0
+    assert "warning" not in exported.stderr

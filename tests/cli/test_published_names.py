@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import httpx
-
 import orjson
 import pandas as pd
 import pyarrow.parquet as pq

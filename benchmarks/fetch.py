@@ -61,8 +61,11 @@ def full_fetch(client: Client, stats: fetch.FetchStats | None = None) -> int:
     return sum(len(p.records) for p in pages)
 
 
-def export_over_http(base_url: str, out: Path) -> None:
-    python("-m", "analysis.cli", "export", "--base-url", base_url, "--out", str(out))
+def export_over_http(base_url: str, code_host: str, out: Path) -> None:
+    python(
+        "-m", "analysis.cli", "export", "--base-url", base_url, "--code-host", code_host,
+        "--out", str(out),
+    )  # fmt: skip
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -83,7 +86,7 @@ def _one_size(size: int, runs: int) -> dict[str, Any]:
         dump = Path(tmp) / "fleet.json"
         dump.write_bytes(orjson.dumps(fleet.deployments))
         with run_sandbox(fleet=fleet, latency_ms=LATENCY_MS) as sandbox:
-            client = connect(sandbox.base_url)
+            client = connect(sandbox.base_url, code_host=sandbox.code_host)
             needed = fetch.FetchStats()
             assert full_fetch(client, needed) == size
             base = measure(
@@ -104,7 +107,7 @@ def _one_size(size: int, runs: int) -> dict[str, Any]:
                      functools.partial(export_from_dump, dump, Path(tmp) / "dump"), runs),
                     (f"{size}: dims export over HTTP, whole process",
                      functools.partial(export_over_http, sandbox.base_url,
-                                       Path(tmp) / "http"), runs),
+                                       sandbox.code_host, Path(tmp) / "http"), runs),
                 ]
             )  # fmt: skip
             peak = sandbox.stats.peak_in_flight

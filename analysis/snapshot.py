@@ -216,7 +216,14 @@ def workspace_notes(manifest: Mapping[str, Any]) -> list[str]:
         rows = f"{count:,} deployments" if isinstance(count, int) else "deployments unknown"
         status = section.get("status")
         if status == "exported":
-            notes.append(f"workspace {tenant}: exported, {rows}")
+            dropped = (section.get("fetch") or {}).get("cross_workspace_duplicates") or {}
+            also = (
+                f"; {dropped['dropped']:,} duplicate copy(ies) dropped (listed by another "
+                "workspace too)"
+                if dropped.get("dropped")
+                else ""
+            )
+            notes.append(f"workspace {tenant}: exported, {rows}{also}")
         elif status == "carried":
             notes.append(
                 f"workspace {tenant}: kept from the export at {section.get('snapshot_at')} ({rows})"

@@ -12,6 +12,7 @@ import warnings
 import msgspec
 import orjson
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from overlap import STALE_VERSION, assert_each_once, overlapping
 
@@ -24,7 +25,7 @@ from analysis.snapshot import take_snapshot, take_workspaces_snapshot
 from analysis.storage.reader import read_arrow
 from analysis.storage.workspaces import DuplicateDeploymentsWarning, TenantMismatchWarning
 from analysis.storage.writer import export_snapshot
-from analysis.tables import TABLE_NAMES
+from analysis.tables import SCHEMA_VERSION, TABLE_NAMES
 
 DAY = dt.date(2026, 4, 5)
 SEED = 13
@@ -153,6 +154,12 @@ def test_late_winners_replace_rows_written_row_groups_earlier(tmp_path):
     assert copies.dropped(o.c) == {"owner": 1, "order": 0}
     assert copies.dropped(o.a) == {"owner": 0, "order": 2}
     assert result.records == len(records)
+    files = sorted(tmp_path.glob(f"*/snapshot_date={DAY}/*.parquet"))
+    assert len(files) == len(TABLE_NAMES)
+    for path in files:  # rewritten, still this export's files
+        found = pq.read_metadata(path).metadata
+        assert found[b"dims.export_id"] == result.manifest["export_id"].encode(), path
+        assert found[b"dims.schema_version"] == str(SCHEMA_VERSION).encode(), path
 
 
 def test_a_workspace_listing_records_without_tenant_id_tags_them_with_its_own(tmp_path):

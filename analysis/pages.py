@@ -6,7 +6,8 @@ apply one rule:
   value, types newer than the spec included), else the type of the listing that returned
   the record, else none;
 - its keys (`keys_of`): id, own type and integration id, read from a parsed record or
-  probed from raw JSON text without building the record.
+  probed from raw JSON text without building the record; `id_and_tenant` reads only the
+  id and the record's own tenant_id (the top level: cheaper), for the copies filter.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class Page:
     tags: Mapping[str, str] | None = None
     #: The workspace (`X-Tenant-Id`) the page was fetched from; None when none was sent.
     tenant_id: str | None = None
+    #: Set on the pages of late winners (`analysis.copies`), which come after every other
+    #: page of the stream: every id whose rows already written the late winners replace,
+    #: each with the workspace whose copy those rows are (the same mapping on each page).
+    replaces: Mapping[str, str] | None = None
 
     def type_of(self, record: Any) -> str | None:
         """The record's deployment_type: its own when it names one, else the listings'."""
@@ -135,3 +140,32 @@ def keys_of(record: Any) -> RecordKeys:
     else:
         found = {path: _at(record, path) for path in _PATHS}
     return RecordKeys(found[("id",)], found[_OWN_TYPE_PATH], found[_INTEGRATION_PATH])
+
+
+class _Owner(msgspec.Struct, gc=False):
+    """The top level of a record as the copies filter reads it (other fields skipped in C)."""
+
+    id: Any = None
+    tenant_id: Any = None
+
+
+_OWNER_DECODE = msgspec.json.Decoder(_Owner).decode
+
+
+def id_and_tenant(record: Any) -> tuple[str | None, str | None]:
+    """The id and own tenant_id of a parsed record or of raw JSON text (each a string, or
+    None): what deciding between two workspaces' copies of a deployment needs."""
+    if type(record) is msgspec.Raw:
+        try:
+            found = _OWNER_DECODE(record)
+        except msgspec.DecodeError:  # not an object, or text only a full parse refuses
+            return None, None
+        record_id, tenant = found.id, found.tenant_id
+    elif type(record) is dict:
+        record_id, tenant = record.get("id"), record.get("tenant_id")
+    else:
+        return None, None
+    return (
+        record_id if type(record_id) is str else None,
+        tenant if type(tenant) is str else None,
+    )

@@ -219,7 +219,14 @@ def workspace_notes(manifest: Mapping[str, Any]) -> list[str]:
         rows = f"{count:,} deployments" if isinstance(count, int) else "deployments unknown"
         status = section.get("status")
         if status == "exported":
-            notes.append(f"workspace {tenant}: exported, {rows}")
+            dropped = (section.get("fetch") or {}).get("cross_workspace_duplicates") or {}
+            also = (
+                f"; {dropped['dropped']:,} duplicate copy(ies) dropped (listed by another "
+                "workspace too)"
+                if dropped.get("dropped")
+                else ""
+            )
+            notes.append(f"workspace {tenant}: exported, {rows}{also}")
             integrations = (section.get("fetch") or {}).get("integrations") or {}
             if integrations.get("all_not_found"):
                 count = len(integrations["unknown_to_service"])

@@ -6,8 +6,11 @@ same completeness rules and its own evidence; its pages carry its tenant_id. The
 `fetch.RequestBudget`: `--concurrency N` stays N requests in flight in all, whatever the
 number of workspaces. A bounded
 queue joins them, so memory stays bounded by a few pages per workspace whatever their
-sizes. A workspace that fails (401/403 for that tenant, 5xx after retries, a paging error)
-stops alone: the others go on, and `outcome()` names it with its one-line error.
+sizes. Past the queue, `copies.OneCopy` keeps one copy of every deployment id that several
+workspaces list (the owner's, else the first workspace's in the order given), and each
+workspace's outcome counts the copies it lost. A workspace that fails (401/403 for that
+tenant, 5xx after retries, a paging error) stops alone: the others go on, and `outcome()`
+names it with its one-line error.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import queue
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +26,7 @@ from generated_client import Client
 
 from . import defaults, fetch
 from .connection import retry_transport
+from .copies import OneCopy
 from .errors import DimsError
 from .pages import Page
 from .progress import Progress
@@ -50,9 +54,10 @@ class _State:
 class WorkspaceFetch:
     """Fetch every workspace of `clients` (tenant_id -> client) concurrently.
 
-    `pages()` yields their pages as they come (each with `Page.tenant_id`); once it is
-    exhausted, `outcome()` gives each workspace's providers, repositories, evidence or
-    error. Closing the `pages()` iterator early stops every fetch.
+    `pages()` yields their pages as they come (each with `Page.tenant_id`), every deployment
+    id once (`copies.OneCopy`, in the order of `clients`); once it is exhausted, `outcome()`
+    gives each workspace's providers, repositories, evidence, duplicates dropped or error.
+    Closing the `pages()` iterator early stops every fetch.
     """
 
     def __init__(
@@ -81,9 +86,18 @@ class WorkspaceFetch:
             _QUEUED_PER_WORKSPACE * max(1, len(self.clients))
         )
         self._stop = threading.Event()
+        self.copies = OneCopy(list(self.clients))
 
     def pages(self) -> Iterator[Page]:
-        """Every workspace's pages, interleaved as they arrive."""
+        """Every workspace's pages, interleaved as they arrive, each deployment once."""
+        fetched = self._fetched()
+        try:
+            yield from self.copies.pages(fetched)
+        finally:
+            fetched.close()  # stops every fetch, now rather than when collected
+
+    def _fetched(self) -> Generator[Page, None, None]:
+        """Every workspace's pages as they arrive."""
         threads = [
             threading.Thread(
                 target=self._run, args=(tenant,), name=f"dims-workspace-{n}", daemon=True
@@ -118,6 +132,8 @@ class WorkspaceFetch:
                 repositories=state.repositories.by_integration,
                 evidence=self._evidence(state),
                 error=state.error,
+                duplicates=self.copies.dropped(tenant),
+                foreign_ids=self.copies.foreign_ids(tenant),
             )
             for tenant, state in self.states.items()
         ]

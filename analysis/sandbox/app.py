@@ -52,6 +52,7 @@ class _Listing:
     def __init__(self, fleet: Fleet) -> None:
         self.fleet = fleet
         self.records = list(fleet.deployments)
+        self.also_listed = {tenant: list(more) for tenant, more in fleet.also_listed.items()}
         self.types = dict(fleet.deployment_types)
         self.version = 0
         self._cache: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -77,6 +78,8 @@ class _Listing:
             for rec in self.records
             if (tenant is None or rec.get("tenant_id") == tenant) and self._matches(rec, q)
         ]
+        if tenant is not None:  # what the workspace lists beyond its own (Fleet.list_also)
+            selected += [rec for rec in self.also_listed.get(tenant, ()) if self._matches(rec, q)]
         with self._lock:
             if len(self._cache) >= _MAX_CACHED_SELECTIONS:
                 self._cache.clear()
@@ -236,6 +239,7 @@ def create_app(
     service = _Service(fleet, faults, stats)
     sequencer = Sequencer()
     tenants = frozenset(r["tenant_id"] for r in fleet.deployments if r.get("tenant_id"))
+    tenants |= frozenset(fleet.also_listed)
     app = Starlette(exception_handlers={HTTPException: _http_error})
 
     def api(handler: Callable[[Request], Any]) -> FaultInjector:

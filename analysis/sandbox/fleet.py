@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import random
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
@@ -152,6 +153,8 @@ class Fleet:
     repositories: dict[str, list[dict[str, Any]]] = field(repr=False)
     remote_reconciled: dict[str, bool] = field(repr=False, default_factory=dict)
     tag_value_ids: dict[str, tuple[str, ...]] = field(repr=False, default_factory=dict)
+    #: Records a workspace lists after those whose tenant_id names it (`list_also`).
+    also_listed: dict[str, list[dict[str, Any]]] = field(repr=False, default_factory=dict)
     seed: int = 0
     #: How records spell the fields the published service names otherwise (NAMINGS).
     names: str = "spec"
@@ -166,6 +169,14 @@ class Fleet:
     def tenant_ids(self) -> list[str]:
         """The workspaces the deployments belong to, sorted."""
         return sorted({r["tenant_id"] for r in self.deployments if r.get("tenant_id")})
+
+    def list_also(self, tenant_id: str, records: Iterable[dict[str, Any]]) -> None:
+        """Have workspace `tenant_id` list `records` too, after its own: another workspace's
+        deployment it also sees (the same record, or a copy that differs), or records
+        without a tenant_id, as real listings may overlap. Only listings scoped by
+        X-Tenant-Id serve them (the unscoped one serves `deployments`); set before serving.
+        """
+        self.also_listed.setdefault(tenant_id, []).extend(records)
 
     def new_deployment(self) -> tuple[dict[str, Any], str | None]:
         """A further deployment, newer than every listed one, for the insert-while-paging fault.

@@ -5,6 +5,8 @@ read back.
 - `writer`: one snapshot written whole or not at all (`export_snapshot`), published through
   `target` (the seam) by `writer.LocalTarget` or `remote_target.ObjectStoreTarget`;
 - `remote`: a dataset root named by URI (`s3://bucket/prefix`) through `pyarrow.fs`;
+- `workspaces`: a day as the union of its workspaces; `replaced`: rows of a deployment's
+  copy that a later copy replaces, taken out of the work folder;
 - `reader`: the snapshots read back (`read_table`, DuckDB views);
 - `dumps`: saved service output (`--from-json`) read as pages of records.
 

@@ -9,8 +9,12 @@ An export names the workspaces it fetched, and a day of the dataset is the union
   writer's lock, so no other export changes them meanwhile). Re-exporting workspace A
   replaces A's rows and keeps B's; the path of every file stays the dataset contract.
 - A deployment belongs to the workspace named by its own `tenant_id` (child tables repeat
-  it); a deployment the new export holds is never carried over a second time, whatever its
-  tenant_id, so no id appears twice in a day. Rows of an export made without a workspace
+  it), and an id appears once in a day. Within one export the source keeps one copy of an
+  id (`analysis.copies`); across exports, a deployment the new export holds replaces the
+  day's row of it (a deployment moved from B to A and exported under A replaces B's row),
+  except when both name a workspace this export did not fetch: then the day's row is that
+  workspace's and stays, and the new copy (another workspace's stale view of it) is
+  dropped and counted (rule "day"). Rows of an export made without a workspace
   (tenant_id null: providers, repositories, rejected records) are kept, never guessed.
 - A workspace that failed (`--allow-partial`) publishes nothing: its rows already written
   are dropped and its rows from the day's earlier version, if any, are carried over.
@@ -21,7 +25,9 @@ An export names the workspaces it fetched, and a day of the dataset is the union
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
@@ -38,6 +44,7 @@ from . import paths
 from .target import parse_manifest
 
 __all__ = [
+    "DuplicateDeploymentsWarning",
     "TenantMismatchWarning",
     "Workspace",
     "WorkspacesArg",
@@ -56,6 +63,16 @@ class TenantMismatchWarning(UserWarning):
     """Deployments fetched from one workspace name another in their own tenant_id."""
 
 
+class DuplicateDeploymentsWarning(UserWarning):
+    """Deployments came from more than one workspace; each is in the day once."""
+
+
+#: Why a copy of a deployment was dropped, in the manifest's order: another workspace's copy
+#: was the owner's, or came from a workspace given earlier (`analysis.copies`), or the day
+#: already had the row of the workspace the copy names, which this export did not fetch.
+DUPLICATE_RULES = ("owner", "order", "day")
+
+
 @dataclass
 class Workspace:
     """One workspace's part of an export: what it listed besides its pages, or its failure."""
@@ -67,6 +84,12 @@ class Workspace:
     evidence: dict[str, Any] = field(default_factory=dict)
     #: Why it failed (one line), or None. A failed workspace publishes nothing.
     error: str | None = None
+    #: Copies of deployments it listed that another workspace's copy replaced, by the rule
+    #: that decided (`analysis.copies`: "owner", "order").
+    duplicates: dict[str, int] = field(default_factory=dict)
+    #: Ids of deployments kept from it whose own tenant_id names a workspace not exported
+    #: with it: when the day already has such a deployment, that workspace's row stays.
+    foreign_ids: frozenset[str] = frozenset()
 
 
 #: The workspaces of an export, asked for once the pages are consumed.
@@ -95,7 +118,8 @@ def settle(
     the published day read here is the one the new version replaces."""
     chosen = list(workspaces)
     published = _published(root, day)
-    merged = carry_over(tmp, day, chosen, published, rows)
+    merged, day_kept = carry_over(tmp, day, chosen, published, rows)
+    chosen, mismatches = _with_day_kept(chosen, day_kept, mismatches)
     counts = deployments_by_tenant(paths.partition_dir(tmp, "deployments", day))
     earlier = _published_manifest(root, day) if published else None
     return merged, manifest_sections(chosen, identity, earlier, mismatches, counts)
@@ -107,29 +131,48 @@ def carry_over(
     workspaces: Iterable[Workspace],
     published: Mapping[str, pa.Table],
     rows: Mapping[str, int],
-) -> dict[str, int]:
+) -> tuple[dict[str, int], set[str]]:
     """Make the new files of `day` (in `tmp`, `rows` per table) the whole day: the exported
     workspaces' new rows, and the `published` rows of every other workspace. Rows per
-    table, after. When the day is new and no workspace failed, the files stay as written.
+    table, after, and the ids whose new copy was dropped for the day's row (`_day_keeps`).
+    When the day is new and no workspace failed, the files stay as written.
     """
     chosen = list(workspaces)
     exported = pa.array([w.tenant_id for w in chosen if w.error is None], pa.string())
     failed = pa.array([w.tenant_id for w in chosen if w.error is not None], pa.string())
     if not published and not len(failed):
-        return dict(rows)
+        return dict(rows), set()
     new = {name: _read(paths.partition_dir(tmp, name, day)) for name in TABLE_NAMES}
     if len(failed):
         new = {name: _without(table, failed) for name, table in new.items()}
+    theirs = _day_keeps(published.get("deployments"), new["deployments"], exported)
+    if len(theirs):
+        new = {name: _without_ids(name, table, theirs) for name, table in new.items()}
     kept = _kept_rows(published, new, exported)
     merged = {}
     for name, table in new.items():
         carried = kept.get(name)
         if table is not None and carried is not None:
             table = pa.concat_tables([table, _like(carried, table)])
-        if carried is not None or len(failed):
+        if carried is not None or len(failed) or len(theirs):
             _rewrite(paths.partition_dir(tmp, name, day), table)
         merged[name] = table.num_rows if table is not None else 0
-    return merged
+    return merged, set(theirs.to_pylist())
+
+
+def _with_day_kept(
+    workspaces: list[Workspace], day_kept: set[str], mismatches: Mapping[str, int]
+) -> tuple[list[Workspace], dict[str, int]]:
+    """Each workspace with its copies dropped for the day's row counted (rule "day"), and
+    the mismatches without them: they were counted as kept under another workspace."""
+    counted = Counter(mismatches)
+    out = []
+    for workspace in workspaces:
+        dropped = len(workspace.foreign_ids & day_kept) if day_kept else 0
+        counted[workspace.tenant_id] -= dropped
+        duplicates = {**workspace.duplicates, "day": dropped}
+        out.append(dataclasses.replace(workspace, duplicates=duplicates))
+    return out, dict(counted)
 
 
 def _published(root: paths.Location, day: date) -> dict[str, pa.Table]:
@@ -176,6 +219,36 @@ def _without(table: pa.Table | None, tenants: pa.Array) -> pa.Table | None:
     return table.filter(pc.invert(pc.is_in(table[TENANT], value_set=tenants)))
 
 
+def _day_keeps(old: pa.Table | None, fresh: pa.Table | None, exported: pa.Array) -> pa.Array:
+    """Ids whose published row stays and whose new copy goes: both rows name workspaces
+    this export did not fetch (the new copy is another workspace's view of a deployment
+    that is not its own; the day's row is its workspace's, and not this export's to replace).
+    """
+    if old is None or fresh is None:
+        return pa.array([], pa.string())
+    foreign = fresh.filter(_not_in(fresh[TENANT], exported))["id"]
+    theirs = old.filter(
+        pc.and_(_not_in(old[TENANT], exported), pc.is_in(old["id"], value_set=foreign))
+    )
+    return pc.unique(theirs["id"].combine_chunks())
+
+
+def _not_in(column: pa.ChunkedArray, tenants: pa.Array) -> pa.ChunkedArray:
+    """Rows whose tenant_id is not one of `tenants` (null counts as not one)."""
+    return pc.invert(pc.fill_null(pc.is_in(column, value_set=tenants), False))
+
+
+def _without_ids(name: str, table: pa.Table | None, ids: pa.Array) -> pa.Table | None:
+    """A table without the rows of deployments `ids` (tables without a deployment column
+    are kept whole)."""
+    if table is None:
+        return None
+    key = "id" if name == "deployments" else "deployment_id"
+    if key not in table.column_names:
+        return table
+    return table.filter(pc.invert(pc.is_in(table[key], value_set=ids)))
+
+
 def _kept_rows(
     old: Mapping[str, pa.Table], new: Mapping[str, pa.Table | None], exported: pa.Array
 ) -> dict[str, pa.Table]:
@@ -187,7 +260,7 @@ def _kept_rows(
     fresh = new["deployments"]
     new_ids = fresh["id"] if fresh is not None else pa.array([], pa.string())
     stays = pc.and_(
-        pc.invert(pc.fill_null(pc.is_in(deployments[TENANT], value_set=exported), False)),
+        _not_in(deployments[TENANT], exported),
         pc.invert(pc.is_in(deployments["id"], value_set=new_ids)),
     )
     kept = {"deployments": deployments.filter(stays)}
@@ -198,9 +271,7 @@ def _kept_rows(
         if "deployment_id" in table.column_names:
             kept[name] = table.filter(pc.is_in(table["deployment_id"], value_set=kept_ids))
         elif TENANT in table.column_names:
-            kept[name] = table.filter(
-                pc.invert(pc.fill_null(pc.is_in(table[TENANT], value_set=exported), False))
-            )
+            kept[name] = table.filter(_not_in(table[TENANT], exported))
         else:  # schema 1: no tenant_id, so they were not any workspace's
             kept[name] = table
     return kept
@@ -270,7 +341,11 @@ def manifest_sections(
                 ),
                 stacklevel=3,
             )
-        fetch[tenant] = {**workspace.evidence, "tenant_id_elsewhere": mismatched}
+        fetch[tenant] = {
+            **workspace.evidence,
+            "tenant_id_elsewhere": mismatched,
+            "cross_workspace_duplicates": _duplicates(workspace),
+        }
         day[tenant] = {
             "status": "exported",
             "export_id": identity["export_id"],
@@ -279,11 +354,41 @@ def manifest_sections(
             "complete": bool(workspace.evidence.get("complete", True)),
             "fetch": fetch[tenant],
         }
+    _warn_duplicates([w for w in chosen if w.error is None])
     complete = all(w.error is None and fetch[w.tenant_id].get("complete", True) for w in chosen)
     return {
         "fetch": {"complete": complete, "workspaces": fetch},
         "workspaces": dict(sorted(day.items())),
     }
+
+
+def _duplicates(workspace: Workspace) -> dict[str, Any]:
+    """The manifest's count of a workspace's copies dropped for another copy, by rule."""
+    by_rule = {rule: workspace.duplicates.get(rule, 0) for rule in DUPLICATE_RULES}
+    return {"dropped": sum(by_rule.values()), "decided_by": by_rule}
+
+
+def _warn_duplicates(exported: list[Workspace]) -> None:
+    """One warning for the whole export: how many copies were dropped, and by which rule."""
+    by_rule = {rule: sum(w.duplicates.get(rule, 0) for w in exported) for rule in DUPLICATE_RULES}
+    total = sum(by_rule.values())
+    if not total:
+        return
+    order = ", then ".join(w.tenant_id for w in exported)
+    kept = {
+        "owner": "the copy from the workspace its tenant_id names was kept",
+        "order": f"the copy from the workspace given first was kept: {order}",
+        "day": "the day's row of the workspace its tenant_id names, not exported now, was kept",
+    }
+    rules = "; ".join(f"{n} by rule {rule} ({kept[rule]})" for rule, n in by_rule.items() if n)
+    warnings.warn(
+        DuplicateDeploymentsWarning(
+            f"{total} duplicate copy(ies) of deployments listed by more than one workspace "
+            f"dropped, so each deployment counts once: {rules}; per workspace in the "
+            "manifest's fetch.workspaces.<tenant>.cross_workspace_duplicates"
+        ),
+        stacklevel=4,
+    )
 
 
 def deployments_by_tenant(table_dir: Path) -> dict[str, int]:

@@ -11,6 +11,9 @@ Why it is written the way it is:
   `row_group_records` deployments, so memory is bounded by one batch, not by the fleet.
   Each batch is written by a background thread while the next one is flattened (Parquet
   encoding and compression release the GIL); at most one batch is in flight.
+- Late copies: a page flagged `Page.replaces` (a deployment's winning copy that came after
+  another copy was written, `analysis.copies`) is read after the others, and the replaced
+  copy's rows are taken out of every table before publishing (`replaced.replace_rows`).
 - One writer per folder: the whole export holds an advisory lock (`fcntl.flock`) on
   `DIR/.dims.lock`; a second export into the same `DIR` says so once and waits (bounded by
   `lock_timeout`). The kernel drops the lock when its process dies, whatever its PID or
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import json
 import os
 import secrets
@@ -80,9 +84,16 @@ from analysis.tables import (
     TABLE_NAMES,
     Flattener,
 )
-from analysis.tables.batches import BATCH_RECORDS, Batches, default_workers, workers_after
+from analysis.tables.batches import (
+    BATCH_RECORDS,
+    Batches,
+    default_workers,
+    read_batch,
+    workers_after,
+)
 
 from . import paths
+from .replaced import replace_rows
 from .target import (
     DEFAULT_LOCK_TIMEOUT_S,
     KEEP_REPLACED,
@@ -343,8 +354,13 @@ def _write_tables(
     pages: Iterable[Page],
     options: _Options,
 ) -> dict[str, int]:
-    """Stream every table of the snapshot into `tmp`; rows written per table."""
+    """Stream every table of the snapshot into `tmp`; rows written per table.
+
+    Pages that replace copies already passed on (`Page.replaces`) come last: the loop
+    stops at the first, and `_replace_late` reads them once the files are written."""
     files = _TableFiles(flattener, tmp, day, metadata)
+    source = iter(pages)
+    late: list[Page] = []  # the first late page, once it came
     try:
         # one pause for the whole loop (see analysis.gcpause), tables built in a faster pool
         with paused_gc(), building_pool():
@@ -354,7 +370,7 @@ def _write_tables(
                 batch_records=min(BATCH_RECORDS, options.row_group_records),
                 workers_after=workers_after(options.source_bytes),
             )
-            for tables in batches.run(pages, options.progress):
+            for tables in batches.run(_until_late(source, late), options.progress):
                 files.add(tables)
                 if files.pending >= options.row_group_records:
                     files.flush()
@@ -374,7 +390,50 @@ def _write_tables(
     except BaseException:
         files.abandon()
         raise
-    return files.rows
+    if not late:
+        return files.rows
+    return _replace_late(flattener, tmp, day, itertools.chain(late, source))
+
+
+def _until_late(pages: Iterator[Page], late: list[Page]) -> Iterator[Page]:
+    """`pages` up to the first that replaces copies already passed on, which goes to
+    `late`: the rest of `pages` are such pages too, read after the others."""
+    for page in pages:
+        if page.replaces is not None:
+            late.append(page)
+            return
+        yield page
+
+
+def _replace_late(
+    flattener: Flattener, tmp: Path, day: date, late: Iterator[Page]
+) -> dict[str, int]:
+    """The replaced copies' rows out of every table, the late winners' in, read batch by
+    batch; rows after. What was counted of a replaced copy (read; naming another
+    workspace) is taken back."""
+    first = next(late)
+    replaced = dict(first.replaces or {})  # every late page carries every replaced id
+    with paused_gc(), building_pool():
+        tables = _late_tables(flattener, itertools.chain([first], late))
+        rows, removed = replace_rows(tmp, day, replaced, tables)
+    flattener.counts["records"] -= removed.num_rows
+    for deployment_id, tenant in zip(*removed.to_pydict().values(), strict=True):
+        lister = replaced[deployment_id]
+        if tenant != lister:  # it had been counted as naming another workspace
+            flattener.tenant_mismatches[lister] -= 1
+    return rows
+
+
+def _late_tables(flattener: Flattener, pages: Iterable[Page]) -> Iterator[dict[str, pa.Table]]:
+    """The tables of late pages, a batch of them at a time."""
+    batch: list[Page] = []
+    for page in pages:
+        batch.append(page)
+        if len(batch) >= BATCH_RECORDS:
+            yield read_batch(flattener, batch).tables
+            batch = []
+    if batch:
+        yield read_batch(flattener, batch).tables
 
 
 class _TableFiles:

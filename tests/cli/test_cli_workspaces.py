@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_in_process import run
+from overlap import overlapping
 
 from analysis.sandbox import Faults, run_sandbox
 from analysis.storage.reader import read_arrow
@@ -133,3 +134,38 @@ def test_sigterm_while_workspaces_are_fetched_stops_cleanly(tmp_path, tenants):
     ]
     assert [p.name for p in out.iterdir() if p.name.startswith(".tmp-")] == []
     assert not (out / "deployments").exists()
+
+
+def test_allow_partial_when_every_workspace_fails_publishes_nothing_and_exits_1(capsys, tmp_path):
+    """--allow-partial publishes the workspaces that worked: with none, there is nothing to
+    publish, which is a failure (exit 1), not a partial day (exit 3)."""
+    with run_sandbox(deployments=20, seed=SEED, tenants=2, api_key="key") as sandbox:
+        argv = ("export", "--out", str(tmp_path), "--base-url", sandbox.base_url, "--api-key",
+                "key", "--tenant-id", "nobody-1,nobody-2", "--allow-partial",
+                "--snapshot-date", DAY)  # fmt: skip
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and out == ""
+        line = err.strip()
+        assert "\n" not in line and "2 of 2 workspace(s) failed" in line
+        assert "nobody-1: " in line and "nobody-2: " in line and "403" in line
+        assert "every workspace failed" in line and "nothing was published" in line
+        code, out, _ = run(capsys, *argv, "--json")
+    assert code == 1
+    failure = json.loads(out)
+    assert failure["published"] is False
+    assert {s["status"] for s in failure["workspaces"].values()} == {"failed"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".dims.lock"]
+
+
+def test_duplicates_across_workspaces_are_one_warning_line_and_a_summary_note(capsys, tmp_path):
+    o = overlapping(SEED)
+    with run_sandbox(fleet=o.fleet) as sandbox:
+        argv = ("export", "--out", str(tmp_path), "--base-url", sandbox.base_url)
+        argv += ("--tenant-id", o.a, "--tenant-id", o.c, "--snapshot-date", DAY)
+        code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "duplicate" in line]
+    assert len(warned) == 1 and warned[0].startswith("dims: warning: 3 duplicate copy(ies)")
+    assert f"workspace {o.c}: exported, " in out and "3 duplicate copy(ies) dropped" in out
+    found = read_arrow(tmp_path, "deployments", DAY, ["id"])["id"].to_pylist()
+    assert len(found) == len(set(found))

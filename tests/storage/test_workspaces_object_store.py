@@ -1,5 +1,6 @@
 """Two workspaces exported one after the other into one day on object storage (the real S3
-server of tests/object_store.py): the second keeps the first, read back from the server."""
+server of tests/object_store.py): the second keeps the first, read back from the server;
+every deployment once whichever workspaces list it."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import json
 
 import pyarrow.fs as pafs
 import pytest
+from overlap import assert_each_once, overlapping
 
 from analysis import connect
 from analysis.connection import RetryPolicy
 from analysis.sandbox import Faults, run_sandbox
 from analysis.snapshot import WorkspacesFailed, take_workspaces_snapshot
 from analysis.storage.reader import read_arrow
+from analysis.storage.workspaces import DuplicateDeploymentsWarning
 
 DAY = dt.date(2026, 5, 6)
 
@@ -62,3 +65,38 @@ def test_two_workspaces_in_one_day_on_s3_keep_each_other(s3_server, s3_out):
     selector = pafs.FileSelector(s3_out.removeprefix("s3://"), recursive=True)
     keys = [info.path for info in s3_server.filesystem().get_file_info(selector)]
     assert not [key for key in keys if "/_staging/" in key]  # nothing left half-published
+
+
+@pytest.mark.filterwarnings("ignore::analysis.storage.workspaces.TenantMismatchWarning")
+def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server, s3_out):
+    """Issue 26 on object storage: C is given first and A's copy of its own deployment comes
+    last (A is served slowly), so C's stale copy is replaced after it was written; then a
+    deployment moves from C to A and A alone is exported into the same day."""
+    o = overlapping(seed=13)
+    with (
+        run_sandbox(fleet=o.fleet, latency_ms=400) as for_a,
+        run_sandbox(fleet=o.fleet) as for_c,
+    ):
+        clients = {
+            o.c: connect(for_c.base_url, tenant_id=o.c, retry=RetryPolicy.none()),
+            o.a: connect(for_a.base_url, tenant_id=o.a, retry=RetryPolicy.none()),
+        }
+        with pytest.warns(DuplicateDeploymentsWarning, match="3 duplicate"):
+            take_workspaces_snapshot(clients, s3_out, snapshot_date=DAY)
+    records, tenant_of = o.expected([o.c, o.a])
+    assert_each_once(s3_out, DAY, records, tenant_of)
+    written = read_arrow(s3_out, "deployments", DAY, ["id"])["id"].to_pylist()
+    assert written[-1] == o.shared["id"]  # the late winner, after the stale copy went
+    moved = o.own(o.c)[0]
+    moved["tenant_id"] = o.a
+    with run_sandbox(fleet=o.fleet) as sandbox:
+        client = connect(sandbox.base_url, tenant_id=o.a, retry=RetryPolicy.none())
+        with pytest.warns(DuplicateDeploymentsWarning, match="1 by rule day"):
+            take_workspaces_snapshot({o.a: client}, s3_out, snapshot_date=DAY)
+    # A now lists the moved deployment and the one that names nobody; B's stays B's
+    tenant_of |= {moved["id"]: o.a, o.untagged["id"]: o.a}
+    assert_each_once(s3_out, DAY, records, tenant_of)
+    after = manifest(s3_server, s3_out)
+    assert after["workspaces"][o.c]["status"] == "carried"
+    dropped = after["fetch"]["workspaces"][o.a]["cross_workspace_duplicates"]
+    assert dropped == {"dropped": 1, "decided_by": {"owner": 0, "order": 0, "day": 1}}

@@ -516,7 +516,7 @@ def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
         dest="names",
         help="speak as the published service does: redis_* and langgraph_config_path for "
         "the spec's cache_* and graph_config_path, integers where its schema has them, "
-        "and the repositories path's `github` segment",
+        "and the repositories path's `github` segment (default: the spec's names)",
     )
 
 

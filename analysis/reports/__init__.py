@@ -57,6 +57,7 @@ from analysis.reports.prices import (
     HOURS_PER_MONTH,
     PriceSheet,
     PriceSheetError,
+    UnknownPriceTypeWarning,
     load_prices,
 )
 from analysis.reports.report import build_html, write_report
@@ -69,6 +70,7 @@ __all__ = [
     "PriceSheet",
     "PriceSheetError",
     "Snapshot",
+    "UnknownPriceTypeWarning",
     "anomalies",
     "build_html",
     "capacity_by",

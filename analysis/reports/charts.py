@@ -3,7 +3,9 @@
 Matplotlib's SVG is cleaned for inlining: no XML prolog or DOCTYPE (which names a remote
 DTD), no metadata, no namespace URLs, and element ids prefixed per chart so that several
 charts in one page cannot capture each other's clip paths. Text stays text (`svg.fonttype`
-none): smaller, searchable, and drawn in the page's font.
+none): smaller, searchable, and drawn in the page's font. Text is never math: a namespace,
+version or type such as `$x^$` is the service's text, and matplotlib's mathtext would fail on
+it (or draw it as a formula), so `to_svg` turns math parsing off for every text it saves.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import matplotlib as mpl
 import pandas as pd
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 from matplotlib.typing import RcKeyType
 
@@ -37,9 +40,15 @@ PALETTE = [
     "#9c6b4e",
     "#9498a0",
 ]
-_STYLE: dict[RcKeyType, str | int | bool] = {
+#: How every chart is saved: text as text, and as written (`$` in a service string is a
+#: dollar sign, not mathtext).
+_SAVING: dict[RcKeyType, str | bool] = {
+    "text.parse_math": False,
     "svg.fonttype": "none",
     "svg.hashsalt": "dims",  # stable ids: the same data gives the same file
+}
+_STYLE: dict[RcKeyType, str | int | bool] = {
+    **_SAVING,
     "font.family": "sans-serif",
     "font.size": 10,
     "axes.spines.top": False,
@@ -58,10 +67,14 @@ def component_colors() -> dict[str, str]:
 def to_svg(fig: Figure, title: str) -> str:
     """The figure as an `<svg>` element ready to paste into HTML.
 
-    Ids are prefixed from `title`, so charts on one page need distinct titles.
+    Ids are prefixed from `title`, so charts on one page need distinct titles. Every text is
+    plain (never mathtext): those made already, and the tick labels drawing makes.
     """
+    for artist in fig.findobj(Text):
+        artist.set_parse_math(False)
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with mpl.rc_context(_SAVING):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
     text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)

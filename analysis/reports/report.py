@@ -527,6 +527,7 @@ def write_report(
     `prices`; returns the path of report.html (its URI when the dataset is on object
     storage: the files are made in a local temporary folder, then each uploaded whole)."""
     snap = load_snapshot(out_dir, snapshot_date)
+    pr.warn_unknown_types(prices, snap.deployments["deployment_type"].unique())
     folder = report_dir(out_dir, snap.snapshot_date)
     if isinstance(folder, Path):
         return _write_files(snap, prices, folder)

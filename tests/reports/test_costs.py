@@ -7,7 +7,9 @@ the report files are read back with pyarrow and DuckDB, and `dims report` runs i
 
 from __future__ import annotations
 
+import copy
 import os
+import tracemalloc
 
 import duckdb
 import fleet_math as fm
@@ -124,6 +126,18 @@ BAD_FILES = [
     ("list.yaml", "- 1\n- 2\n", "mapping"),
     ("broken.toml", "cpu_core_hour = \n", "TOML"),
     ("bool.toml", "hours_per_month = true\n", "hours_per_month"),
+    # issue 27: hostile sheets, each one short line naming the file and the key
+    ("digits.yaml", "cpu_core_hour: " + "9" * 400 + "\n", "cpu_core_hour"),
+    ("digits.toml", "[types.prod]\nstorage_gib_month = " + "9" * 400 + "\n", "storage_gib_month"),
+    ("toolong.yaml", "memory_gib_hour: " + "9" * 5000 + "\n", "cannot read a value"),
+    ("maxfloat.yaml", "cpu_core_hour: 1.0e+308\n", "cpu_core_hour"),
+    ("inf.toml", "memory_gib_hour = inf\n", "memory_gib_hour"),
+    ("nan.toml", "memory_gib_hour = nan\n", "memory_gib_hour"),
+    ("month.yaml", "hours_per_month: 745\n", "hours_per_month"),
+    ("listed.yaml", "cpu_core_hour: [" + "1, " * 20000 + "1]\n", "cpu_core_hour"),
+    ("longtext.yaml", "storage_gib_month: " + "x" * 50000 + "\n", "storage_gib_month"),
+    ("longkey.yaml", "k" * 1000 + ": 1\n", "k" * 40),
+    ("longtype.yaml", "types:\n  " + "t" * 1000 + ": {cpu_core_hour: x}\n", "types." + "t" * 40),
 ]
 
 
@@ -136,6 +150,55 @@ def test_bad_price_files_name_file_and_key(tmp_path, name, content, key) -> None
     message = str(caught.value)
     assert len(message.splitlines()) == 1, message
     assert name in message and key in message, message
+    assert len(message) < 300, message  # what it quotes of the file, shortened
+
+
+#: YAML anchors and aliases: a few lines that stand for a value larger than memory (six levels
+#: of nine aliases: 531,441 numbers, a 1.6 MB error message before issue 27, 9 GB at ten).
+ALIAS_BOMB = "cpu_core_hour:\n  - &a [1, 1, 1, 1, 1, 1, 1, 1, 1]\n" + "".join(
+    f"  - &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcde", "bcdef", strict=True)
+)
+REFUSED_YAML = [
+    ("bomb.yaml", ALIAS_BOMB, "line 2"),
+    ("anchor.yaml", "cpu_core_hour: &rate 0.03\n", "line 1"),
+    ("merge.yaml", "types:\n  dev: &d {cpu_core_hour: 1}\n  prod: {<<: *d}\n", "line 2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line"), REFUSED_YAML, ids=[r[0] for r in REFUSED_YAML]
+)
+def test_yaml_anchors_and_aliases_are_refused(tmp_path, name, content, line) -> None:
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    tracemalloc.start()
+    try:
+        with pytest.raises(reports.PriceSheetError) as caught:
+            reports.load_prices(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    message = str(caught.value)
+    assert (
+        message
+        == f"{path}: {line}: YAML anchors and aliases (& and *) are not allowed in a price file"
+    )
+    assert peak < 2**20, peak  # nothing the aliases stand for was built
+
+
+def test_oversized_and_deeply_nested_price_files_are_one_line(tmp_path) -> None:
+    cases = {
+        "large.yaml": ("cpu_core_hour: " + "[" * 100_000 + "]" * 100_000, "larger than 64 KiB"),
+        "deep.yaml": ("cpu_core_hour: " + "[" * 30_000 + "]" * 30_000, "nested too deeply"),
+        "deep.toml": ("cpu_core_hour = " + "[" * 30_000 + "]" * 30_000, "nested too deeply"),
+        "tables.toml": ("a = " + "{b = " * 10_000 + "1" + "}" * 10_000, "nested too deeply"),
+    }
+    for name, (content, problem) in cases.items():
+        path = tmp_path / name
+        path.write_text(content + "\n", encoding="utf-8")
+        with pytest.raises(reports.PriceSheetError) as caught:
+            reports.load_prices(path)
+        assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value), name
 
 
 def test_cli_bad_price_file_is_one_line_and_writes_nothing(capsys, tmp_path, dataset) -> None:
@@ -222,3 +285,81 @@ def test_price_option_help_names_the_defaults(capsys) -> None:
     for value in (defaults.cpu_core_hour, defaults.memory_gib_hour, defaults.storage_gib_month):
         assert f"default {value:g})" in text, value
     assert f"{reports.HOURS_PER_MONTH:g} hours a month" in text
+
+
+def test_a_rate_that_overflows_the_fleets_cost_is_refused(tmp_path, dataset) -> None:
+    """Finite rates whose monthly cost is not (1e305 $/core-hour × 730 h × the fleet's cores):
+    refused where the fleet is known, naming the rate, never a report of `$inf`."""
+    sheets = {
+        "base.yaml": ("cpu_core_hour: 1.0e+305\n", "cpu_core_hour: $1e+305 per core-hour"),
+        "prod.toml": (
+            "[types.prod]\nmemory_gib_hour = 1e303\n",
+            "types.prod.memory_gib_hour: $1e+303 per GiB-hour",
+        ),
+        "disk.yaml": ("storage_gib_month: 1.0e+305\n", "storage_gib_month: $1e+305 per GiB-month"),
+    }
+    for name, (content, said) in sheets.items():
+        path = tmp_path / name
+        path.write_text(content, encoding="utf-8")
+        prices = reports.load_prices(path)  # each rate alone is a number a month can price
+        for costs in (reports.capacity_by_type, reports.cost_by_deployment, reports.fleet_totals):
+            with pytest.raises(reports.PriceSheetError) as caught:
+                costs(dataset, prices)
+            message = str(caught.value)
+            assert message.startswith(f"price file {name}: {said}"), message
+            assert "more than $1e+300" in message and len(message.splitlines()) == 1, message
+
+
+def test_an_absurd_quantity_is_not_blamed_on_a_rate(tmp_path, fleet) -> None:
+    """1e300 cores pass the ceiling at any rate: the record's problem, not the price sheet's."""
+    records = copy.deepcopy(fleet.deployments[:10])
+    spec = next(r["source_config"]["resource_spec"] for r in records if fm.resource_spec(r))
+    spec["cpu"] = 1e300
+    fm.export_fleet(records, fleet.deployment_types, tmp_path, DATE)
+    by_type = reports.capacity_by_type(tmp_path)
+    assert by_type["cpu_request_cores_min_scale"].max() >= 1e300  # shown, not refused
+
+
+def test_cli_hostile_price_sheets_exit_1_and_write_nothing(capsys, tmp_path, fleet) -> None:
+    out = tmp_path / "data"
+    fm.export_fleet(fleet.deployments[:20], fleet.deployment_types, out, DATE)
+    sheet = tmp_path / "prices.yaml"
+    for content, key in (
+        ("cpu_core_hour: 1.0e+308\n", "cpu_core_hour"),  # a month of it is not a number
+        ("memory_gib_hour: 1.0e+305\n", "memory_gib_hour"),  # the fleet's month is not
+        ("storage_gib_month: " + "9" * 400 + "\n", "storage_gib_month"),
+        (ALIAS_BOMB, "aliases"),
+        ("cpu_core_hour: " + "[" * 30_000 + "]" * 30_000 + "\n", "nested too deeply"),
+    ):
+        sheet.write_text(content, encoding="utf-8")
+        code, _, err = _run(capsys, "report", "--out", str(out), "--prices", str(sheet))
+        assert code == 1, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert "prices.yaml" in err and key in err, err
+        assert not (out / "reports").exists()
+    code, _, err = _run(capsys, "report", "--out", str(out), "--gib-hour", "1e306")
+    assert code == 1 and "gib_hour" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_override_for_a_type_nobody_has_is_a_warning(capsys, tmp_path, fleet) -> None:
+    """`prdo` (a typo) is named with the known types, the dataset's and the spec's; an
+    override for a spec type the fleet lacks, or for the fleet's own new type, is not."""
+    records = fleet.deployments[:20]
+    types = {r["id"]: "dev_zero" if n % 2 else "prod" for n, r in enumerate(records)}
+    out = tmp_path / "data"
+    fm.export_fleet(records, types, out, DATE)
+    sheet = tmp_path / "prices.yaml"
+    sheet.write_text(
+        "types:\n  prdo: {cpu_core_hour: 1}\n  dev_free: {cpu_core_hour: 2}\n"
+        "  dev_zero: {cpu_core_hour: 3}\n",
+        encoding="utf-8",
+    )
+    code, _, err = _run(capsys, "report", "--out", str(out), "--prices", str(sheet))
+    assert code == 0, err
+    assert err.strip().splitlines() == [
+        "dims: warning: price file prices.yaml: types.prdo: no deployment has this type, so its "
+        "prices apply to none (known types: dev, dev_free, dev_zero, prod)"
+    ]
+    assert (out / "reports" / f"snapshot_date={DATE}" / "report.html").is_file()
+    with pytest.warns(reports.UnknownPriceTypeWarning, match=r"types\.prdo"):
+        reports.write_report(out, prices=reports.load_prices(sheet))

@@ -6,6 +6,8 @@ fleet dicts in plain Python (tests/fleet_math.py), never from analysis.tables or
 
 from __future__ import annotations
 
+import copy
+import html
 import re
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import fleet_math as fm
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from cli_in_process import run as _run
 
 from analysis import reports
 
@@ -336,3 +339,62 @@ def test_charts_show_every_type_and_both_scales(report_path, fleet) -> None:
     assert "min scale" in namespaces and "max scale" in namespaces
     limits = _chart(page, "Requests vs limits per component")
     assert "request" in limits and "limit" in limits
+
+
+def _svg_texts(svg: str) -> list[str]:
+    """The text of every `<text>` element, as a reader of the chart sees it."""
+    return [html.unescape(t).strip() for t in re.findall(r"<text\b[^>]*>(.*?)</text>", svg, re.S)]
+
+
+#: Service strings matplotlib reads as mathtext: `$t^$` does not parse (the report failed on
+#: it), `$\alpha$` parses and would be drawn as a Greek letter.
+MATHTEXT_LIKE = {
+    "name": "api $x^$",
+    "k8s_namespace": r"ns-$\alpha$",
+    "image_version": "$1.0^$",
+    "deployment_type": "$t^$",
+    "tenant_id": "$w_{$",
+}
+
+
+def test_dollar_signs_in_service_strings_stay_plain_text(capsys, tmp_path, fleet) -> None:
+    records = copy.deepcopy(fleet.deployments[:12])
+    types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
+    for record in records[:3]:
+        record["name"] = MATHTEXT_LIKE["name"]
+        record["image_version"] = MATHTEXT_LIKE["image_version"]
+        record["tenant_id"] = MATHTEXT_LIKE["tenant_id"]
+        listener = record["source_config"].setdefault("listener_config", {})
+        listener["k8s_namespace"] = MATHTEXT_LIKE["k8s_namespace"]
+        types[record["id"]] = MATHTEXT_LIKE["deployment_type"]
+    out = tmp_path / "data"
+    fm.export_fleet(records, types, out, DATE)
+    code, _, err = _run(capsys, "report", "--out", str(out))
+    assert code == 0, err
+    page = (out / "reports" / f"snapshot_date={DATE}" / "report.html").read_text("utf-8")
+    texts = {
+        title: _svg_texts(_chart(page, title))
+        for title in ("Requested capacity by", "Monthly cost by", "Top 15", "Deployments per")
+    }
+    kind = MATHTEXT_LIKE["deployment_type"]
+    assert kind in texts["Requested capacity by"] and kind in texts["Monthly cost by"]
+    assert MATHTEXT_LIKE["k8s_namespace"] in texts["Top 15"]
+    assert MATHTEXT_LIKE["image_version"] in texts["Deployments per"]  # a tick label
+    assert kind in texts["Deployments per"]  # a legend entry
+    for value in MATHTEXT_LIKE.values():  # and the tables show them as written
+        assert f">{html.escape(value, quote=False)}<" in page, value
+
+
+def test_to_svg_saves_every_text_as_written() -> None:
+    """Texts made outside the charts' style (a title, tick labels drawn later) stay plain."""
+    from matplotlib.figure import Figure
+
+    from analysis.reports import charts
+
+    fig = Figure()
+    ax = fig.subplots()
+    ax.set_title("$t^$")
+    ax.bar([0, 1], [1, 2])
+    ax.set_xticks([0, 1], [r"$\alpha$", "$x_$"])
+    texts = _svg_texts(charts.to_svg(fig, "plain"))
+    assert {"$t^$", r"$\alpha$", "$x_$"} <= set(texts), texts

@@ -36,6 +36,7 @@ from analysis.storage.dumps import read_dump
 from analysis.storage.reader import (
     DatasetError,
     duckdb_connection,
+    history_counts,
     read_arrow,
     read_tables,
     snapshot_dates,
@@ -482,6 +483,66 @@ def test_a_copy_from_a_missing_object_is_file_not_found(s3_out):
     OSError: the store says FileNotFoundError, as for a read (a kept or staged file gone)."""
     with pytest.raises(FileNotFoundError, match="no such object"):
         open_store(s3_out).copy("deployments/nothing.parquet", "elsewhere.parquet")
+
+
+def test_five_reexports_of_a_day_keep_the_three_newest_replaced_versions(
+    s3_server, s3_out, tmp_path
+):
+    """As in a folder: of the four versions five exports of one day replace, the newest three
+    stay in `_replaced/` (the second, third and fourth exports'), each whole and readable."""
+    made = [export(dump(tmp_path, f"run{n}", 10 + n, seed=n), s3_out) for n in range(5)]
+    kept = sorted(
+        {key.split("/")[1] for key in objects(s3_server, s3_out) if key.startswith("_replaced/")}
+    )
+    assert len(kept) == 3
+    for name, result in zip(kept, made[1:4], strict=True):
+        folder = f"{s3_out}/_replaced/{name}"
+        assert (
+            one_export(read_tables(folder, dict.fromkeys(TABLE_NAMES), D1))
+            == (result.manifest["export_id"])
+        )
+        assert read_arrow(folder, "deployments", D1).num_rows == result.rows["deployments"]
+    assert made[4].manifest["replaced"]["kept_in"] == f"_replaced/{kept[-1]}"
+
+
+def test_a_day_without_a_manifest_is_in_no_history_view(s3_server, s3_out, tmp_path, capsys):
+    """Tables of a day whose manifest is missing (a first publish killed before it) are no
+    snapshot: not in the day listing, nor in any `<table>_history` view of `dims sql` or
+    `duckdb_connection`, nor in the history counts the reports chart."""
+    first = export(dump(tmp_path, "first", 30, seed=1), s3_out)
+    second = export(dump(tmp_path, "second", 20, seed=2), s3_out, D2)
+    fs, root = s3_server.filesystem(), bucket_path(s3_out)
+    for table in TABLE_NAMES:  # D3: every table's file there, but no manifest
+        fs.copy_file(f"{root}/{table}/{D1P}/part-0.parquet", f"{root}/{table}/snapshot_date={D3}/x")
+        fs.move(
+            f"{root}/{table}/snapshot_date={D3}/x",
+            f"{root}/{table}/snapshot_date={D3}/part-0.parquet",
+        )
+    assert snapshot_dates(s3_out) == [D1, D2]
+    with pytest.raises(DatasetError, match=f"no deployments snapshot dated {D3}"):
+        read_arrow(s3_out, "deployments", D3)
+
+    code, out, err = run(
+        capsys, "sql", "--out", s3_out, "--json",
+        "select snapshot_date, count(*) as n from deployments_history group by 1 order by 1",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out) == [
+        {"snapshot_date": str(D1), "n": 30},
+        {"snapshot_date": str(D2), "n": 20},
+    ]
+    with duckdb_connection(s3_out) as connection:
+        for table in TABLE_NAMES:
+            days = connection.execute(
+                f"select snapshot_date, count(*) from {table}_history group by 1 order by 1"
+            ).fetchall()
+            expected = [(D1, first.rows[table]), (D2, second.rows[table])]
+            assert days == [day for day in expected if day[1]], table
+    counts = history_counts(s3_out, "deployments", [])
+    assert counts.to_dict("records") == [
+        {"snapshot_date": str(D1), "rows": 30},
+        {"snapshot_date": str(D2), "rows": 20},
+    ]
 
 
 def _read_through_dims(

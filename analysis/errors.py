@@ -52,6 +52,10 @@ class ExportError(DimsError):
     """A snapshot could not be written; earlier snapshots are untouched."""
 
 
+class ReportError(DimsError):
+    """A report could not be written; the dataset and earlier reports are untouched."""
+
+
 class ResponseTooLargeError(ResponseFormatError):
     """The service sent a body larger than the limit, as sent or once decompressed."""
 

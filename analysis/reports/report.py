@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analysis import versions
+from analysis.errors import ReportError
 from analysis.reports import capacity as cap
 from analysis.reports import charts, history, images
 from analysis.reports import html as h
@@ -530,6 +531,7 @@ def write_report(
     pr.warn_unknown_types(prices, snap.deployments["deployment_type"].unique())
     folder = report_dir(out_dir, snap.snapshot_date)
     if isinstance(folder, Path):
+        _refuse_links(Path(out_dir), folder)
         return _write_files(snap, prices, folder)
     with tempfile.TemporaryDirectory(prefix="dims-report-") as local:
         written = _write_files(snap, prices, Path(local))
@@ -537,6 +539,17 @@ def write_report(
         for path in sorted(Path(local).iterdir()):
             store.upload(path, path.name)
         return store.uri_of(written.name)
+
+
+def _refuse_links(out: Path, folder: Path) -> None:
+    """The dataset's rule for the reports: `reports/` or a day's folder in it that is a link
+    would take the files outside `--out`; refused before anything is written."""
+    link = paths.first_link(out, folder.relative_to(out))
+    if link is not None:
+        raise ReportError(
+            f"{link} is a symbolic link; dims writes only inside --out and never through "
+            "links it did not create: replace the link with a folder, or choose another --out"
+        )
 
 
 def _write_files(snap: Snapshot, prices: pr.PriceSheet, folder: Path) -> Path:

@@ -135,6 +135,19 @@ def latest_partition_day(root: PathLike, table: str) -> date | None:
     return None
 
 
+def first_link(out: Path, *relatives: Path) -> Path | None:
+    """The first folder on the way from `out` down to any of `relatives` (each relative to
+    `out`, itself included) that is a symbolic link: writing there would leave `out`.
+    None when there is none. (`out` itself, and what is above it, are the user's choice.)"""
+    for relative in relatives:
+        parts = relative.parts
+        for n in range(len(parts)):
+            folder = out.joinpath(*parts[: n + 1])
+            if folder.is_symlink():
+                return folder
+    return None
+
+
 def clean_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
     """The filters that narrow the listing (None values and empty lists dropped), by name."""
     return {

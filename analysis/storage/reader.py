@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from collections.abc import Collection, Iterator, Mapping
 from datetime import date
@@ -41,6 +42,8 @@ _EXPORT_ID = paths.EXPORT_ID_KEY
 _ATTEMPTS = 3
 #: Times read_tables reads again when its tables came from different exports.
 _CONSISTENT_ATTEMPTS = 12
+#: What DuckDB's read_parquet takes for a glob in a path.
+_DUCKDB_GLOB = re.compile(r"([*?\[])")
 
 PathLike = str | os.PathLike[str]
 
@@ -355,9 +358,14 @@ def _create_local_views(
     for table in TABLE_NAMES:
         latest = partition_dir(out_dir, table, day)
         if paths.has_partition(out_dir, table, day) and (wanted is None or table in wanted):
-            for path in sorted(latest.glob("*.parquet")):
+            files = sorted(latest.glob("*.parquet"))
+            for path in files:
                 check_part_file(path)
-            _create_view(connection, table, latest / "*.parquet")
+            named = [_duckdb_file(path) for path in files]
+            if all(named):
+                _create_view(connection, table, [name for name in named if name])
+            else:  # a name DuckDB cannot read exactly: the day's rows, read now
+                _register_day(connection, table, read_arrow(out_dir, table, day), day)
         history = f"{table}_history"
         if wanted is None or history in wanted:
             dataset = _history_dataset(out_dir, table)
@@ -382,9 +390,15 @@ def _register_remote(
             if dataset is not None:
                 connection.register(f"{table}_history", dataset)
         if table in latest:
-            found = latest[table]
-            date_column = pa.array([day] * found.num_rows, pa.date32())
-            connection.register(table, found.append_column(PARTITION, date_column))
+            _register_day(connection, table, latest[table], day)
+
+
+def _register_day(
+    connection: duckdb.DuckDBPyConnection, table: str, found: pa.Table, day: date
+) -> None:
+    """One day's rows of `table`, read already, as the view `table` (with snapshot_date)."""
+    date_column = pa.array([day] * found.num_rows, pa.date32())
+    connection.register(table, found.append_column(PARTITION, date_column))
 
 
 def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame:
@@ -466,11 +480,29 @@ def _arrow_dataset(table: str, files: list[str], base: str, filesystem: Any = No
     )
 
 
-def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: Path) -> None:
-    pattern = str(files).replace("'", "''")
+def _duckdb_file(path: Path) -> str | None:
+    """`path` as DuckDB's `read_parquet` reads exactly that file, never a pattern.
+
+    DuckDB takes every path it is given for a glob (a list's items too): `--out ds[1]` would
+    read `ds1`'s files, `ds*` every dataset beside it. Its glob characters are bracketed
+    (`[*]` matches only `*`); None where DuckDB cannot name the file (a backslash beside
+    them: its glob matches no name holding one).
+    """
+    text = str(path)
+    if not _DUCKDB_GLOB.search(text):
+        return text
+    if "\\" in text:
+        return None
+    return _DUCKDB_GLOB.sub(r"[\1]", text)
+
+
+def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: list[str]) -> None:
+    """A view read by DuckDB's own reader at each query (a long-lived connection sees a
+    re-exported file whole: the file is opened, footer and data, at each scan)."""
+    listed = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
     connection.execute(
         f'create view "{name}" as select * from read_parquet('
-        f"'{pattern}', hive_partitioning = true, union_by_name = true)"
+        f"[{listed}], hive_partitioning = true, union_by_name = true)"
     )
 
 

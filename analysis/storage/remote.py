@@ -20,6 +20,7 @@ Every failure of the store is one ObjectStoreError line naming the key and what 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -137,9 +138,19 @@ class Store:
             )
 
     def copy(self, source: str, target: str) -> None:
-        """A copy made by the store itself (S3 CopyObject): the target appears whole."""
+        """A copy made by the store itself (S3 CopyObject): the target appears whole.
+
+        A missing source is FileNotFoundError, as for a read (pyarrow reports S3's NoSuchKey
+        on a copy as a bare OSError)."""
         with self.failing("copy to", target):
-            self.fs.copy_file(self.path(source), self.path(target))
+            try:
+                self.fs.copy_file(self.path(source), self.path(target))
+            except OSError as exc:
+                if "NO_SUCH_KEY" not in str(exc):
+                    raise
+                raise FileNotFoundError(
+                    errno.ENOENT, "no such object", self.uri_of(source)
+                ) from None
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(FileNotFoundError), self.failing("delete", key):

@@ -13,7 +13,15 @@ How a snapshot stays whole (the README's Data safety section says the same for u
    the export is decided, and a crash is finished by the next export (roll forward).
 4. Published. Each table's object is copied from staging to its final key
    (`<table>/snapshot_date=<day>/part-0.parquet`, `deployments` last), then the manifest
-   `_manifests/<day>.json` is written LAST, then staging is deleted.
+   `_manifests/<day>.json` is written LAST, then staging is deleted (its commit record first).
+
+What the next export does with a committed staging it finds (`_finish_or_remove`): when the
+day's manifest is still the one the commit meant to replace and every staged file is there,
+it publishes it (roll forward); when a staged file is gone (an export that had lost its
+lease committed after its staging was cleared), it puts the replaced version back from
+`_replaced/` (roll back): a day is never left half published, and a commit that cannot be
+finished is never retried forever. A commit made against a version of the day that is no
+longer there (the day was published again since) is stale: it is removed, the day untouched.
 
 What a reader may see while that runs:
 - dims (reports, `dims sql`, `read_table`, `duckdb_connection`): only days that have a
@@ -32,6 +40,17 @@ clock: modification times of the leases). An export writes its lease and then li
 leases: another live one means another export is running, and it withdraws, says so once
 and waits (up to the lock timeout). Two that start together both withdraw and retry after a
 random pause; two can never both proceed, because the second to list sees the first.
+
+Fencing: a process can be paused (SIGSTOP, a frozen VM, a long GC) past its lease while
+another export takes the dataset over. So a lease is checked before every step that
+changes what readers see (each copy to `_replaced/`, the commit record, each table's copy,
+the manifest, each orphan removed): its object must still be there with the generation
+this export last wrote (every renewal writes the next one), and its last renewal must have
+begun less than LEASE_STALE_S - 2 * LEASE_RENEW_S ago by this process's clock (no one can
+have judged it stale). An export that fails the check (`LeaseLost`) publishes nothing more,
+and its renewer never writes a lease that was taken away. Without a conditional write in the
+store the check and the write it guards are two requests: a pause of that length exactly
+between them is the one case fencing cannot catch.
 """
 
 from __future__ import annotations
@@ -51,7 +70,7 @@ from typing import Any
 from ..errors import ExportError
 from ..tables import TABLE_NAMES
 from . import paths
-from .remote import Store, open_store
+from .remote import ObjectStoreError, Store, open_store
 from .target import (
     KEEP_REPLACED,
     ExportWaitWarning,
@@ -62,6 +81,8 @@ from .target import (
 )
 
 #: How often a running export rewrites its lease, and when an unrenewed lease is dead (s).
+#: (Read when used, so tests may shorten both; LEASE_RENEW_S must stay well below a third
+#: of LEASE_STALE_S.)
 LEASE_RENEW_S = 5.0
 LEASE_STALE_S = 60.0
 _WAIT_POLL_S = 0.5
@@ -86,6 +107,88 @@ def read_manifest(store: Store, day: date) -> dict[str, Any] | None:
     return parse_manifest(store.read_bytes(f"{paths.MANIFESTS}/{day.isoformat()}.json"))
 
 
+class LeaseLost(ExportError):
+    """This export's lease expired or was taken over: it must publish nothing more."""
+
+
+def _fence_age() -> float:
+    """How long after a renewal began the lease still certainly holds: no other export can
+    have judged it stale yet (two renewals of margin for clocks and mtime rounding)."""
+    return LEASE_STALE_S - 2 * LEASE_RENEW_S
+
+
+class Lease:
+    """One export's lease object, `_leases/<export id>.json`, with the generation it holds.
+
+    Every write carries the next generation. Held means: not lost before, the object is
+    there with the export's id and a generation this export wrote, and the last renewal
+    began less than `_fence_age()` ago. Checks and renewals take turns (a lock), so a
+    check never reads a renewal half done.
+    """
+
+    def __init__(self, store: Store, export_id: str) -> None:
+        self.store = store
+        self.export_id = export_id
+        self.key = f"{paths.LEASES}/{export_id}.json"
+        self.generation = 0  # the last one written and confirmed
+        self.attempted = 0  # the last one sent (it may have landed though the PUT failed)
+        self.renewed = time.monotonic()  # when the last confirmed write began
+        self.lost: str | None = None
+        self.turn = threading.Lock()
+
+    def write(self) -> None:
+        """Write the lease (its next generation), taking it (again) whoever had it."""
+        with self.turn:
+            self._put(time.monotonic())
+
+    def _put(self, began: float) -> None:
+        self.attempted += 1
+        body = {
+            "export_id": self.export_id,
+            "generation": self.attempted,
+            "renewed_at": datetime.now(UTC).isoformat(),
+        }
+        self.store.put_bytes(self.key, manifest_bytes(body))
+        self.generation, self.renewed = self.attempted, began
+
+    def renew(self) -> bool:
+        """Write the next generation while the lease is held; never once it was lost (that
+        would take the dataset back from the export that took it over). False when lost."""
+        with self.turn:
+            began, before = time.monotonic(), self.renewed
+            if self._why_lost() is None:
+                self._put(began)
+                if time.monotonic() - before > _fence_age():  # paused between check and PUT
+                    self.lost = "it was not renewed in time (this process was paused)"
+            return self.lost is None
+
+    def check(self, doing: str) -> None:
+        """Raise LeaseLost unless the lease is held (see the class)."""
+        with self.turn:
+            why = self._why_lost()
+        if why is not None:
+            raise LeaseLost(
+                f"the export lost its lease on {self.store.uri} ({why}) before {doing}, "
+                "so it stopped: another export may be writing there"
+            )
+
+    def _why_lost(self) -> str | None:
+        if self.lost is None:
+            found = parse_manifest(self.store.read_bytes(self.key))
+            age = time.monotonic() - self.renewed  # after the read: a pause in it counts
+            if found is None:
+                self.lost = "another export found it expired and removed it"
+            elif found.get("export_id") != self.export_id or not isinstance(
+                found.get("generation"), int
+            ):
+                self.lost = "its lease object was replaced"
+            elif not self.generation <= found["generation"] <= self.attempted:
+                self.lost = f"its lease holds generation {found['generation']}, not its own"
+            elif age > _fence_age():
+                self.lost = f"its last renewal was {age:.0f} s ago (this process was paused)"
+        return self.lost
+
+
 class ObjectStoreTarget:
     """A snapshot published to an object-store prefix (see the module's docstring)."""
 
@@ -96,32 +199,30 @@ class ObjectStoreTarget:
         self.data = self.store.sub(self.dataset) if self.dataset else self.store
         self.export_id = export_id
         self.staging = f"{paths.STAGING}/{export_id}"
+        self.lease = Lease(self.store, export_id)
 
     @contextlib.contextmanager
     def exclusive(self, timeout: float) -> Iterator[None]:
-        lease = f"{paths.LEASES}/{self.export_id}.json"
-        self._acquire(lease, timeout)
+        self._acquire(timeout)
         stop = threading.Event()
-        renewer = threading.Thread(
-            target=self._renew, args=(lease, stop), name="dims-lease", daemon=True
-        )
+        renewer = threading.Thread(target=self._renew, args=(stop,), name="dims-lease", daemon=True)
         renewer.start()
         try:
             yield
         finally:
             stop.set()
             renewer.join()
-            self.store.delete(lease)
+            self.store.delete(self.lease.key)
 
-    def _acquire(self, lease: str, timeout: float) -> None:
+    def _acquire(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         warned = False
         while True:
-            self.store.put_bytes(lease, self._lease_body())
-            others = self._live_leases(lease)
+            self.lease.write()
+            others = self._live_leases(self.lease.key)
             if not others:
                 return
-            self.store.delete(lease)  # withdraw, so that the other can go on
+            self.store.delete(self.lease.key)  # withdraw, so that the other can go on
             if time.monotonic() >= deadline:
                 raise ExportError(
                     f"another export kept {self.store.uri} busy for {timeout:.0f} s "
@@ -139,11 +240,6 @@ class ObjectStoreTarget:
                 warned = True
             time.sleep(_WAIT_POLL_S * (1 + random.random()))
 
-    def _lease_body(self) -> bytes:
-        return manifest_bytes(
-            {"export_id": self.export_id, "renewed_at": datetime.now(UTC).isoformat()}
-        )
-
     def _live_leases(self, mine: str) -> list[str]:
         """Other exports' leases renewed within LEASE_STALE_S of ours (dead ones removed)."""
         leases = {info.path: info.mtime for info in self.store.files(paths.LEASES)}
@@ -157,31 +253,63 @@ class ObjectStoreTarget:
                 and renewed is not None
                 and ((now - renewed).total_seconds() > LEASE_STALE_S)
             ):
-                self.store.delete(key)  # its export died without removing it
+                self.store.delete(key)  # its export died (or was paused) without renewing it
             else:
                 live.append(key)
         return live
 
-    def _renew(self, lease: str, stop: threading.Event) -> None:
+    def _renew(self, stop: threading.Event) -> None:
+        """Renew until stopped, or until the lease is lost: then never again."""
         while not stop.wait(LEASE_RENEW_S):
-            with contextlib.suppress(Exception):  # the next renewal tries again
-                self.store.put_bytes(lease, self._lease_body())
+            try:
+                if not self.lease.renew():
+                    return
+            except ObjectStoreError:
+                continue  # the next renewal tries again (the fence counts the time)
 
     def prepare(self, day: date) -> Path:
-        """Finish or remove what dead exports left, then a local work folder."""
+        """Finish, undo or remove what dead exports left, then a local work folder."""
         for info in self.store.files(paths.STAGING, recursive=False):
             self._finish_or_remove(info.path)
         self._remove_orphans()
         return Path(tempfile.mkdtemp(prefix=f"dims-export-{day.isoformat()}-"))
 
     def _finish_or_remove(self, staging: str) -> None:
-        """A dead export's staging: committed (its manifest is there) → publish it, as the
-        dead export would have; else it never was a snapshot → delete it."""
-        manifest = parse_manifest(self.store.read_bytes(f"{staging}/{_COMMIT}"))
-        if manifest is not None and isinstance(manifest.get("files"), dict):
-            self._publish_staged(staging, manifest)
-        else:
-            self.store.delete_tree(staging)
+        """A dead export's staging. Not committed: it never was a snapshot, deleted. Committed
+        against the day's current version: published (roll forward) when every staged file
+        is there, else the current version put back (roll back). Already published, or
+        committed against a version the day no longer has (stale): only deleted."""
+        commit = _commit_record(self.store.read_bytes(f"{staging}/{_COMMIT}"))
+        if commit is not None:
+            data = self._dataset_of(commit)
+            current = read_manifest(data, date.fromisoformat(commit["snapshot_date"])) or {}
+            now = current.get("export_id")
+            if now != commit.get("export_id") and now == _basis(commit):
+                if self._staged_whole(staging, commit):
+                    self._publish_staged(staging, commit)
+                    return
+                self._roll_back(data, commit, current)
+        self._discard(staging)
+
+    def _staged_whole(self, staging: str, commit: dict[str, Any]) -> bool:
+        staged = {info.path for info in self.store.files(staging)}
+        return all(f"{staging}/{key}" in staged for key in commit["files"].values())
+
+    def _roll_back(self, data: Store, commit: dict[str, Any], current: dict[str, Any]) -> None:
+        """Undo a commit that cannot be finished: each table it may have published gets the
+        current manifest's file back from the copy kept before the commit (a table the day
+        did not have is removed); that copy is then dropped, being in place again."""
+        kept = (commit.get("replaced") or {}).get("kept_in")
+        had = set((current.get("files") or {}).values())
+        for name, key in commit["files"].items():
+            self.lease.check(f"putting back {name} of an unfinished export")
+            if kept and key in had:
+                with contextlib.suppress(FileNotFoundError):
+                    data.copy(f"{kept}/{key}", key)
+            elif key not in had:
+                data.delete(key)
+        if kept:
+            data.delete_tree(kept)
 
     def _remove_orphans(self) -> None:
         """Objects under the tables' prefixes that no manifest names are deleted: those of a
@@ -193,6 +321,7 @@ class ObjectStoreTarget:
             for info in self.data.files(table):
                 day = _partition_day(info.path)
                 if day is not None and (day not in days or info.base_name != paths.PART_FILE):
+                    self.lease.check(f"removing {self.data.uri_of(info.path)}")
                     self.data.delete(info.path)
 
     def latest(self) -> tuple[date, int | None] | None:
@@ -210,12 +339,23 @@ class ObjectStoreTarget:
         return {**manifest_version(manifest), "tables": tables, "kept_in": kept_in(day, export_id)}
 
     def publish(self, tmp: Path, day: date, manifest: dict[str, Any]) -> dict[str, paths.Location]:
+        """Upload, keep, commit (fenced: a lost lease withdraws all of it), then publish."""
         files: dict[str, str] = manifest["files"]
-        self._upload(tmp, files)
-        if manifest["replaced"]:
-            self._keep(day, manifest["replaced"]["kept_in"])
-        self._commit(manifest)
-        self._publish_staged(self.staging, manifest)
+        try:
+            self._upload(tmp, files)
+            if manifest["replaced"]:
+                self._keep(day, manifest["replaced"]["kept_in"])
+            self._commit(manifest)
+        except LeaseLost as exc:
+            self._withdraw(manifest)
+            raise LeaseLost(f"{exc}; nothing of this export was published") from None
+        try:
+            self._publish_staged(self.staging, manifest)
+        except LeaseLost as exc:
+            raise LeaseLost(
+                f"{exc} in the middle of publishing; the next export into {self.store.uri} "
+                "finishes it or puts the earlier version back"
+            ) from None
         return {name: self.data.uri_of(key) for name, key in files.items()}
 
     def _upload(self, tmp: Path, files: dict[str, str]) -> None:
@@ -227,24 +367,58 @@ class ObjectStoreTarget:
         old = read_manifest(self.data, day) or {}
         keys = [*(old.get("files") or {}).values(), f"{paths.MANIFESTS}/{day.isoformat()}.json"]
         for key in keys:
+            self.lease.check(f"keeping {self.data.uri_of(key)}")
             with contextlib.suppress(FileNotFoundError):
                 self.data.copy(key, f"{kept}/{key}")
 
     def _commit(self, manifest: dict[str, Any]) -> None:
+        self.lease.check("committing its snapshot")
         self.store.put_bytes(f"{self.staging}/{_COMMIT}", manifest_bytes(manifest))
 
+    def _withdraw(self, manifest: dict[str, Any]) -> None:
+        """After a lost lease, before the commit: this export's own staging and kept copy
+        (no other export uses either), as far as the store lets it."""
+        with contextlib.suppress(ObjectStoreError):
+            self._discard(self.staging)
+            if manifest["replaced"]:
+                self.data.delete_tree(manifest["replaced"]["kept_in"])
+
+    def _dataset_of(self, manifest: dict[str, Any]) -> Store:
+        dataset = _dataset_prefix(manifest)
+        return self.store.sub(dataset) if dataset else self.store
+
     def _publish_staged(self, staging: str, manifest: dict[str, Any]) -> None:
-        """Staged files to their final keys (deployments last), the manifest, staging gone."""
-        dataset = "" if manifest.get("dataset") in (None, ".") else str(manifest["dataset"])
-        data = self.store.sub(dataset) if dataset else self.store
+        """Staged files to their final keys (deployments last), the manifest, staging gone;
+        the lease checked before each step."""
+        dataset, data = _dataset_prefix(manifest), self._dataset_of(manifest)
         files: dict[str, str] = manifest["files"]
         for name in sorted(files, key=lambda n: n == _PUBLISH_LAST):
-            self.store.copy(f"{staging}/{files[name]}", f"{dataset}/{files[name]}".lstrip("/"))
+            self.lease.check(f"publishing {name}")
+            try:
+                self.store.copy(f"{staging}/{files[name]}", f"{dataset}/{files[name]}".lstrip("/"))
+            except FileNotFoundError:
+                raise ExportError(
+                    f"cannot publish {name}: its staged copy {self.store.uri_of(staging)}/"
+                    f"{files[name]} is gone (another export removed it); the next export "
+                    f"into {self.store.uri} puts the earlier version back"
+                ) from None
         day = manifest["snapshot_date"]
+        self.lease.check("writing the manifest")
         data.put_bytes(f"{paths.MANIFESTS}/{day}.json", manifest_bytes(manifest))
+        self._discard(staging)
+
+    def _discard(self, staging: str) -> None:
+        """A staging deleted, its commit record first (a staging half deleted is no commit)."""
+        self.store.delete(f"{staging}/{_COMMIT}")
         self.store.delete_tree(staging)
 
     def prune(self, day: date) -> None:
+        """The newest KEEP_REPLACED versions of `day` kept; nothing removed by an export
+        that has lost its lease (its snapshot is published: the next export prunes)."""
+        try:
+            self.lease.check("pruning replaced versions")
+        except LeaseLost:
+            return
         versions = sorted(
             info.path
             for info in self.data.files(paths.REPLACED, recursive=False)
@@ -252,6 +426,29 @@ class ObjectStoreTarget:
         )
         for old in versions[:-KEEP_REPLACED] if KEEP_REPLACED else versions:
             self.data.delete_tree(old)
+
+
+def _commit_record(data: bytes | None) -> dict[str, Any] | None:
+    """A staging's commit record, or None when missing or not one (then it is no commit)."""
+    commit = parse_manifest(data)
+    if commit is None or not isinstance(commit.get("files"), dict):
+        return None
+    try:
+        date.fromisoformat(str(commit.get("snapshot_date")))
+    except ValueError:
+        return None
+    return commit
+
+
+def _dataset_prefix(manifest: dict[str, Any]) -> str:
+    """Where a manifest's dataset is below `--out` ("" for the fleet's)."""
+    return "" if manifest.get("dataset") in (None, ".") else str(manifest["dataset"])
+
+
+def _basis(commit: dict[str, Any]) -> str | None:
+    """The export id of the version a commit replaces (None: the day was new)."""
+    replaced = commit.get("replaced")
+    return replaced.get("export_id") if isinstance(replaced, dict) else None
 
 
 def _partition_day(key: str) -> date | None:

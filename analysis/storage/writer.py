@@ -662,20 +662,15 @@ def _check_permissions(root: Path, day: date) -> None:
 
 def _refuse_links(out: Path, root: Path) -> None:
     """Every folder dims writes through, below `out`, must be a real folder, not a link."""
-    folders = [out / part for part in _prefixes(root.relative_to(out))]
-    folders += [root / name for name in (*TABLE_NAMES, paths.MANIFESTS, paths.REPLACED)]
-    for folder in folders:
-        if folder.is_symlink():
-            raise ExportError(
-                f"{folder} is a symbolic link; dims writes only inside --out and never "
-                "through links it did not create: replace the link with a folder, or "
-                "choose another --out"
-            )
-
-
-def _prefixes(relative: Path) -> list[Path]:
-    parts = relative.parts
-    return [Path(*parts[: n + 1]) for n in range(len(parts))]
+    inside = root.relative_to(out)
+    names = (*TABLE_NAMES, paths.MANIFESTS, paths.REPLACED)
+    link = paths.first_link(out, *(inside / name for name in names))
+    if link is not None:
+        raise ExportError(
+            f"{link} is a symbolic link; dims writes only inside --out and never "
+            "through links it did not create: replace the link with a folder, or "
+            "choose another --out"
+        )
 
 
 def check_writable(

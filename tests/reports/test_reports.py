@@ -15,7 +15,7 @@ import fleet_math as fm
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from cli_in_process import run as _run
+from cli_in_process import run
 
 from analysis import reports
 
@@ -275,6 +275,29 @@ def test_empty_and_missing_datasets(tmp_path) -> None:
     assert reports.image_version_summary(tmp_path / "empty").empty
 
 
+@pytest.mark.parametrize("link", ["reports", f"reports/snapshot_date={DATE}"])
+def test_a_report_folder_that_is_a_link_is_refused(tmp_path, fleet, capsys, link) -> None:
+    """`reports/` or a day's folder in it that is a symbolic link would take the report
+    outside --out (the dataset's rule): one line naming it, nothing written on either side."""
+    out = tmp_path / "data"
+    fm.export_fleet(fleet.deployments[:20], fleet.deployment_types, out, DATE)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / link).parent.mkdir(parents=True, exist_ok=True)
+    (out / link).symlink_to(elsewhere, target_is_directory=True)
+    before = sorted(p for p in out.rglob("*"))
+
+    code, printed, err = run(capsys, "report", "--out", str(out))
+    assert code == 1 and printed == ""
+    (line,) = err.strip().splitlines()
+    assert line == (
+        f"dims report: error: {out / link} is a symbolic link; dims writes only inside --out "
+        "and never through links it did not create: replace the link with a folder, or "
+        "choose another --out"
+    )
+    assert list(elsewhere.iterdir()) == [] and sorted(out.rglob("*")) == before
+
+
 def test_container_limit_below_request_is_listed(tmp_path, fleet) -> None:
     records = [r for r in fleet.deployments[:30] if fm.resource_spec(r)]
     record = records[0]
@@ -369,7 +392,7 @@ def test_dollar_signs_in_service_strings_stay_plain_text(capsys, tmp_path, fleet
         types[record["id"]] = MATHTEXT_LIKE["deployment_type"]
     out = tmp_path / "data"
     fm.export_fleet(records, types, out, DATE)
-    code, _, err = _run(capsys, "report", "--out", str(out))
+    code, _, err = run(capsys, "report", "--out", str(out))
     assert code == 0, err
     page = (out / "reports" / f"snapshot_date={DATE}" / "report.html").read_text("utf-8")
     texts = {

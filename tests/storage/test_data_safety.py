@@ -33,8 +33,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis.cli import main
+from analysis.pages import Page
 from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 from analysis.storage.reader import read_table
+from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -304,6 +306,27 @@ def small_dump(tmp_path: Path, name: str, count: int, seed: int) -> Path:
     path = tmp_path / f"{name}.json"
     path.write_bytes(fleet_dump_bytes(generate_fleet(count, seed=seed)))
     return path
+
+
+def test_five_reexports_of_a_day_keep_the_three_newest_replaced_versions(tmp_path):
+    """Five exports of one day: the four versions replaced are kept, pruned to the newest
+    three (the second, third and fourth exports'), each whole and readable; the first's is
+    gone."""
+    out = tmp_path / "data"
+    made = []
+    for n in range(5):
+        fleet = generate_fleet(10 + n, seed=n)
+        result = export_snapshot([Page(fleet.deployments, source="t")], out, snapshot_date=D1)
+        made.append((result.manifest["export_id"], {r["id"] for r in fleet.deployments}))
+    kept = sorted((out / "_replaced").iterdir())
+    assert len(kept) == 3
+    for folder, (export_id, ids) in zip(kept, made[1:4], strict=True):
+        manifest = json.loads((folder / "_manifests" / f"{D1}.json").read_text())
+        assert manifest["export_id"] == export_id
+        assert set(read_table(folder, "deployments", D1)["id"]) == ids
+    latest = json.loads((out / "_manifests" / f"{D1}.json").read_text())
+    assert latest["export_id"] == made[4][0]
+    assert latest["replaced"]["kept_in"] == f"_replaced/{kept[-1].name}"
 
 
 @pytest.mark.parametrize("day", [D1, D2], ids=["rerun-day", "new-day"])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_in_process import run
 from repo import ROOT
 
 from analysis.pages import Page
@@ -234,3 +235,32 @@ def test_the_readme_duckdb_example_counts_each_deployment_once(two_days):
     namespace: dict = {}
     exec(compile(code, "README.md", "exec"), namespace)  # our own README, run as written
     assert namespace["fleet"] == len(second)
+
+
+#: Dataset folders side by side whose names DuckDB would take for globs matching the others.
+GLOB_NAMES = ["ds1", "dsx", "ds[1]", "ds*", "ds?", "ds[!x]", "ds**", "d's*", "d\\[s"]
+
+
+def test_each_dataset_reads_only_its_own_files_whatever_its_name(tmp_path, capsys):
+    """`--out ds[1]` beside `ds1` (and `ds*`, `ds?` beside every other): `dims sql`'s views,
+    `duckdb_connection` and `read_table` read that dataset's files only, never a neighbour's
+    the name matches as a pattern."""
+    counts = {name: 3 + n for n, name in enumerate(GLOB_NAMES)}
+    for name, count in counts.items():
+        export(tmp_path / name, D1, count, seed=count)
+    for name, count in counts.items():
+        out = tmp_path / name
+        code, printed, err = run(
+            capsys, "sql", "--out", str(out), "--json",
+            "select (select count(*) from deployments) as latest, "
+            "(select count(*) from deployments_history) as history, "
+            "(select count(distinct deployment_id) from deployment_components) as components",
+        )  # fmt: skip
+        assert code == 0, err
+        assert json.loads(printed) == [{"latest": count, "history": count, "components": count}]
+        assert len(read_table(out, "deployments")) == count
+        with duckdb_connection(out) as connection:
+            ((labels,),) = connection.execute(
+                "select count(distinct deployment_id) from deployment_labels"
+            ).fetchall()
+        assert labels == len(read_table(out, "deployment_labels")["deployment_id"].unique())

@@ -11,6 +11,8 @@ a second export waits for the first, and credentials never reach the output.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,6 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 from object_store import S3Server
@@ -33,10 +36,12 @@ from analysis.storage.dumps import read_dump
 from analysis.storage.reader import (
     DatasetError,
     duckdb_connection,
+    history_counts,
     read_arrow,
     read_tables,
     snapshot_dates,
 )
+from analysis.storage.remote import open_store
 from analysis.storage.target import ExportWaitWarning
 from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
@@ -46,6 +51,9 @@ D1, D2, D3 = date(2025, 1, 1), date(2025, 1, 2), date(2025, 1, 3)
 D1P = f"snapshot_date={D1}"
 AT = datetime(2025, 1, 1, 6, tzinfo=UTC)
 DEADLINE_S = 60.0
+#: Lease renewal and staleness (s) for the tests that need an export's lease to expire: the
+#: margin (stale minus two renewals, 4.5 s) is what a busy machine may delay a renewal by.
+SHORT_LEASE = (0.25, 5.0)
 
 
 def dump(tmp_path: Path, name: str, count: int, seed: int) -> Path:
@@ -82,6 +90,13 @@ def plain_dataset(server: S3Server, uri: str, table: str) -> pa.Table:
         partitioning="hive",
     )
     return dataset.to_table()
+
+
+def short_leases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Leases stale after SHORT_LEASE[1] s instead of a minute (renewed every SHORT_LEASE[0]
+    s), so that a dead or paused export's lease expires within the test."""
+    monkeypatch.setattr(remote_target, "LEASE_RENEW_S", SHORT_LEASE[0])
+    monkeypatch.setattr(remote_target, "LEASE_STALE_S", SHORT_LEASE[1])
 
 
 def rows_of(table: pa.Table) -> list[dict[str, object]]:
@@ -276,7 +291,7 @@ def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans
             stream.write(b"PAR1 not really")
     assert snapshot_dates(s3_out) == [D1]
 
-    monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)  # the dead export's lease
+    short_leases(monkeypatch)  # the dead export's lease is soon stale
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExportWaitWarning)  # until that lease is stale
         second = export(dump(tmp_path, "fourth", 30, seed=4), s3_out, D2)
@@ -300,7 +315,7 @@ def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
         read_arrow(s3_out, mixed)
     assert read_arrow(s3_out, "deployments").num_rows == 50  # not yet replaced
 
-    monkeypatch.setattr(remote_target, "LEASE_STALE_S", 0.5)
+    short_leases(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExportWaitWarning)
         export(dump(tmp_path, "third", 30, seed=3), s3_out, D2)
@@ -308,6 +323,226 @@ def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
     assert read_arrow(s3_out, mixed, D1).num_rows > 0
     kept = [key for key in objects(s3_server, s3_out) if key.startswith("_replaced/")]
     assert f"_manifests/{D1}.json" in {key.split("/", 2)[2] for key in kept}
+
+
+# --- fencing: an export paused past its lease, a commit that cannot be finished -------------
+
+#: `dims export` that stops itself (SIGSTOP: every thread, its lease renewer too) right after
+#: its first object is uploaded to staging, its leases renewed and stale as in SHORT_LEASE
+#: (argv[2], argv[3]); the marker (argv[1]) names that object. SIGCONT lets it go on.
+PAUSED_EXPORT = """
+import os, signal, sys
+from pathlib import Path
+from analysis.cli import main
+from analysis.storage import remote_target
+from analysis.storage.remote import Store
+
+marker = Path(sys.argv[1])
+remote_target.LEASE_RENEW_S, remote_target.LEASE_STALE_S = map(float, sys.argv[2:4])
+upload = Store.upload
+
+
+def upload_then_stop(self, local, key):
+    upload(self, local, key)
+    if not marker.exists():
+        marker.write_text(key)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+Store.upload = upload_then_stop
+sys.exit(main(sys.argv[4:]))
+"""
+
+
+def stopped(pid: int) -> bool:
+    """Is the process stopped (state T in /proc/<pid>/stat)?"""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] == "T"
+
+
+def assert_day_is(server: S3Server, out: str, result, day: date) -> None:
+    """`day` is wholly `result`'s export: for dims' readers, and for a plain reader, whose
+    one object per table carries that export's id and row count."""
+    made_by = result.manifest["export_id"]
+    assert one_export(read_tables(out, dict.fromkeys(TABLE_NAMES), day)) == made_by
+    manifest = json.loads(
+        server.filesystem().open_input_file(f"{bucket_path(out)}/_manifests/{day}.json").read()
+    )
+    assert manifest["export_id"] == made_by
+    for table in TABLE_NAMES:
+        key = f"{bucket_path(out)}/{table}/snapshot_date={day}/part-0.parquet"
+        with server.filesystem().open_input_file(key) as handle:
+            meta = pq.read_metadata(handle)
+        assert meta.metadata[b"dims.export_id"] == made_by.encode(), table
+        assert meta.num_rows == result.rows[table], table
+
+
+def left_over(server: S3Server, out: str) -> list[str]:
+    return [key for key in objects(server, out) if key.startswith(("_staging/", "_leases/"))]
+
+
+def test_an_export_paused_past_its_lease_never_publishes(s3_server, s3_out, tmp_path, monkeypatch):
+    """Export A is stopped (a real SIGSTOP, every thread) after uploading its first table to
+    staging, and stays stopped past its lease; export B takes the dataset over, removes A's
+    staging and publishes the same day. Continued, A finds its lease lost and stops before
+    its commit, with one line: the day is B's whole, for dims and for a plain reader, and
+    the next export finds nothing to trip on."""
+    short_leases(monkeypatch)
+    export(dump(tmp_path, "first", 40, seed=1), s3_out)
+    marker = tmp_path / "paused"
+    paused = subprocess.Popen(
+        [
+            sys.executable, "-c", PAUSED_EXPORT, str(marker), *map(str, SHORT_LEASE),
+            "export", "--from-json", str(dump(tmp_path, "a", 3_000, seed=2)),
+            "--out", s3_out, "--snapshot-date", str(D1),
+        ],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        poll_until(lambda: marker.exists() and stopped(paused.pid), paused, "A to stop")
+        assert marker.read_text().endswith(f"/deployments/{D1P}/part-0.parquet")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ExportWaitWarning)  # until A's lease is stale
+            taken_over = export(dump(tmp_path, "b", 50, seed=3), s3_out, lock_timeout=DEADLINE_S)
+        assert left_over(s3_server, s3_out) == []  # A's lease and staging removed
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+    _, err = paused.communicate(timeout=DEADLINE_S)
+    assert paused.returncode == 1, err
+    (line,) = err.strip().splitlines()
+    assert "lost its lease" in line and "nothing of this export was published" in line
+
+    assert_day_is(s3_server, s3_out, taken_over, D1)
+    assert (
+        len({key.split("/")[1] for key in objects(s3_server, s3_out) if "_replaced/" in key}) == 1
+    )
+    after = export(dump(tmp_path, "c", 30, seed=4), s3_out, D2)
+    assert_day_is(s3_server, s3_out, taken_over, D1)
+    assert_day_is(s3_server, s3_out, after, D2)
+    assert left_over(s3_server, s3_out) == []
+
+
+def poll_until(condition, child: subprocess.Popen[str], what: str) -> None:
+    """Wait (bounded) for `condition()`, failing at once when `child` ended."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            raise AssertionError(f"timed out waiting for {what}: {child.communicate(timeout=30)}")
+        time.sleep(0.02)
+
+
+def test_a_commit_that_cannot_be_finished_is_rolled_back(s3_server, s3_out, tmp_path, monkeypatch):
+    """An export killed mid-publish (committed, one table copied) whose staged deployments
+    are gone, as an export that had lost its lease left it: the next export puts the
+    earlier version back, instead of failing on it for ever, and the exports after it work."""
+    first = export(dump(tmp_path, "first", 50, seed=1), s3_out)
+    kill(stalled_export("publish", dump(tmp_path, "second", 70, seed=2), s3_out, tmp_path))
+    (staged,) = [key for key in objects(s3_server, s3_out) if key.startswith("_staging/")
+                 and f"/deployments/{D1P}/" in key]  # fmt: skip
+    s3_server.filesystem().delete_file(f"{bucket_path(s3_out)}/{staged}")
+    with pytest.raises(DatasetError, match="being replaced"):
+        read_tables(s3_out, dict.fromkeys(TABLE_NAMES))
+
+    short_leases(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExportWaitWarning)  # until the killed one's lease is stale
+        second = export(dump(tmp_path, "third", 30, seed=3), s3_out, D2, lock_timeout=DEADLINE_S)
+    assert_day_is(s3_server, s3_out, first, D1)  # the earlier version, whole again
+    assert_day_is(s3_server, s3_out, second, D2)
+    assert left_over(s3_server, s3_out) == []
+    assert not [key for key in objects(s3_server, s3_out) if key.startswith("_replaced/")]
+    again = export(dump(tmp_path, "fourth", 20, seed=4), s3_out)
+    assert_day_is(s3_server, s3_out, again, D1)
+
+
+def test_a_commit_against_a_version_the_day_no_longer_has_changes_nothing(
+    s3_server, s3_out, tmp_path
+):
+    """A commit record made against the day's earlier version (what an export that lost
+    its lease may write after the day was published again), its staged files gone: the next
+    export removes it and leaves the day as published, its kept version too."""
+    export(dump(tmp_path, "first", 50, seed=1), s3_out)
+    second = export(dump(tmp_path, "second", 40, seed=2), s3_out)
+    stale = {**second.manifest, "export_id": "0123456789abcdef"}  # its basis: the first
+    fs, root = s3_server.filesystem(), bucket_path(s3_out)
+    with fs.open_output_stream(f"{root}/_staging/{stale['export_id']}/manifest.json") as stream:
+        stream.write(json.dumps(stale).encode())
+    before = {k: v for k, v in objects(s3_server, s3_out).items() if not k.startswith("_staging/")}
+
+    third = export(dump(tmp_path, "third", 30, seed=3), s3_out, D2)
+    after = objects(s3_server, s3_out)
+    assert {k: after.get(k) for k in before} == before  # D1 and its kept version untouched
+    assert_day_is(s3_server, s3_out, second, D1)
+    assert_day_is(s3_server, s3_out, third, D2)
+    assert left_over(s3_server, s3_out) == []
+
+
+def test_a_copy_from_a_missing_object_is_file_not_found(s3_out):
+    """S3 answers a CopyObject of a missing key with NoSuchKey, which pyarrow raises as a bare
+    OSError: the store says FileNotFoundError, as for a read (a kept or staged file gone)."""
+    with pytest.raises(FileNotFoundError, match="no such object"):
+        open_store(s3_out).copy("deployments/nothing.parquet", "elsewhere.parquet")
+
+
+def test_five_reexports_of_a_day_keep_the_three_newest_replaced_versions(
+    s3_server, s3_out, tmp_path
+):
+    """As in a folder: of the four versions five exports of one day replace, the newest three
+    stay in `_replaced/` (the second, third and fourth exports'), each whole and readable."""
+    made = [export(dump(tmp_path, f"run{n}", 10 + n, seed=n), s3_out) for n in range(5)]
+    kept = sorted(
+        {key.split("/")[1] for key in objects(s3_server, s3_out) if key.startswith("_replaced/")}
+    )
+    assert len(kept) == 3
+    for name, result in zip(kept, made[1:4], strict=True):
+        folder = f"{s3_out}/_replaced/{name}"
+        assert (
+            one_export(read_tables(folder, dict.fromkeys(TABLE_NAMES), D1))
+            == (result.manifest["export_id"])
+        )
+        assert read_arrow(folder, "deployments", D1).num_rows == result.rows["deployments"]
+    assert made[4].manifest["replaced"]["kept_in"] == f"_replaced/{kept[-1]}"
+
+
+def test_a_day_without_a_manifest_is_in_no_history_view(s3_server, s3_out, tmp_path, capsys):
+    """Tables of a day whose manifest is missing (a first publish killed before it) are no
+    snapshot: not in the day listing, nor in any `<table>_history` view of `dims sql` or
+    `duckdb_connection`, nor in the history counts the reports chart."""
+    first = export(dump(tmp_path, "first", 30, seed=1), s3_out)
+    second = export(dump(tmp_path, "second", 20, seed=2), s3_out, D2)
+    fs, root = s3_server.filesystem(), bucket_path(s3_out)
+    for table in TABLE_NAMES:  # D3: every table's file there, but no manifest
+        fs.copy_file(f"{root}/{table}/{D1P}/part-0.parquet", f"{root}/{table}/snapshot_date={D3}/x")
+        fs.move(
+            f"{root}/{table}/snapshot_date={D3}/x",
+            f"{root}/{table}/snapshot_date={D3}/part-0.parquet",
+        )
+    assert snapshot_dates(s3_out) == [D1, D2]
+    with pytest.raises(DatasetError, match=f"no deployments snapshot dated {D3}"):
+        read_arrow(s3_out, "deployments", D3)
+
+    code, out, err = run(
+        capsys, "sql", "--out", s3_out, "--json",
+        "select snapshot_date, count(*) as n from deployments_history group by 1 order by 1",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out) == [
+        {"snapshot_date": str(D1), "n": 30},
+        {"snapshot_date": str(D2), "n": 20},
+    ]
+    with duckdb_connection(s3_out) as connection:
+        for table in TABLE_NAMES:
+            days = connection.execute(
+                f"select snapshot_date, count(*) from {table}_history group by 1 order by 1"
+            ).fetchall()
+            expected = [(D1, first.rows[table]), (D2, second.rows[table])]
+            assert days == [day for day in expected if day[1]], table
+    counts = history_counts(s3_out, "deployments", [])
+    assert counts.to_dict("records") == [
+        {"snapshot_date": str(D1), "rows": 30},
+        {"snapshot_date": str(D2), "rows": 20},
+    ]
 
 
 def _read_through_dims(

@@ -1,9 +1,9 @@
 """Small hostile HTTP servers on loopback, for the tests of a service that misbehaves.
 
 Each server is raw asyncio in a background thread, so it can do what no well-behaved
-framework would: drip a body a byte at a time, announce or send an endless body, stream a
-gzip bomb, echo the key it was sent. A server counts the bytes it managed to send, so a
-test can show the client stopped reading instead of swallowing everything.
+framework would: drip a body or its headers a byte at a time, announce or send an endless
+body, stream a gzip bomb, echo the key it was sent. A server counts the bytes it managed
+to send, so a test can show the client stopped reading instead of swallowing everything.
 
 `within(seconds, fn)` runs a call under a generous test-side deadline: a hang fails the
 test instead of stalling the suite (nothing here measures speed).
@@ -152,6 +152,19 @@ def drip(interval_s: float) -> Handler:
         while True:
             await asyncio.sleep(interval_s)
             await connection.send(b" ")
+
+    return handler
+
+
+def drip_headers(interval_s: float) -> Handler:
+    """A response whose head never ends: one byte of a header per `interval_s`, for ever
+    (h11 would wait for 16 KiB of head, hours at this pace)."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        await connection.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ")
+        while True:
+            await asyncio.sleep(interval_s)
+            await connection.send(b"a")
 
     return handler
 

@@ -22,6 +22,7 @@ from hostile_servers import (
     GENEROUS_S,
     announces,
     drip,
+    drip_headers,
     echoes_key,
     endless_body,
     gzip_bomb,
@@ -95,6 +96,34 @@ def test_row07_the_deadline_covers_every_attempt(mode):
         with pytest.raises(DeadlineExceededError, match="did not finish within 1 s"):
             within(call)
         assert len(server.requests) < 50  # the deadline ended it, not the attempts
+
+
+@MODES
+def test_headers_that_drip_end_at_the_deadline(mode):
+    """Issue 27 item 6: every read gets a byte in time but the response head never ends.
+    httpx's timeouts are per read, so only the deadline ends it, in the sync fetch too."""
+    with serve(drip_headers(0.2)) as server:
+        with pytest.raises(DeadlineExceededError) as info:
+            providers(server.base_url, mode=mode, limits=ResponseLimits(deadline=1.0))
+        assert len(server.requests) == 1  # a deadline is not retried
+        assert server.sent > 60  # the head was really dripping when the deadline came
+    assert_one_line(info.value, "GET", "/v2/auth/providers", "did not finish within 1 s")
+
+
+def test_the_cli_ends_an_export_whose_headers_drip_at_its_deadline(tmp_path):
+    """As reported: `dims export --deadline` against a service dripping its headers."""
+    with serve(drip_headers(0.2)) as server:
+        options = ["--base-url", server.base_url, "--out", str(tmp_path / "o")]
+        done = subprocess.run(
+            [str(DIMS), "export", *options, "--deadline", "2", "--retries", "0"],
+            capture_output=True,
+            text=True,
+            timeout=GENEROUS_S,
+        )
+    assert done.returncode == 1, done.stderr
+    line = done.stderr.strip()
+    assert "\n" not in line and "did not finish within 2 s" in line, line
+    assert not (tmp_path / "o" / "deployments").exists()
 
 
 # --- row 8: bodies too large --------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 import zlib
 from collections.abc import Awaitable, Callable, Iterator
@@ -211,11 +212,22 @@ def echoes_key(header: str = "x-api-key") -> Handler:
 
     async def handler(request: Request, connection: Connection) -> None:
         key = request.headers.get(header, "")
-        body = f'{{"detail": "bad key {key}: not valid for this tenant"}}'.encode()
+        body = json.dumps({"detail": f"bad key {key}: not valid for this tenant"}).encode()
         await connection.head(
             f"401 Unauthorized {key}",
             {**JSON, "X-Rejected-Key": key, "Content-Length": str(len(body))},
         )
         await connection.send(body)
+
+    return handler
+
+
+def garbles_key(header: str = "x-api-key") -> Handler:
+    """A response whose head holds the key in a line that is no header: the client's HTTP
+    stack fails (a transport-level error) with that line, escaped, in its message."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        key = request.headers.get(header, "")
+        await connection.send(f"HTTP/1.1 401 Unauthorized\r\nRejected {key}\r\n\r\n".encode())
 
     return handler

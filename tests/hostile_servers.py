@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import json
 import threading
 import zlib
@@ -179,6 +180,25 @@ def endless_body() -> Handler:
         block = b"0," * (CHUNK // 2)
         while True:
             await connection.send(block)
+
+    return handler
+
+
+def exact_size(size: int, *, announced: bool = True, coding: str = "identity") -> Handler:
+    """A 200 whose JSON body is exactly `size` bytes once decoded (an empty page for the
+    deployments listing, an empty list elsewhere, padded with spaces), announced by its
+    Content-Length or ended by closing the connection; gzip-compressed if asked."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        empty = b'{"resources":[],"offset":0}' if "/deployments" in request.target else b"[]"
+        body = empty[:-1] + b" " * (size - len(empty)) + empty[-1:]
+        if coding == "gzip":
+            body = gzip.compress(body)
+        headers = {**JSON, "Connection": "close", "Content-Encoding": coding}
+        if announced:
+            headers["Content-Length"] = str(len(body))
+        await connection.head("200 OK", headers)
+        await connection.send(body)
 
     return handler
 

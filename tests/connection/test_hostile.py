@@ -26,6 +26,7 @@ from hostile_servers import (
     drip_headers,
     echoes_key,
     endless_body,
+    exact_size,
     garbles_key,
     gzip_bomb,
     serve,
@@ -159,6 +160,53 @@ def test_row08_a_compression_bomb_stops_at_the_decompressed_limit(mode, coding):
         sent = server.sent
     assert_one_line(info.value, f"{coding} body that expands beyond 2 MiB", "--max-decoded-mib")
     assert sent < 64 * MIB
+
+
+@MODES
+@pytest.mark.parametrize("announced", [True, False], ids=["content-length", "until-close"])
+def test_a_body_of_exactly_the_limit_is_accepted_and_one_byte_more_refused(mode, announced):
+    """The limit is the largest body allowed, not the first refused, whether the service
+    announces the length or not."""
+    limits = ResponseLimits(max_body_bytes=MIB, max_decoded_bytes=4 * MIB)
+    with serve(exact_size(MIB, announced=announced)) as server:
+        assert providers(server.base_url, mode=mode, limits=limits) == []
+    with (
+        serve(exact_size(MIB + 1, announced=announced)) as server,
+        pytest.raises(ResponseTooLargeError) as info,
+    ):
+        providers(server.base_url, mode=mode, limits=limits)
+    assert_one_line(info.value, "sent more than 1 MiB", "--max-body-mib")
+
+
+@MODES
+def test_a_body_decoded_to_exactly_the_limit_is_accepted_and_one_byte_more_refused(mode):
+    limits = ResponseLimits(max_body_bytes=MIB, max_decoded_bytes=2 * MIB)
+    with serve(exact_size(2 * MIB, coding="gzip")) as server:
+        assert providers(server.base_url, mode=mode, limits=limits) == []
+    with (
+        serve(exact_size(2 * MIB + 1, coding="gzip")) as server,
+        pytest.raises(ResponseTooLargeError) as info,
+    ):
+        providers(server.base_url, mode=mode, limits=limits)
+    assert_one_line(info.value, "gzip body that expands beyond 2 MiB", "--max-decoded-mib")
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_the_cli_takes_a_body_of_exactly_max_body_mib(tmp_path, extra):
+    """`dims export --max-body-mib 1` against a service whose every answer is 1 MiB (+1)."""
+    with serve(exact_size(MIB + extra)) as server:
+        options = ["--base-url", server.base_url, "--out", str(tmp_path / "o"), "--allow-empty"]
+        done = subprocess.run(
+            [str(DIMS), "export", *options, "--max-body-mib", "1", "--retries", "0"],
+            capture_output=True,
+            text=True,
+            timeout=GENEROUS_S,
+        )
+        assert server.requests, "the service was asked"
+    if extra:
+        assert done.returncode == 1 and "sent more than 1 MiB" in done.stderr, done.stderr
+    else:
+        assert done.returncode == 0, done.stderr
 
 
 def test_row08_a_coding_dims_did_not_ask_for_is_refused():

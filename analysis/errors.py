@@ -10,6 +10,7 @@ through `scrub` first, because a service may echo the key it rejected.
 from __future__ import annotations
 
 import logging
+import re
 from typing import TYPE_CHECKING
 
 import orjson
@@ -20,8 +21,10 @@ if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
     import httpx
 
 _DETAIL_MAX = 300
-#: Every secret configured in this process (API keys); `scrub` removes them from text.
-_SECRETS: set[str] = set()
+#: Characters of a body read for its detail: scrubbing is not free, and bodies can be huge.
+_DETAIL_SCAN = 64 * 1024
+#: Every secret configured in this process (API keys), with the pattern `scrub` finds it by.
+_SECRETS: dict[str, re.Pattern[str]] = {}
 
 
 class DimsError(Exception):
@@ -108,12 +111,21 @@ def one_line(text: str, limit: int = _DETAIL_MAX) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def scrubbed_line(text: str, limit: int = _DETAIL_MAX) -> str:
+    """Text from the service as one short line, secrets replaced before it is cut (a key
+    cut in two would leave a piece that no longer matches). Only the start of a long text
+    is read, cut where whitespace is, which no form of a key holds."""
+    if len(text) > _DETAIL_SCAN:
+        text = (text[:_DETAIL_SCAN].rsplit(None, 1) or [""])[0]
+    return one_line(scrub(text), limit)
+
+
 def _detail(response: httpx.Response) -> str:
     """The service's `detail`, whatever its shape, as one short line."""
     try:
         body = orjson.loads(response.content)
     except orjson.JSONDecodeError:
-        return one_line(response.text or response.reason_phrase or "no body")
+        return scrubbed_line(response.text or response.reason_phrase or "no body")
     detail = body.get("detail", body) if isinstance(body, dict) else body
     if isinstance(detail, list):  # FastAPI validation errors: [{loc, msg, type}]
         parts = []
@@ -123,8 +135,8 @@ def _detail(response: httpx.Response) -> str:
                 parts.append(f"{loc}: {item.get('msg', '')}".strip(": "))
             else:
                 parts.append(str(item))
-        return one_line("; ".join(parts))
-    return one_line(detail if isinstance(detail, str) else orjson.dumps(detail).decode())
+        return scrubbed_line("; ".join(parts))
+    return scrubbed_line(detail if isinstance(detail, str) else orjson.dumps(detail).decode())
 
 
 def error_for(response: httpx.Response) -> APIError:
@@ -160,21 +172,70 @@ MIN_SECRET_LENGTH = 8
 
 def add_secret(value: str) -> None:
     """Remember a secret (an API key) so that `scrub` removes it from any text shown later."""
-    if len(value) >= MIN_SECRET_LENGTH:
-        _SECRETS.add(value)
+    if len(value) >= MIN_SECRET_LENGTH and value not in _SECRETS:
+        pattern = "".join(_any_form(char) for char in value)
+        _SECRETS[value] = re.compile(f"(?=({pattern}))")  # a lookahead finds overlaps too
+
+
+#: In a pattern: no backslash or some, and at least one. Each escaping doubles the
+#: backslashes before a character (a backslash shows as two in a repr, four in the repr of
+#: that repr), so a secret is found however many times it was escaped.
+_ANY_BACKSLASHES, _SOME_BACKSLASHES = r"\\*", r"\\+"
+#: The letter of a control character's escape in Python reprs and JSON.
+_NAMED_ESCAPES = {"\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f", "\0": "0"}
+
+
+def _hex(value: int, digits: int) -> str:
+    return f"(?i:{value:0{digits}x})"
+
+
+def _any_form(char: str) -> str:
+    """A pattern for `char` as a log line may show it: itself (after backslashes: an escaped
+    quote or backslash), or as an escape of its code (repr, JSON, `\\u…` of any encoder) or
+    of its UTF-8 bytes (a bytes repr)."""
+    code = ord(char)
+    codes = [f"u{_hex(code, 4)}" if code < 0x10000 else f"U{_hex(code, 8)}"]
+    if code < 0x100:
+        codes.append(f"x{_hex(code, 2)}")
+    if code > 0x7F:
+        utf8 = char.encode("utf-8", "surrogatepass")
+        codes.append(_SOME_BACKSLASHES.join(f"x{_hex(byte, 2)}" for byte in utf8))
+    if code >= 0x10000:  # JSON writes a surrogate pair
+        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        codes.append(f"u{_hex(high, 4)}{_SOME_BACKSLASHES}u{_hex(low, 4)}")
+    if char in _NAMED_ESCAPES:
+        codes.append(_NAMED_ESCAPES[char])
+    escaped = f"{_SOME_BACKSLASHES}(?:{'|'.join(codes)})"
+    return f"(?:{_ANY_BACKSLASHES}{re.escape(char)}|{escaped})"
 
 
 def scrub(text: str) -> str:
-    """`text` with every known secret replaced by REDACTED (longest first: keys may nest)."""
-    for secret in sorted(_SECRETS, key=len, reverse=True):
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
+    """`text` with every known secret replaced by REDACTED, in every form a log line may
+    give it (see `_any_form`). Where secrets overlap, or one holds another, all that any of
+    them covers goes: no piece of either is left."""
+    if not _SECRETS:
+        return text
+    spans = sorted(
+        match.span(1) for pattern in _SECRETS.values() for match in pattern.finditer(text)
+    )
+    covered: list[list[int]] = []
+    for start, stop in spans:
+        if covered and start <= covered[-1][1]:
+            covered[-1][1] = max(covered[-1][1], stop)
+        else:
+            covered.append([start, stop])
+    parts, at = [], 0
+    for start, stop in covered:
+        parts += [text[at:start], REDACTED]
+        at = stop
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 class ScrubFilter(logging.Filter):
-    """Rewrites a log record's message without secrets (a service can echo a key in a header
-    that httpcore logs at DEBUG, or in a reason phrase that httpx logs at INFO)."""
+    """Rewrites a log record's message and traceback without secrets (a service can echo a
+    key in a header that httpcore logs at DEBUG, or in a reason phrase that httpx logs at
+    INFO)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if _SECRETS:
@@ -182,6 +243,10 @@ class ScrubFilter(logging.Filter):
             clean = scrub(message)
             if clean != message:
                 record.msg, record.args = clean, None
+            if record.exc_info and not record.exc_text:  # the traceback shown with it
+                record.exc_text = logging.Formatter().formatException(record.exc_info)
+            if record.exc_text:
+                record.exc_text = scrub(record.exc_text)
         return True
 
 

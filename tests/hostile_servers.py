@@ -1,9 +1,9 @@
 """Small hostile HTTP servers on loopback, for the tests of a service that misbehaves.
 
 Each server is raw asyncio in a background thread, so it can do what no well-behaved
-framework would: drip a body a byte at a time, announce or send an endless body, stream a
-gzip bomb, echo the key it was sent. A server counts the bytes it managed to send, so a
-test can show the client stopped reading instead of swallowing everything.
+framework would: drip a body or its headers a byte at a time, announce or send an endless
+body, stream a gzip bomb, echo the key it was sent. A server counts the bytes it managed
+to send, so a test can show the client stopped reading instead of swallowing everything.
 
 `within(seconds, fn)` runs a call under a generous test-side deadline: a hang fails the
 test instead of stalling the suite (nothing here measures speed).
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
+import json
 import threading
 import zlib
 from collections.abc import Awaitable, Callable, Iterator
@@ -156,6 +158,19 @@ def drip(interval_s: float) -> Handler:
     return handler
 
 
+def drip_headers(interval_s: float) -> Handler:
+    """A response whose head never ends: one byte of a header per `interval_s`, for ever
+    (h11 would wait for 16 KiB of head, hours at this pace)."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        await connection.send(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: ")
+        while True:
+            await asyncio.sleep(interval_s)
+            await connection.send(b"a")
+
+    return handler
+
+
 def endless_body() -> Handler:
     """A 200 whose body never ends (no length; it would be read until the socket closes)."""
 
@@ -165,6 +180,25 @@ def endless_body() -> Handler:
         block = b"0," * (CHUNK // 2)
         while True:
             await connection.send(block)
+
+    return handler
+
+
+def exact_size(size: int, *, announced: bool = True, coding: str = "identity") -> Handler:
+    """A 200 whose JSON body is exactly `size` bytes once decoded (an empty page for the
+    deployments listing, an empty list elsewhere, padded with spaces), announced by its
+    Content-Length or ended by closing the connection; gzip-compressed if asked."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        empty = b'{"resources":[],"offset":0}' if "/deployments" in request.target else b"[]"
+        body = empty[:-1] + b" " * (size - len(empty)) + empty[-1:]
+        if coding == "gzip":
+            body = gzip.compress(body)
+        headers = {**JSON, "Connection": "close", "Content-Encoding": coding}
+        if announced:
+            headers["Content-Length"] = str(len(body))
+        await connection.head("200 OK", headers)
+        await connection.send(body)
 
     return handler
 
@@ -198,11 +232,22 @@ def echoes_key(header: str = "x-api-key") -> Handler:
 
     async def handler(request: Request, connection: Connection) -> None:
         key = request.headers.get(header, "")
-        body = f'{{"detail": "bad key {key}: not valid for this tenant"}}'.encode()
+        body = json.dumps({"detail": f"bad key {key}: not valid for this tenant"}).encode()
         await connection.head(
             f"401 Unauthorized {key}",
             {**JSON, "X-Rejected-Key": key, "Content-Length": str(len(body))},
         )
         await connection.send(body)
+
+    return handler
+
+
+def garbles_key(header: str = "x-api-key") -> Handler:
+    """A response whose head holds the key in a line that is no header: the client's HTTP
+    stack fails (a transport-level error) with that line, escaped, in its message."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        key = request.headers.get(header, "")
+        await connection.send(f"HTTP/1.1 401 Unauthorized\r\nRejected {key}\r\n\r\n".encode())
 
     return handler

@@ -13,22 +13,26 @@ read, so a body dripping a byte a second would never end), and a size limit on t
 sent and once decompressed. The body is streamed and decoded here, chunk by chunk, and
 reading stops at the first byte over a limit: a 2 GiB body or a gzip bomb costs at most the
 limit in memory. A breach is not retried: it is its own one-line error saying what the
-service did. The async client bounds the whole exchange with the deadline; the sync one
-checks it between body chunks and caps every read at the time left, so a service dripping
-its headers (not its body) is bounded there by h11's 16 KiB header limit instead.
+service did. The async client bounds the whole exchange with the deadline. The sync one
+cannot cancel a blocking read, so its default transport caps every socket read and write
+at the time left (`DeadlineTransport`): a service dripping its headers a byte at a time,
+which httpx's per-read timeouts never end, ends at the deadline there too.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import ssl
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import httpcore
 import httpx
 import orjson
 import tenacity
@@ -209,7 +213,9 @@ def _deadline_error(
     request: httpx.Request, limits: ResponseLimits, received: int | None
 ) -> DeadlineExceededError:
     progress = (
-        "had not answered" if received is None else f"was still sending after {received:,} bytes"
+        "had not sent its whole response head"
+        if received is None
+        else f"was still sending after {received:,} bytes"
     )
     return DeadlineExceededError(
         f"{describe(request)} did not finish within {limits.deadline:g} s (the service "
@@ -222,6 +228,100 @@ def _remaining(request: httpx.Request, limits: ResponseLimits, deadline: float) 
     if remaining <= 0:
         raise _deadline_error(request, limits, None)
     return remaining
+
+
+#: The deadline (time.monotonic()) of the request this thread is sending through a
+#: DeadlineTransport; None outside one. Each thread and task has its own.
+_DEADLINE: ContextVar[float | None] = ContextVar("dims_request_deadline", default=None)
+#: A timeout this close to the deadline is the deadline's.
+_DEADLINE_SLACK_S = 0.05
+
+
+def _capped(timeout: float | None, expired: type[httpcore.TimeoutException]) -> float | None:
+    """`timeout` cut to what is left of the request's deadline; `expired` once none is left."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the request's deadline has passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A socket whose every read and write ends by the deadline of the request using it."""
+
+    def __init__(self, stream: httpcore.NetworkStream) -> None:
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _capped(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _capped(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        limit = _capped(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, limit))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's sockets, each wrapped in a _DeadlineStream."""
+
+    def __init__(self) -> None:
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        limit = _capped(timeout, httpcore.ConnectTimeout)
+        stream = self._backend.connect_tcp(host, port, limit, local_address, socket_options)
+        return _DeadlineStream(stream)
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        limit = _capped(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._backend.connect_unix_socket(path, limit, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+class DeadlineTransport(httpx.HTTPTransport):
+    """httpx's sync transport (its defaults), on sockets that end by the request's deadline.
+
+    httpx takes no network backend, so its connection pool is replaced by one like it that
+    has ours. RetryTransport sets the deadline around each request it sends through it.
+    """
+
+    def __init__(self) -> None:
+        context = httpx.create_ssl_context()
+        super().__init__(verify=context)
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_DeadlineBackend(),
+        )
 
 
 class _Retry(Exception):
@@ -376,25 +476,41 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     # -- sync --------------------------------------------------------------------------
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self._sync is None:
-            self._sync = httpx.HTTPTransport()
+            self._sync = DeadlineTransport()
         deadline, timeouts = self._start(request)
+        token = _DEADLINE.set(deadline)
         try:
             for attempt in tenacity.Retrying(**self._retrying_kwargs()):
                 with attempt:
                     self._prepare(request, deadline, timeouts)
-                    response = self._sync.handle_request(request)
-                    try:
-                        body = _Body(request, response, self.limits, deadline)
-                        for chunk in _raw_chunks(response):
-                            body.feed(chunk)
-                    finally:
-                        response.close()
-                    return self._verdict(self._check(request, body.response_with_body()))
+                    return self._verdict(self._check(request, self._exchange(request, deadline)))
         except _Retry as exc:
             return self._verdict(self._final(request, exc))
         except httpx.TransportError as exc:
             raise _scrubbed(exc, request) from None
+        finally:
+            _DEADLINE.reset(token)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _exchange(self, request: httpx.Request, deadline: float) -> httpx.Response:
+        """One attempt: the response with its whole body; a timeout at the deadline is the
+        deadline's error (it is not retried)."""
+        assert self._sync is not None
+        body: _Body | None = None
+        try:
+            response = self._sync.handle_request(request)
+            try:
+                body = _Body(request, response, self.limits, deadline)
+                for chunk in _raw_chunks(response):
+                    body.feed(chunk)
+            finally:
+                response.close()
+        except httpx.TimeoutException:
+            if time.monotonic() < deadline - _DEADLINE_SLACK_S:
+                raise
+            received = None if body is None else body.received
+            raise _deadline_error(request, self.limits, received) from None
+        return body.response_with_body()
 
     def close(self) -> None:
         if self._sync is not None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import DimsError, add_secret, one_line, scrub
+from ..errors import DimsError, add_secret, scrubbed_line
 from . import paths
 
 if TYPE_CHECKING:
@@ -218,4 +218,4 @@ def open_store(uri: str) -> Store:
 def _reason(exc: BaseException) -> str:
     """The store's message, first line, credentials scrubbed (a --debug traceback shows it)."""
     text = str(exc).strip()
-    return scrub(one_line(text.splitlines()[0] if text else type(exc).__name__, 200))
+    return scrubbed_line(text.splitlines()[0] if text else type(exc).__name__, 200)

@@ -18,7 +18,9 @@ How, and what it guarantees:
   included).
 - Workers are in their own session, so a terminal's Ctrl-C reaches the parent alone, which
   stops them (end of their pipe); a worker that dies (killed for memory, say) costs a
-  warning and time: its batch is read in the parent, which reads on alone.
+  warning and time: its batch is read in the parent, which reads on alone. A worker that
+  hangs (stopped, deadlocked) would make the parent wait for ever, so one that has not
+  answered a batch within `WORKER_SILENCE_S` is killed and counts as dead.
 - Counts (records, rejected, typed) of every batch are added to the parent's Flattener, so
   the manifest and the summary read one set of counts; in strict mode the first rejected
   record raises in the parent, as it would serially.
@@ -66,6 +68,11 @@ WORKERS_AFTER = 20_000
 #: 4-6 rounds); 20,000 (50 MB) no different. (An earlier trial, every process compiling
 #: dims from source, which makes a worker's start dearer, saw no gain.)
 WORKERS_AT_ONCE_BYTES = 100_000_000
+#: Seconds a worker may send nothing while it has a batch before it is taken for hung and
+#: killed (its batch is then read here). A batch takes well under a second, but a worker's
+#: first one waits for its interpreter to start, and a loaded machine slows both tenfold:
+#: generous, since killing a slow worker costs the export its help.
+WORKER_SILENCE_S = 120.0
 
 
 def workers_after(source_bytes: int | None) -> int:
@@ -76,10 +83,15 @@ def workers_after(source_bytes: int | None) -> int:
 
 
 class WorkerLost(RuntimeWarning):
-    """A worker process stopped (killed for memory, say); this process reads on alone."""
+    """A worker process stopped (killed for memory, say) or hung; this process reads on alone."""
+
+    def __init__(self, why: str = "") -> None:
+        super().__init__(why)
+        self.why = why
 
     def __str__(self) -> str:
-        return "a worker process reading records stopped; reading on in this process"
+        why = f" ({self.why})" if self.why else ""
+        return f"a worker process reading records stopped{why}; reading on in this process"
 
 
 def default_workers() -> int:
@@ -162,7 +174,7 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class _Lost(Exception):
-    """The worker process ended without answering."""
+    """The worker process ended without answering (the message says why, when known)."""
 
 
 def _send(stream: IO[bytes], value: object) -> None:
@@ -222,14 +234,24 @@ class _Worker:
             stdout=subprocess.PIPE,
             start_new_session=True,  # a terminal's Ctrl-C goes to the parent alone
         )
+        #: Why the watchdog killed it ("" while it has not).
+        self._killed = ""
         self._ask(options)
 
     def read(self, work: list[_Work]) -> Batch:
-        self._ask(work)
-        assert self._process.stdout is not None
-        answer = _receive(self._process.stdout)
+        """The worker's Batch for `work`; _Lost when it dies, or hangs and is killed (sending
+        and receiving both block on a stopped worker: the kill ends either)."""
+        watchdog = threading.Timer(WORKER_SILENCE_S, self._hung, (WORKER_SILENCE_S,))
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            self._ask(work)
+            assert self._process.stdout is not None
+            answer = _receive(self._process.stdout)
+        finally:
+            watchdog.cancel()
         if answer is None:
-            raise _Lost()
+            raise _Lost(self._killed)
         if isinstance(answer, Exception):
             raise answer
         assert isinstance(answer, Batch)
@@ -240,7 +262,14 @@ class _Worker:
         try:
             _send(self._process.stdin, value)
         except (BrokenPipeError, OSError):
-            raise _Lost() from None
+            raise _Lost(self._killed) from None
+
+    def _hung(self, silence: float) -> None:
+        """The watchdog's verdict: silent too long. Killed, so the pipes end (a stopped
+        process dies of SIGKILL too)."""
+        self._killed = f"did not answer within {silence:g} s: killed"
+        with contextlib.suppress(OSError):
+            self._process.kill()
 
     def close(self) -> None:
         """End of the pipe: the worker returns; killed if it does not within seconds."""
@@ -414,16 +443,16 @@ class Batches:
             return read_batch(self._flattener, sent.pages)
         try:
             batch = sent.future.result()
-        except _Lost:
-            self._broken()
+        except _Lost as lost:
+            self._broken(str(lost))
             return read_batch(self._flattener, sent.pages)
         self._flattener.add_counts(batch.counts, batch.typed, batch.mismatches)
         self.worker_batches += 1
         return batch
 
-    def _broken(self) -> None:
+    def _broken(self, why: str) -> None:
         if self._workers:
-            warnings.warn(WorkerLost(), stacklevel=1)
+            warnings.warn(WorkerLost(why), stacklevel=1)
         self._workers = 0
 
     def _stop(self) -> None:

@@ -12,6 +12,7 @@ MockTransport where traffic to such a host is explicitly allowed (no real host c
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import subprocess
@@ -35,9 +36,13 @@ from analysis.errors import (
     ResponseFormatError,
     ServerError,
     TransportError,
+    add_secret,
+    scrub,
+    scrub_http_logs,
 )
 from analysis.pages import Page
 from analysis.sandbox import Faults, run_sandbox
+from analysis.secrets import REDACTED
 from analysis.storage.writer import export_snapshot
 from analysis.tables import RejectedRecordError
 from generated_client.api.deployments import list_deployments
@@ -425,3 +430,94 @@ def test_a_wrong_key_through_the_generated_client_is_a_typed_error_not_an_error_
         with pytest.raises(AuthenticationError, match="HTTP 401") as info:
             list_deployments.sync(client=client, limit=5)
     assert "\n" not in str(info.value) and "sk-wrong-but-long-enough" not in str(info.value)
+
+
+# --- issue 27 item 10: every form a secret takes, and secrets within secrets --------------------
+
+
+def _forms(secret: str) -> list[str]:
+    """`secret` as log lines and messages show it: as is, in reprs of text and of bytes, in
+    JSON, and each of those escaped once more (the repr of an exception quoting a repr)."""
+    once = [
+        secret,
+        repr(secret),
+        repr(secret.encode()),
+        repr(bytearray(secret.encode())),
+        repr([(b"x-rejected-key", secret.encode())]),  # httpcore's header log line
+        json.dumps(secret),
+        json.dumps(secret, ensure_ascii=False),
+    ]
+    return [*once, *map(repr, once), *map(json.dumps, once)]
+
+
+#: Secrets whose every form differs from the plain text; each is made of zqS pieces.
+ESCAPED_SECRETS = [
+    "zqS1\\zqS2\\\\zqS3",
+    "zqS1'zqS2\"zqS3",
+    "zqS1\\'zqS2\\\"zqS3",
+    "zqS1\\xffzqS2\\u00e9zqS3",
+    "zqS1\u00e9zqS2\U0001f600zqS3",  # non-ASCII (a key cannot be, but any secret may)
+    "zqS1\r\nzqS2\tzqS3",
+]
+
+
+def _pieces(text: str, prefix: str) -> list[str]:
+    return [f"{prefix}{n}" for n in range(10) if f"{prefix}{n}" in text]
+
+
+@pytest.mark.parametrize("secret", ESCAPED_SECRETS)
+def test_every_escaped_form_of_a_secret_is_scrubbed(secret):
+    add_secret(secret)
+    for form in _forms(secret):
+        clean = scrub(f"before {form} after")
+        assert REDACTED in clean and not _pieces(clean, "zqS"), (form, clean)
+        assert clean.startswith("before ") and clean.endswith(" after")
+
+
+@pytest.mark.parametrize("outer_first", [True, False])
+def test_a_secret_within_another_leaves_no_piece_of_either(outer_first):
+    tag = "zqA" if outer_first else "zqB"
+    inner = f"{tag}1\\{tag}2"
+    outer = f"{tag}0-{inner}-{tag}3"
+    for secret in (outer, inner) if outer_first else (inner, outer):
+        add_secret(secret)
+    texts = [outer, inner, f"{inner}{outer}{inner}", f"{outer}{outer}"]
+    for text in texts:
+        for form in _forms(text):
+            clean = scrub(f"<{form}>")
+            assert REDACTED in clean and not _pieces(clean, tag), (form, clean)
+
+
+def test_overlapping_secrets_leave_no_piece_of_either():
+    first, second = "zqC1-zqC2", "zqC2-zqC3"  # the end of one is the start of the other
+    add_secret(first)
+    add_secret(second)
+    for form in _forms("zqC1-zqC2-zqC3"):
+        clean = scrub(form)
+        assert REDACTED in clean and not _pieces(clean, "zqC"), (form, clean)
+
+
+def test_a_logged_traceback_does_not_show_a_secret(caplog):
+    """A record logged with its exception: the traceback under it is scrubbed too."""
+    secret = "zqD1\\zqD2-traceback"
+    add_secret(secret)
+    scrub_http_logs()
+    caplog.set_level(logging.DEBUG)
+    try:
+        raise ValueError(f"the service rejected {secret!r}")
+    except ValueError:
+        logging.getLogger("httpx").debug("a request failed", exc_info=True)
+    assert "a request failed" in caplog.text and "ValueError" in caplog.text
+    assert "REDACTED" in caplog.text and not _pieces(caplog.text, "zqD"), caplog.text
+
+
+def test_a_store_error_cut_at_its_limit_leaves_no_piece_of_a_credential():
+    """An object store's message is cut to 200 characters: a credential it quotes across
+    the cut is replaced before, so no piece of it is shown."""
+    from analysis.storage import remote
+
+    secret = "zqE1/zqE2+zqE3-store-credential"
+    add_secret(secret)
+    for at in range(150, 200, 5):  # the cut at 199 falls before, within and after it
+        reason = remote._reason(OSError("x" * at + f" signature of {secret} did not match"))
+        assert not _pieces(reason, "zqE") and len(reason) <= 200, reason

@@ -295,3 +295,74 @@ def test_record_keys_read_the_same_from_raw_text_and_parsed_records():
     ]
     for record in [*fleet.deployments, *odd]:
         assert keys_of(msgspec.Raw(orjson.dumps(record))) == keys_of(record), record
+
+
+# --- issue 27: what a mutation pass showed untested --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [
+        Faults(page_cap=7, stuck_offset=True),  # every page answers the offset it was asked
+        Faults(page_cap=7, final_offset="echo"),
+        Faults(page_cap=25, final_offset="zero"),
+        Faults(page_cap=9, final_offset="back"),
+    ],
+    ids=["cap7-every-offset-echoed", "cap7-last-echoed", "cap25-last-zero", "cap9-last-back"],
+)
+def test_a_capped_service_whose_offsets_do_not_advance_exports_every_record_once(tmp_path, faults):
+    """Both at once: pages below `limit` (so offset + limit would skip records) and response
+    offsets that do not advance (so dims counts on by itself, from what it received)."""
+    with run_sandbox(deployments=N, seed=23, untyped_every=10, faults=faults) as sb:
+        result, caught = snapshot(sb, tmp_path, page_size=40)
+    assert exported(tmp_path) == expected_types(sb.fleet)  # each id once, with its type
+    assert result.records == N and result.manifest["rows"]["deployments"] == N
+    evidence = result.manifest["fetch"]
+    assert evidence["complete"] is True and evidence["duplicates_dropped"] == 0
+    fleet_listing = evidence["listings"][0]
+    assert fleet_listing["records"] == N and fleet_listing["largest_page"] == faults.page_cap
+    assert fleet_listing["offset_fallbacks"] >= 1
+    paging = [w for w in caught if issubclass(w.category, fetch.PagingWarning)]
+    assert 1 <= len(paging) <= 4  # one per listing at most
+
+
+@pytest.mark.parametrize("max_records", [N, N - 1])
+def test_a_listing_past_its_record_ceiling_is_an_error_and_nothing_is_published(
+    tmp_path, max_records
+):
+    """`FetchLimits.max_records`: a listing of exactly the ceiling is read; one record more
+    is an error (pages alone stay far below their own ceiling here)."""
+    limits = fetch.FetchLimits(max_records=max_records)
+    with run_sandbox(deployments=N, seed=15) as sb:
+        if max_records == N:
+            result, _ = snapshot(sb, tmp_path, page_size=50, limits=limits)
+            assert result.records == N
+            return
+        with pytest.raises(PaginationError, match=f"went past .* or {N - 1} records"):
+            snapshot(sb, tmp_path, page_size=50, limits=limits)
+    assert nothing_published(tmp_path)
+
+
+def test_the_manifest_counts_ids_only_a_typed_listing_returned(tmp_path):
+    """`in_typed_listing_only`: 0 on a fleet that holds still; 1 when a deployment created
+    while paging comes in a typed listing but not in the fleet listing, which had read
+    past its place (the sandbox inserts it in front, after the fleet's first page)."""
+    fleet = generate_fleet(90, seed=24)
+    with run_sandbox(fleet=fleet) as sb:
+        stable, _ = snapshot(sb, tmp_path / "stable", page_size=50, concurrency=1)
+    assert stable.manifest["fetch"]["in_typed_listing_only"] == 0
+    assert "typed listing but not in" not in stable.summary()
+
+    fleet = generate_fleet(90, seed=24)
+    _, inserted_type = generate_fleet(90, seed=24).new_deployment()
+    assert inserted_type in fetch.deployment_types()  # so a typed listing returns it
+    with run_sandbox(fleet=fleet, faults=Faults(insert_while_paging=1)) as sb:
+        # one request at a time: the fleet's first page, then the typed listings (the
+        # insertion comes with the first of them), then the rest of the fleet
+        moved, _ = snapshot(sb, tmp_path / "moved", page_size=50, concurrency=1)
+        inserted = sb.stats.inserted_ids
+    assert len(inserted) == 1
+    assert moved.manifest["fetch"]["in_typed_listing_only"] == 1
+    assert "1 deployment(s) came in a typed listing but not in" in moved.summary()
+    assert inserted[0] not in exported(tmp_path / "moved")  # the fleet listing is the fleet
+    assert set(exported(tmp_path / "moved")) == {r["id"] for r in fleet.deployments}

@@ -21,6 +21,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hostile_servers import within
 
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
@@ -148,16 +149,16 @@ def _workers_of(pid: int) -> list[int]:
     return found
 
 
-def _kill_workers() -> int:
-    """SIGKILL this process's worker processes, once they are there."""
-    killed = 0
+def _signal_workers(signum: int = signal.SIGKILL) -> list[int]:
+    """Send `signum` to this process's worker processes, once they are there."""
+    signalled: list[int] = []
     deadline = time.monotonic() + 30
-    while not killed and time.monotonic() < deadline:
+    while not signalled and time.monotonic() < deadline:
         for pid in _workers_of(os.getpid()):
-            os.kill(pid, signal.SIGKILL)
-            killed += 1
+            os.kill(pid, signum)
+            signalled.append(pid)
         time.sleep(0.01)
-    return killed
+    return signalled
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find workers")
@@ -168,13 +169,49 @@ def test_a_killed_worker_costs_nothing_but_time():
     def source() -> Iterator[Page]:
         for n, page in enumerate(pages):
             if n == 9:  # the workers have a batch or two: kill them
-                assert _kill_workers() > 0
+                assert _signal_workers()
             yield page
 
     with pytest.warns(WorkerLost, match="worker process reading records stopped"):
         got, batched = _batched(source(), 1)
     _assert_same(got, want)
     assert batched.counts == serial.counts
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find workers")
+def test_a_hung_worker_is_killed_and_its_batch_read_here(monkeypatch):
+    """Issue 27 item 7: a worker that stops answering (SIGSTOPped: alive, silent) is treated
+    like a dead one after WORKER_SILENCE_S: killed, its batch read here, one warning."""
+    monkeypatch.setattr(batches, "WORKER_SILENCE_S", 1.0)
+    pages = _pages(_records(900))
+    want, serial = _serial(pages)
+    stopped: list[int] = []
+
+    def source() -> Iterator[Page]:
+        for n, page in enumerate(pages):
+            if n == 9:  # the worker has answered a batch or two: stop it
+                stopped.extend(_signal_workers(signal.SIGSTOP))
+                assert stopped
+            yield page
+
+    try:
+        with pytest.warns(WorkerLost) as caught:
+            got, batched = within(lambda: _batched(source(), 1), 120)
+    finally:
+        for pid in stopped:  # without the fix, a stopped worker would outlive the test
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    lost = [w for w in caught if issubclass(w.category, WorkerLost)]
+    assert len(lost) == 1, [str(w.message) for w in lost]
+    assert "did not answer within 1 s" in str(lost[0].message)
+    _assert_same(got, want)
+    assert batched.counts == serial.counts
+    assert not any(map(_alive, stopped))  # killed and reaped, not left stopped
+
+
+def test_the_silence_bound_is_generous_by_default():
+    """A batch on a loaded machine (or a worker's first, imports and all) takes its time."""
+    assert batches.WORKER_SILENCE_S >= 60
 
 
 def test_an_export_with_workers_writes_the_serial_files(tmp_path):

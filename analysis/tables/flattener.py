@@ -14,6 +14,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis import rawjson
 from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
@@ -428,8 +429,18 @@ def parse_raw(record: msgspec.Raw) -> Any:
         return orjson.loads(memoryview(record))
     except orjson.JSONDecodeError as exc:
         # orjson's message names what and where (e.g. `number out of range: line 1
-        # column 9`), never the text itself
-        raise Unparsable(f"record: not valid JSON ({exc})") from None
+        # column 9`), never the text itself; the part's path is added where the grammar
+        # reads it (a lone surrogate, 1e400: JSON by the grammar, values for no parser)
+        raise Unparsable(f"record: not valid JSON ({exc}{_unreadable_at(record)})") from None
+
+
+def _unreadable_at(record: msgspec.Raw) -> str:
+    """`; at name: a string that is not Unicode text (...)`, or nothing when not found."""
+    try:
+        found = rawjson.unreadable_part(rawjson.grammar_loads(record))
+    except ValueError:
+        return ""
+    return "" if found is None else f"; at {found}"
 
 
 #: A tenant_id column given apart: the array itself, or how to make it from the others.

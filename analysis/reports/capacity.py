@@ -17,12 +17,13 @@ as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in t
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Literal
 
 import pandas as pd
 
-from analysis import spec
+from analysis import quantities, spec
 from analysis.reports import prices as pr
 from analysis.reports.frames import Snapshot, as_snapshot, text_column, tidy_text
 from analysis.reports.measures import (
@@ -450,7 +451,8 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     resource_spec from an empty one), `missing_resources` (a component sets some fields but
     not its CPU or memory request), `zero_resources`, `cpu_limit_below_request`,
     `memory_limit_below_request` and `max_scale_below_min_scale`; sidecars and init containers
-    get the limit checks too.
+    get the limit checks too, and `unreadable_quantity` for a quantity that is not a
+    Kubernetes quantity (its column is null; the detail quotes it and says why).
     """
     snap = as_snapshot(source)
     found = _Findings(snap.deployments)
@@ -532,9 +534,11 @@ def _component_findings(found: _Findings, component: str, absent: pd.Series) -> 
 
 
 def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
-    """Sidecars and init containers whose CPU or memory limit is below the request."""
+    """Sidecars and init containers whose CPU or memory limit is below the request, or
+    whose quantity is not a Kubernetes quantity."""
     if containers.empty:
         return
+    _unreadable_quantities(found, containers)
     by_id = found.identity.set_index("deployment_id")
     for resource, request_col, limit_col, unit in (
         ("cpu", "cpu_request", "cpu_limit", "cores"),
@@ -554,6 +558,47 @@ def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
             f"request {unit}=" + _shown(request[bad]) + f" limit {unit}=" + _shown(limit[bad])
         ).to_numpy()
         found.frames.append(frame)
+
+
+#: A container's quantity columns: (column, JSON text column, section, key), as exported.
+_QUANTITY_TEXT = (
+    ("cpu_request", "resources_requests_json", "requests", "cpu"),
+    ("cpu_limit", "resources_limits_json", "limits", "cpu"),
+    ("memory_request_mb", "resources_requests_json", "requests", "memory"),
+    ("memory_limit_mb", "resources_limits_json", "limits", "memory"),
+)
+
+
+def _unreadable_quantities(found: _Findings, containers: pd.DataFrame) -> None:
+    """`unreadable_quantity`: a quantity sent that the export could not read (its column
+    null, not 0); the detail quotes it with the reason (`analysis.quantities.problem`)."""
+    by_id = found.identity.set_index("deployment_id")
+    for column, json_column, section, key in _QUANTITY_TEXT:
+        if json_column not in containers.columns:
+            continue  # a dataset written before these columns were read
+        unread = _column(containers, column).isna() & containers[json_column].notna()
+        sent = [_member(text, key) for text in containers.loc[unread, json_column]]
+        why = [quantities.problem(value) for value in sent]
+        rows = containers[unread][[reason is not None for reason in why]]
+        found_here = [(v, reason) for v, reason in zip(sent, why, strict=True) if reason]
+        if rows.empty:
+            continue
+        frame = by_id.reindex(_text(rows, "deployment_id")).reset_index()
+        frame["component"] = (
+            _text(rows, "kind").fillna("container") + ":" + _text(rows, "name").fillna("")
+        ).to_numpy()
+        frame["anomaly"] = "unreadable_quantity"
+        frame["detail"] = [
+            f"{section}.{key} {json.dumps(value, ensure_ascii=False)}: {reason}"
+            for value, reason in found_here
+        ]
+        found.frames.append(frame)
+
+
+def _member(text: str, key: str) -> object:
+    """`key` of the JSON object `text` (None when it is no object or has no such key)."""
+    value = json.loads(text)
+    return value.get(key) if isinstance(value, dict) else None
 
 
 def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> pd.DataFrame:

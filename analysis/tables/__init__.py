@@ -43,6 +43,12 @@ Documented choices (the spec is silent on them):
   under both with different values, the spec's name wins and the other value is kept in
   `unknown_fields_json` (counted: `OriginalNameConflictWarning`, the manifest).
 - Timestamps without an offset are read as UTC.
+- A container's resource quantity that Kubernetes' grammar refuses (`"١٢"`, `"２"`, `" 2 "`,
+  `"1GB"`; `analysis.quantities`) is a rejected value, not a rejected record: the
+  container's row is kept, that quantity's column (`cpu_request`, ...) is null, never 0,
+  its text stays in `resources_requests_json` / `resources_limits_json`, the export counts
+  them (`UnreadableQuantityWarning`, the manifest's `unreadable_quantities`), and the
+  capacity report lists each as an `unreadable_quantity` anomaly with its reason.
 - `secret_count` is null when the record has no `secrets` array (unknown, not zero).
 - deployment_components: replicas of a component without scale fields, or whose scale is
   null, count as 1 (the assumption the capacity reports share).
@@ -62,6 +68,7 @@ from .flattener import (
     Flattener,
     OriginalNameConflictWarning,
     RejectedRecordError,
+    UnreadableQuantityWarning,
     deployments_dataframe,
     flatten,
     flatten_providers,
@@ -83,6 +90,7 @@ __all__ = [
     "Flattener",
     "OriginalNameConflictWarning",
     "RejectedRecordError",
+    "UnreadableQuantityWarning",
     "deployments_dataframe",
     "flatten",
     "flatten_providers",

@@ -15,6 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import reports
+from analysis.pages import Page
+from analysis.storage import writer
+from analysis.tables import UnreadableQuantityWarning
 
 DATE = "2025-06-02"  # of the snapshots the tests below export themselves
 VERSION_ORDER = [
@@ -385,6 +388,36 @@ def test_container_limit_below_request_is_listed(tmp_path, fleet) -> None:
     rows = found[found["component"] == "sidecar:tight"]
     assert rows["deployment_id"].tolist() == [record["id"]]
     assert rows["anomaly"].tolist() == ["cpu_limit_below_request"]
+
+
+def test_an_unreadable_quantity_is_counted_warned_and_listed(tmp_path, fleet) -> None:
+    """Issue 27, item 4: a quantity Kubernetes refuses is null in the table, never 0; the
+    export counts it (manifest) and warns once; the report lists it with its reason."""
+    records = [r for r in fleet.deployments[:30] if fm.resource_spec(r)]
+    record = records[0]
+    source = dict(record["source_config"])
+    sidecar = {
+        "name": "odd",
+        "resources": {"requests": {"cpu": "١٢", "memory": " 2Gi"}, "limits": {"cpu": "２"}},
+    }
+    source["resource_spec"] = {**source["resource_spec"], "sidecars": [sidecar]}
+    records[0] = {**record, "source_config": source}
+    pages = [Page(records, source="test", deployment_type="prod")]
+    with pytest.warns(UnreadableQuantityWarning, match="3 container resource quantity value"):
+        result = writer.export_snapshot(pages, tmp_path)
+    assert result.manifest["unreadable_quantities"] == 3
+    found = reports.anomalies(tmp_path)
+    rows = found[found["anomaly"] == "unreadable_quantity"]
+    assert rows["deployment_id"].tolist() == [record["id"]] * 3
+    assert set(rows["component"]) == {"sidecar:odd"}
+    assert sorted(rows["detail"]) == [
+        'limits.cpu "２": digits other than ASCII 0-9',
+        'requests.cpu "١٢": digits other than ASCII 0-9',
+        'requests.memory " 2Gi": spaces are not part of a quantity',
+    ]
+    pod = reports.pod_requests(tmp_path).set_index("deployment_id").loc[record["id"]]
+    # nothing readable: the sum has nothing of it, which the anomaly above says
+    assert pod["sidecars_cpu_request_cores"] == 0.0
 
 
 def test_importing_the_reports_leaves_the_notebook_backend_alone():

@@ -257,6 +257,39 @@ def test_odd_values_read_the_same(field, text):
     assert_same_tables(typed, careful)
 
 
+def test_quantities_kubernetes_refuses_are_null_in_every_lane_and_counted():
+    """Issue 27, item 4: "١٢", "٣Gi", "２", " 2 " are no quantities: the container's row
+    stays, those columns are null (never 0), the rest is read, and every lane counts them."""
+    record = _busy_record_with_sidecar()
+    sidecar = record["source_config"]["resource_spec"]["sidecars"][0]
+    sidecar["resources"] = {
+        "requests": {"cpu": "١٢", "memory": "٣Gi"},
+        "limits": {"cpu": "２", "memory": "1k"},
+    }
+    record["source_config"]["resource_spec"]["init_containers"] = [
+        {"name": "spaced", "resources": {"requests": {"cpu": " 2 "}, "limits": {"cpu": "3"}}}
+    ]
+    typed, careful, flattener = flatten_both(orjson.dumps([record]))
+    assert_same_tables(typed, careful)
+    assert flattener.typed_records == 1
+    rows = {r["name"]: r for r in typed["deployment_containers"].to_pylist()}
+    sidecar_row, init_row = rows[sidecar["name"]], rows["spaced"]
+    assert [sidecar_row[c] for c in ("cpu_request", "memory_request_mb", "cpu_limit")] == [None] * 3
+    assert sidecar_row["memory_limit_mb"] == pytest.approx(1000 / 2**20)  # 1k is 1000 bytes
+    assert (init_row["cpu_request"], init_row["cpu_limit"]) == (None, 3.0)
+    assert orjson.loads(sidecar_row["resources_requests_json"]) == {"cpu": "١٢", "memory": "٣Gi"}
+    assert flattener.counts["unreadable_quantities"] == 4
+
+
+def _busy_record_with_sidecar() -> dict[str, Any]:
+    records = generate_fleet(40, seed=7).deployments
+    return next(
+        r
+        for r in records
+        if ((r.get("source_config") or {}).get("resource_spec") or {}).get("sidecars")
+    )
+
+
 @pytest.mark.parametrize("text", [b"1e999", b"-1e400"])
 def test_a_record_only_a_full_parse_rejects_is_kept_aside_not_fatal(tmp_path, text):
     """Issue 13, row 13: one such record must not abort the export of the others."""

@@ -244,6 +244,10 @@ def test_integers_beyond_64_bits_in_free_form_json_take_the_careful_path():
     [
         ("created_at", b'"2025-06-01"'),  # a date only: the careful conversion decides
         ("created_at", b'"not a date"'),  # rejected with its reason
+        ("created_at", b'"2016-12-31T23:59:60Z"'),  # a leap second: second 59
+        ("created_at", b'"2016-12-31T12:00:60Z"'),  # no leap second there: rejected
+        ("updated_at", b'"0001-01-01T00:00:00+01:00"'),  # year 0 in UTC: rejected
+        ("updated_at", b'"9999-12-31T23:59:59-01:00"'),  # year 10000 in UTC: rejected
         ("name", b"null"),
         ("name", b"3"),
         ("latest_revision_id", b"true"),
@@ -255,6 +259,55 @@ def test_odd_values_read_the_same(field, text):
     data = orjson.dumps([record]).replace(b'"@@"', text)
     typed, careful, _ = flatten_both(data)
     assert_same_tables(typed, careful)
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("2016-12-31T23:59:60Z", datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
+        ("2016-12-31T23:59:60.250Z", datetime(2016, 12, 31, 23, 59, 59, 250000, tzinfo=UTC)),
+        ("2016-12-31T15:59:60-08:00", datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
+        ("2016-12-31 23:59:60.5+00:00", datetime(2016, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)),
+    ],
+)
+def test_a_leap_second_is_second_59_in_every_reader(text, stored):
+    """Issue 27, item 5: RFC 3339's leap second no longer rejects the record."""
+    record = generate_fleet(1, seed=2).deployments[0]
+    record["created_at"] = text
+    typed, careful, flattener = flatten_both(orjson.dumps([record]))
+    assert_same_tables(typed, careful)
+    assert flattener.typed_records == 1 and typed["rejected_records"].num_rows == 0
+    assert typed["deployments"]["created_at"].to_pylist() == [stored]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0001-01-01T00:00:00+01:00",  # 0000-12-31T23:00:00Z
+        "9999-12-31T23:59:59-01:00",  # 10000-01-01T00:59:59Z
+        "0001-01-01T00:59:60+01:00",  # a leap second in year 0
+        "0001-01-01T00:00:00.5+00:01",
+    ],
+)
+def test_an_instant_outside_years_1_to_9999_is_refused_with_its_reason(tmp_path, text):
+    """Issue 27, item 5: such a date-time was exported, and reading the table back
+    (`to_pylist`, pandas objects) raised. Now the record is rejected saying why."""
+    records = [generate_fleet(1, seed=i).deployments[0] for i in range(3)]
+    records[1]["updated_at"] = text
+    typed, careful, _ = flatten_both(orjson.dumps(records))
+    assert_same_tables(typed, careful)
+    (rejected,) = typed["rejected_records"].to_pylist()
+    assert rejected["record_index"] == 1
+    assert (
+        rejected["reason"]
+        == f"updated_at: date-time outside years 1-9999 in UTC, got string {text!r}"
+    )
+    path = tmp_path / "dump.json"
+    path.write_bytes(orjson.dumps(records))
+    result = export_snapshot(read_dump(path, raw=True), tmp_path / "out")
+    assert (result.records, result.rejected) == (3, 1)
+    for part in (tmp_path / "out").glob("*/*/*.parquet"):
+        pq.read_table(part).to_pylist()  # every timestamp reads back as a Python datetime
 
 
 def test_quantities_kubernetes_refuses_are_null_in_every_lane_and_counted():

@@ -46,6 +46,11 @@ BAD_VALUES = {
         "source_config.resource_spec.labels.team: a string that is not Unicode",
     ),
     "1e400": ("cpu", b"1e400", "source_config.resource_spec.cpu: a number beyond float64"),
+    "a lone surrogate in a new field's name": (
+        "key",
+        b'"f\\udfff"',
+        "source_config: a key that is not Unicode",
+    ),
 }
 BAD = pytest.mark.parametrize("bad", BAD_VALUES)
 
@@ -61,6 +66,8 @@ def texts(n: int, bad: str, at: tuple[int, ...] = (1,), seed: int = 3) -> list[b
             records[i]["name"] = "@@"
         elif field == "label":
             spec["labels"] = {**(spec.get("labels") or {}), "team": "@@"}
+        elif field == "key":
+            config["@@"] = True
         else:
             spec["cpu"] = "@@"
     return [orjson.dumps(record).replace(b'"@@"', text) for record in records]

@@ -44,7 +44,7 @@ from generated_client.api.oauth_providers import (
 )
 from generated_client.models import Deployment
 
-from . import codehost, defaults, spec
+from . import codehost, defaults, rawjson, spec
 from .connection.settings import code_host_of
 from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
 from .errors import (
@@ -106,13 +106,14 @@ def _listing_request(offset: int, limit: int, filters: dict[str, Any]) -> dict[s
     return list_deployments_request_kwargs(limit=limit, offset=offset, **filters)
 
 
-def _json(response: httpx.Response) -> Any:
-    """The parsed body of a successful response, or a typed error."""
+def _json(response: httpx.Response, decode: Callable[[bytes], Any] = orjson.loads) -> Any:
+    """The parsed body of a successful response (parsed by the transport, else `decode`),
+    or a typed error."""
     raise_for_status(response)
     if JSON_EXTENSION in response.extensions:
         return response.extensions[JSON_EXTENSION]
     try:
-        return orjson.loads(response.content)
+        return decode(response.content)
     except orjson.JSONDecodeError as exc:
         raise ResponseFormatError(
             f"{describe(response.request)} returned a body that is not JSON ({exc}); retry later"
@@ -277,7 +278,7 @@ class _Listing:
 
 
 def _page_body(response: httpx.Response) -> tuple[list[Any], int]:
-    body = _json(response)
+    body = _json(response, _decode_page)
     if isinstance(body, _RawPage):
         return body.resources, body.offset
     if (
@@ -304,11 +305,27 @@ _RAW_PAGE = msgspec.json.Decoder(_RawPage)
 def _decode_raw_page(content: bytes) -> _RawPage | None:
     """A list-deployments body with its records left as raw JSON text (checked to be JSON,
     in C); None for JSON that is not a page. Raises ValueError for text that is not JSON,
-    so the transport retries it like any cut body."""
+    so the transport retries it like any cut body.
+
+    A record holding a value msgspec refuses though the grammar allows it (a lone surrogate,
+    bytes that are not UTF-8) is no cut body: the page is read record by record
+    (`rawjson.raw_page`) and the tables reject that record alone."""
     try:
         return _RAW_PAGE.decode(content)
     except msgspec.ValidationError:
         return None
+    except msgspec.DecodeError:
+        body = rawjson.raw_page(content)  # ValueError: not JSON by the grammar either
+    try:
+        return msgspec.convert(body, _RawPage)
+    except msgspec.ValidationError:
+        return None
+
+
+def _decode_page(content: bytes) -> Any:
+    """A list-deployments body parsed by orjson; a record orjson refuses though the grammar
+    allows it stays raw JSON text, which the tables reject alone (`rawjson.loads`)."""
+    return rawjson.loads(content)
 
 
 @dataclass
@@ -396,8 +413,8 @@ class _Scheduler:
             listing = min(open_listings, key=lambda item: (not item.tags_only, len(item.pending)))
             offset = listing.issue()
             request = _listing_request(offset, self.page_size, listing.filters)
-            if self.raw or listing.tags_only:  # typed listings only give ids: never parsed
-                request["extensions"] = {DECODER_EXTENSION: _decode_raw_page}
+            raw = self.raw or listing.tags_only  # typed listings only give ids: never parsed
+            request["extensions"] = {DECODER_EXTENSION: _decode_raw_page if raw else _decode_page}
             yield listing, offset, request
 
     def heads(self) -> dict[Any, _Listing]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from . import spec
+from . import rawjson, spec
 
 #: Where a record names its own type: `source_config.deployment_type` (openapi.yaml).
 _OWN_TYPE_PATH = spec.own_type_path()
@@ -135,7 +135,10 @@ _PROBE = _Probe(_PATHS)
 def keys_of(record: Any) -> RecordKeys:
     """The id, own type and integration id of a parsed record or of raw JSON text."""
     if type(record) is msgspec.Raw:
-        values = _PROBE.read(record, _PATHS)
+        try:
+            values = _PROBE.read(record, _PATHS)
+        except msgspec.DecodeError:  # a value msgspec refuses (a lone surrogate): the rest
+            values = _grammar_keys(record)  # of the record still names it
         found = dict(zip(_PATHS, (v if type(v) is str else None for v in values), strict=True))
     else:
         found = {path: _at(record, path) for path in _PATHS}
@@ -169,3 +172,14 @@ def id_and_tenant(record: Any) -> tuple[str | None, str | None]:
         record_id if type(record_id) is str else None,
         tenant if type(tenant) is str else None,
     )
+
+
+def _grammar_keys(record: msgspec.Raw) -> list[Any]:
+    """The keys of a raw record msgspec refuses, read by the grammar alone; a key that is
+    not Unicode text is none (the tables reject the record either way)."""
+    try:
+        parsed = rawjson.grammar_loads(record)
+    except ValueError:
+        return [None] * len(_PATHS)
+    values = (_at(parsed, path) for path in _PATHS)
+    return [v if v is not None and rawjson.is_text(v) else None for v in values]

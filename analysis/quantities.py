@@ -4,10 +4,18 @@ Sidecars and init containers state their resources as Kubernetes quantities, whi
 deployment's own resource_spec uses plain cores and MiB. Reports add the two, so both are
 reduced here to the same units: CPU in cores, memory in MiB (1024 * 1024 bytes).
 
-A value that is not a quantity gives None, never an exception: a typo in one container must
-not stop an export. The grammar follows the Kubernetes `resource.Quantity` format: a signed
-decimal number, then either a binary suffix (Ki..Ei), a decimal suffix (n, u, m, k, M..E) or
-a decimal exponent (e3, E-2). JSON numbers are accepted as suffix-less quantities.
+The grammar is Kubernetes' own (`resource.ParseQuantity`, k8s.io/apimachinery), exactly: an
+optional sign, ASCII digits with an optional decimal point (`1`, `1.5`, `1.`, `.5`), then
+nothing, a binary suffix (Ki Mi Gi Ti Pi Ei: powers of 1024), a decimal one (n u m k M G T P
+E: `1k` is 1000, `1M` a million) or a decimal exponent (`e3`, `E-2`: integer digits). No
+spaces anywhere, no other digits: `"١٢"` (Arabic-Indic), `"２"` (full-width) and `" 2 "`
+are refused, as ParseQuantity refuses them. (Kubernetes' JSON reading trims surrounding
+spaces before parsing, with a TODO to stop; dims follows the grammar.) JSON numbers are
+quantities without a suffix, as Kubernetes reads them.
+
+A value that is not a quantity gives None, never an exception and never 0: a typo in one
+container must not stop an export, nor read as less than it asks. `problem` says why, in
+words a reason or an anomaly can quote.
 """
 
 from __future__ import annotations
@@ -31,18 +39,20 @@ _DECIMAL = {
 }
 _MULTIPLIERS = {**_DECIMAL, **_BINARY}
 
-# The exponent alternative comes first so that "1E3" is 1000 while "1E" is one exa.
+# ASCII digits only ([0-9], never \d, which takes every script's digits). The exponent
+# alternative comes first so that "1E3" is 1000 while "1E" is one exa.
 _QUANTITY = re.compile(
-    r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))"
-    r"(?:[eE]([+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?"
+    r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:[eE]([+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E))?"
 )
+_SUFFIXES = "Ki Mi Gi Ti Pi Ei (1024s), n u m k M G T P E (1000s) or an exponent such as e3"
 
 _MIB = float(2**20)
 
 
 @functools.lru_cache(maxsize=4096)
 def _parse_text(text: str) -> float | None:
-    match = _QUANTITY.fullmatch(text.strip())
+    match = _QUANTITY.fullmatch(text)
     if match is None:
         return None
     number, exponent, suffix = match.groups()
@@ -69,6 +79,32 @@ def parse_quantity(value: object) -> float | None:
     if isinstance(value, str):
         return _parse_text(value)
     return None
+
+
+def problem(value: object) -> str | None:
+    """Why a value is not a Kubernetes quantity, in a few words; None when it is one, or
+    when there is none (null: the quantity is absent, which is no error)."""
+    if value is None or parse_quantity(value) is not None:
+        return None
+    if isinstance(value, bool):
+        return "a boolean, not a quantity"
+    if isinstance(value, int | float):
+        return "a number beyond float64"
+    if not isinstance(value, str):
+        return f"{'an object' if isinstance(value, dict) else 'an array'}, not a quantity"
+    return _text_problem(value)
+
+
+def _text_problem(text: str) -> str:
+    if _QUANTITY.fullmatch(text):
+        return "a number beyond float64"
+    if not text:
+        return "empty text, not a quantity"
+    if any(c.isspace() for c in text):
+        return "spaces are not part of a quantity"
+    if any(c.isdigit() and not c.isascii() for c in text):
+        return "digits other than ASCII 0-9"
+    return f"not a number with one of Kubernetes' suffixes ({_SUFFIXES})"
 
 
 def cpu_cores(value: object) -> float | None:

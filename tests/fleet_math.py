@@ -7,6 +7,7 @@ cannot make both sides agree. Only the field names come from analysis.spec (the 
 
 from __future__ import annotations
 
+import math
 from datetime import date, datetime
 from typing import Any
 
@@ -80,8 +81,8 @@ def components(record: dict) -> dict[str, dict[str, float]]:
         if not present:
             continue
         row = {
-            "replicas_min": 1.0 if values.get("min_scale") is None else float(values["min_scale"]),
-            "replicas_max": 1.0 if values.get("max_scale") is None else float(values["max_scale"]),
+            "replicas_min": replicas(values.get("min_scale")),
+            "replicas_max": replicas(values.get("max_scale")),
             "db_storage_gib": float(values.get("storage_gi") or 0.0),
             "db_max_connections": float(values.get("max_connections") or 0.0),
         }
@@ -95,11 +96,32 @@ def components(record: dict) -> dict[str, dict[str, float]]:
         extra = {"replicas_min": main["replicas_min"], "replicas_max": main["replicas_max"]}
         extra["db_storage_gib"] = extra["db_max_connections"] = 0.0
         for measure in MEASURES:
-            side = sum(_container_value(c, measure) for c in sidecars)
-            largest_init = max((_container_value(c, measure) for c in inits), default=0.0)
-            extra[measure] = max(main[measure] + side, largest_init) - main[measure]
+            side, init_peak = pod_parts(sidecars, inits, measure)
+            extra[measure] = max(main[measure] + side, init_peak) - main[measure]
         out["sidecars_init"] = extra
     return out
+
+
+def replicas(scale: Any) -> float:
+    """Pods of a component: 1 when no scale is set, else the scale rounded up (whole pods)."""
+    return 1.0 if scale is None else float(math.ceil(scale))
+
+
+def pod_parts(sidecars: list[dict], inits: list[dict], measure: str) -> tuple[float, float]:
+    """(what runs beside the main container, the init phase's peak), the way the Kubernetes
+    scheduler adds them up: an init container with restartPolicy Always is a native sidecar,
+    running from its turn in the init phase on, beside the later init containers too."""
+    side = sum(_container_value(c, measure) for c in sidecars)
+    running = peak = 0.0  # native sidecars started so far; the most asked at once
+    for container in inits:
+        value = _container_value(container, measure)
+        if container.get("restartPolicy") == "Always":
+            running += value
+            side += value
+            peak = max(peak, running)
+        else:
+            peak = max(peak, running + value)
+    return side, peak
 
 
 def totals(record: dict) -> dict[str, float]:

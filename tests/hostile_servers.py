@@ -251,3 +251,22 @@ def garbles_key(header: str = "x-api-key") -> Handler:
         await connection.send(f"HTTP/1.1 401 Unauthorized\r\nRejected {key}\r\n\r\n".encode())
 
     return handler
+
+
+def lists_records(records: list[bytes]) -> Handler:
+    """A deployments listing of `records`, each given as its exact JSON text (so it may hold
+    what no JSON encoder writes: a lone surrogate, 1e400), paged by the request's
+    `offset` and `limit`; the per-type listings and every other route are empty."""
+
+    async def handler(request: Request, connection: Connection) -> None:
+        path, _, query = request.target.partition("?")
+        params = dict(item.partition("=")[::2] for item in query.split("&") if item)
+        body = b"[]"
+        if path == "/v2/deployments":
+            offset, limit = int(params.get("offset", 0)), int(params.get("limit", 100))
+            page = [] if "deployment_type" in params else records[offset : offset + limit]
+            body = b'{"resources":[%s],"offset":%d}' % (b",".join(page), offset + len(page))
+        await connection.head("200 OK", {**JSON, "Content-Length": str(len(body))})
+        await connection.send(body)
+
+    return handler

@@ -6,20 +6,24 @@ as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in t
 - A component's total is replicas × per-replica resources. Components without scale fields
   (executor, cache, db) count one replica, and so does a scale field that is null.
 - Sidecars and init containers belong to the main workload's pod and count the way the
-  Kubernetes scheduler counts them: per replica, max(main + sum of sidecars, largest init
-  container); a container request left empty defaults to its limit, as in Kubernetes. What
-  they add on top of the main container is the pseudo-component `sidecars_init`.
+  Kubernetes scheduler counts them: per replica, max(main + sum of sidecars, the init
+  phase's peak). A native sidecar (an init container with `restartPolicy: Always`) counts
+  among the sidecars and beside every init container after it; a container request left
+  empty defaults to its limit, as in Kubernetes. What they add on top of the main container
+  is the pseudo-component `sidecars_init`.
+- Replicas are whole pods: a fractional scale (1.5) rounds up (2).
 - A missing value counts as zero in totals and is listed as an anomaly.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Literal
 
 import pandas as pd
 
-from analysis import spec
+from analysis import quantities, spec
 from analysis.reports import prices as pr
 from analysis.reports.frames import Snapshot, as_snapshot, text_column, tidy_text
 from analysis.reports.measures import (
@@ -53,6 +57,8 @@ _CONTAINER_MEASURES = {
     "memory_request_gib": ("memory_request_mb", 1.0 / MIB_PER_GIB),
     "memory_limit_gib": ("memory_limit_mb", 1.0 / MIB_PER_GIB),
 }
+#: A container's request left empty is its limit (Kubernetes' defaulting).
+_REQUEST_TO_LIMIT = {"cpu_request_cores": "cpu_limit", "memory_request_gib": "memory_limit_mb"}
 
 
 def _column(frame: pd.DataFrame, name: str | None) -> pd.Series:
@@ -98,9 +104,11 @@ def pod_requests(source: Snapshot | str) -> pd.DataFrame:
     """Per deployment, the main workload's pod per replica as Kubernetes schedules it.
 
     For each of CPU request/limit (cores) and memory request/limit (GiB): the main container
-    (`main_*`), the sum of its sidecars (`sidecars_*`), the largest init container
-    (`largest_init_*`) and the effective pod figure (`pod_*` = max(main + sidecars, largest
-    init)), which is what a node must have free to place one replica.
+    (`main_*`), the sum of its sidecars (`sidecars_*`: native sidecars, init containers with
+    `restartPolicy: Always`, included), the init phase's peak (`largest_init_*`: each init
+    container in order beside the native sidecars started before it) and the effective pod
+    figure (`pod_*` = max(main + sidecars, init peak)), which is what a node must have free
+    to place one replica. `sidecars` counts native sidecars too; `init_containers` the rest.
     """
     return as_snapshot(source).derived("pod_requests", _pod_requests)
 
@@ -111,41 +119,60 @@ def _pod_requests(snap: Snapshot) -> pd.DataFrame:
     fields = spec.component_measures()["main"]
     out["replicas_min"] = _replicas(deployments, fields.get("min_scale"))
     out["replicas_max"] = _replicas(deployments, fields.get("max_scale"))
-
-    containers = snap.containers
-    kind = _text(containers, "kind")
-    if "restart_policy" in containers.columns:  # native sidecars: init with restartPolicy Always
-        always = containers["restart_policy"].astype("object") == "Always"
-        kind = kind.where(~((kind == "init") & always), "sidecar")
-    ids = _text(containers, "deployment_id")
-    is_sidecar, is_init = kind == "sidecar", kind == "init"
-    out["sidecars"] = _per_deployment(out, ids[is_sidecar].value_counts()).astype("int64")
-    out["init_containers"] = _per_deployment(out, ids[is_init].value_counts()).astype("int64")
-
-    requests = {
-        "cpu_request_cores": _column(containers, "cpu_request").fillna(
-            _column(containers, "cpu_limit")
-        ),
-        "memory_request_gib": _column(containers, "memory_request_mb").fillna(
-            _column(containers, "memory_limit_mb")
-        ),
-    }
+    pod = _PodContainers(snap.containers)
+    out["sidecars"] = _per_deployment(out, pod.ids[pod.sidecar].value_counts()).astype("int64")
+    plain_init = pod.init & ~pod.native
+    out["init_containers"] = _per_deployment(out, pod.ids[plain_init].value_counts()).astype(
+        "int64"
+    )
     for measure, (main_field, factor) in MEASURES.items():
-        container_field, container_factor = _CONTAINER_MEASURES[measure]
-        values = requests.get(measure, _column(containers, container_field))
-        values = values.fillna(0.0) * container_factor
+        values = pod.values(measure)
         main = _column(deployments, fields.get(main_field)).fillna(0.0) * factor
-        sidecar_sum = values[is_sidecar].groupby(ids[is_sidecar]).sum()
-        init_max = values[is_init].groupby(ids[is_init]).max()
-        sidecars = _per_deployment(out, sidecar_sum)
-        largest_init = _per_deployment(out, init_max)
+        sidecars = _per_deployment(out, values[pod.sidecar].groupby(pod.ids[pod.sidecar]).sum())
+        init_peak = _per_deployment(out, pod.init_peak(values))
         out[f"main_{measure}"] = main
         out[f"sidecars_{measure}"] = sidecars
-        out[f"largest_init_{measure}"] = largest_init
-        out[f"pod_{measure}"] = (main + sidecars).where(
-            main + sidecars >= largest_init, largest_init
-        )
+        out[f"largest_init_{measure}"] = init_peak
+        out[f"pod_{measure}"] = (main + sidecars).where(main + sidecars >= init_peak, init_peak)
     return out.reset_index(drop=True)
+
+
+class _PodContainers:
+    """A snapshot's sidecars and init containers as Kubernetes places them in the pod.
+
+    A native sidecar (an init container with `restartPolicy: Always`) starts in the init
+    phase, in its order among the init containers, and runs beside the main container from
+    then on: it counts among the sidecars, and beside every init container after it
+    (`init_peak`), as the scheduler counts it (kubernetes/enhancements KEP 753).
+    """
+
+    def __init__(self, containers: pd.DataFrame) -> None:
+        self.containers = containers
+        self.ids = _text(containers, "deployment_id")
+        kind = _text(containers, "kind")
+        policy = _text(containers, "restart_policy")
+        self.init = kind == "init"
+        self.native = self.init & (policy == "Always")
+        self.sidecar = (kind == "sidecar") | self.native
+        self.position = _column(containers, "position")
+
+    def values(self, measure: str) -> pd.Series:
+        """A measure per container in the report's unit; a request left empty is its limit,
+        as in Kubernetes; nothing at all counts 0 (and an unreadable quantity is an anomaly)."""
+        field, factor = _CONTAINER_MEASURES[measure]
+        values = _column(self.containers, field)
+        if measure in _REQUEST_TO_LIMIT:
+            values = values.fillna(_column(self.containers, _REQUEST_TO_LIMIT[measure]))
+        return values.fillna(0.0) * factor
+
+    def init_peak(self, values: pd.Series) -> pd.Series:
+        """Per deployment id, the most the init phase asks at once: each init container with
+        the native sidecars started before it, each native sidecar with those and itself."""
+        init = pd.DataFrame(
+            {"id": self.ids, "position": self.position, "value": values, "native": self.native}
+        )[self.init].sort_values(["id", "position"], kind="stable")
+        running = init["value"].where(init["native"], 0.0).groupby(init["id"]).cumsum()
+        return (running + init["value"].where(~init["native"], 0.0)).groupby(init["id"]).max()
 
 
 def _per_deployment(frame: pd.DataFrame, by_id: pd.Series) -> pd.Series:
@@ -424,7 +451,8 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     resource_spec from an empty one), `missing_resources` (a component sets some fields but
     not its CPU or memory request), `zero_resources`, `cpu_limit_below_request`,
     `memory_limit_below_request` and `max_scale_below_min_scale`; sidecars and init containers
-    get the limit checks too.
+    get the limit checks too, and `unreadable_quantity` for a quantity that is not a
+    Kubernetes quantity (its column is null; the detail quotes it and says why).
     """
     snap = as_snapshot(source)
     found = _Findings(snap.deployments)
@@ -506,9 +534,11 @@ def _component_findings(found: _Findings, component: str, absent: pd.Series) -> 
 
 
 def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
-    """Sidecars and init containers whose CPU or memory limit is below the request."""
+    """Sidecars and init containers whose CPU or memory limit is below the request, or
+    whose quantity is not a Kubernetes quantity."""
     if containers.empty:
         return
+    _unreadable_quantities(found, containers)
     by_id = found.identity.set_index("deployment_id")
     for resource, request_col, limit_col, unit in (
         ("cpu", "cpu_request", "cpu_limit", "cores"),
@@ -528,6 +558,47 @@ def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
             f"request {unit}=" + _shown(request[bad]) + f" limit {unit}=" + _shown(limit[bad])
         ).to_numpy()
         found.frames.append(frame)
+
+
+#: A container's quantity columns: (column, JSON text column, section, key), as exported.
+_QUANTITY_TEXT = (
+    ("cpu_request", "resources_requests_json", "requests", "cpu"),
+    ("cpu_limit", "resources_limits_json", "limits", "cpu"),
+    ("memory_request_mb", "resources_requests_json", "requests", "memory"),
+    ("memory_limit_mb", "resources_limits_json", "limits", "memory"),
+)
+
+
+def _unreadable_quantities(found: _Findings, containers: pd.DataFrame) -> None:
+    """`unreadable_quantity`: a quantity sent that the export could not read (its column
+    null, not 0); the detail quotes it with the reason (`analysis.quantities.problem`)."""
+    by_id = found.identity.set_index("deployment_id")
+    for column, json_column, section, key in _QUANTITY_TEXT:
+        if json_column not in containers.columns:
+            continue  # a dataset written before these columns were read
+        unread = _column(containers, column).isna() & containers[json_column].notna()
+        sent = [_member(text, key) for text in containers.loc[unread, json_column]]
+        why = [quantities.problem(value) for value in sent]
+        rows = containers[unread][[reason is not None for reason in why]]
+        found_here = [(v, reason) for v, reason in zip(sent, why, strict=True) if reason]
+        if rows.empty:
+            continue
+        frame = by_id.reindex(_text(rows, "deployment_id")).reset_index()
+        frame["component"] = (
+            _text(rows, "kind").fillna("container") + ":" + _text(rows, "name").fillna("")
+        ).to_numpy()
+        frame["anomaly"] = "unreadable_quantity"
+        frame["detail"] = [
+            f"{section}.{key} {json.dumps(value, ensure_ascii=False)}: {reason}"
+            for value, reason in found_here
+        ]
+        found.frames.append(frame)
+
+
+def _member(text: str, key: str) -> object:
+    """`key` of the JSON object `text` (None when it is no object or has no such key)."""
+    value = json.loads(text)
+    return value.get(key) if isinstance(value, dict) else None
 
 
 def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> pd.DataFrame:

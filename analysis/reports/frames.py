@@ -127,6 +127,8 @@ CONTAINER_COLUMNS = [
     "cpu_limit",
     "memory_request_mb",
     "memory_limit_mb",
+    "resources_requests_json",
+    "resources_limits_json",
 ]
 
 

@@ -69,6 +69,9 @@ _ANOMALY_AT = {
 _ODD_NAME_AT = {3, 14, 31, 47, 62, 85, 99}
 _NULL_SECRETS_AT = 66  # `secrets: null` rather than a list
 _NULL_IMAGE_VERSION_AT = 88
+#: A Kubernetes native sidecar (an init container with `restartPolicy: Always`) goes first
+#: among the init containers here.
+_NATIVE_SIDECAR_AT = 52
 #: Right-sizing cases: a production deployment left at the development defaults, or a
 #: development one raised above them (whichever the record's type makes it).
 _RIGHTSIZING_AT = {36, 71}
@@ -646,6 +649,11 @@ class _Builder:
         }
         if anomaly is None and r() < 0.03:
             spec["cpu"] = 1.5 if prod else 0.75  # a hand-tuned fractional request
+        self._containers(spec, r, i)
+        return spec
+
+    def _containers(self, spec: dict[str, Any], r: Any, i: int) -> None:
+        """Sidecars, init containers and volumes into `spec` (drawn last, in this order)."""
         with_sidecars = i % 4 == 1 or r() < 0.15
         with_init = i % 6 == 2 or r() < 0.1
         with_volumes = with_sidecars or r() < 0.2
@@ -655,13 +663,14 @@ class _Builder:
             spec["sidecars"] = [] if r() < 0.5 else None
         if with_init:
             spec["init_containers"] = _init_containers(r)
+        if i % 100 == _NATIVE_SIDECAR_AT:  # no draw: every other record stays as it was
+            spec["init_containers"] = [_native_sidecar(), *(spec.get("init_containers") or ())]
         if with_volumes:
             spec["volumes"] = _volumes(r)
             spec["volume_mounts"] = [
                 {"name": "config", "mountPath": "/etc/agent", "readOnly": True},
                 {"name": "scratch", "mountPath": "/tmp/scratch", "subPath": f"run-{i}"},
             ]
-        return spec
 
 
 @functools.cache
@@ -829,6 +838,21 @@ def _init_containers(r: Any) -> list[dict[str, Any]]:
         "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}},
     }
     return [wait, migrate]
+
+
+def _native_sidecar() -> dict[str, Any]:
+    """An init container that keeps running (`restartPolicy: Always`, Kubernetes 1.29+): it
+    starts before the init containers after it and runs beside them and the main one."""
+    return {
+        "name": "mesh-proxy",
+        "image": "envoyproxy/envoy:v1.30.1",
+        "args": ["--config-path", "/etc/envoy/envoy.yaml"],
+        "restartPolicy": "Always",
+        "resources": {
+            "requests": {"cpu": "250m", "memory": "256Mi"},
+            "limits": {"cpu": "1", "memory": "512Mi"},
+        },
+    }
 
 
 def _volumes(r: Any) -> list[dict[str, Any]]:

@@ -25,8 +25,11 @@ Why it reads the way it does:
   careful reader reads it, as before: the same cuts, the same errors and the same Page
   sources.
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
-  which lists it in rejected_records. A file that is not JSON, is empty or has the wrong
-  shape is a `DumpError`: one line naming the file and the problem.
+  which lists it in rejected_records. Nor is one holding a value the JSON grammar allows and
+  no parser reads (a lone surrogate, 1e400): wherever orjson refuses the text, the grammar
+  cuts it (`analysis.rawjson`) and that record alone stays raw text for the tables to
+  reject. A file that is not JSON, is empty or has the wrong shape is a `DumpError`: one
+  line naming the file and the problem.
 - `Page.source` names where the records are (`dump.json[0..999]`, `dump.json[3].resources`,
   `dump.ndjson:lines 1-1000`) and `record_index` (first_index + i) is the position in that
   array; for NDJSON records it is the line number, so a rejected record is easy to find.
@@ -57,6 +60,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 import msgspec
 import orjson
 
+from analysis import rawjson
 from analysis.errors import DumpError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
@@ -232,6 +236,8 @@ def _split_page(path: Path, page: dict[str, Any], where: str, page_size: int) ->
 
 
 def _shape(value: Any) -> str:
+    if type(value) is msgspec.Raw:
+        return "a value no parser here reads"
     if isinstance(value, dict):
         return 'an object without "resources"'
     if isinstance(value, list):
@@ -365,7 +371,7 @@ def _elements(data: bytes, found: tuple[bytes, bytes] | None) -> list[Any]:
     if all(probe.resources is msgspec.UNSET for probe in probes):
         return _Run(elements)
     return [
-        element if probe.resources is msgspec.UNSET else orjson.loads(memoryview(element))
+        element if probe.resources is msgspec.UNSET else rawjson.loads(memoryview(element))
         for element, probe in zip(elements, probes, strict=True)
     ]
 
@@ -380,7 +386,7 @@ def _split_elements(data: bytes, offsets: bytes, kinds: bytes) -> list[Any]:
     return [
         element
         if kind == 0
-        else orjson.loads(memoryview(element))
+        else rawjson.loads(memoryview(element))
         if kind == 1
         else _page_or_raw(element)
         for element, kind in zip(elements, kinds, strict=True)
@@ -394,7 +400,7 @@ def _page_or_raw(value: msgspec.Raw) -> Any:
             return value
     except (msgspec.ValidationError, msgspec.DecodeError):
         return value  # not an object: the flattener rejects it
-    return orjson.loads(memoryview(value))
+    return rawjson.loads(memoryview(value))
 
 
 def _indexed(elements: list[Any]) -> Iterable[tuple[int, Any]]:
@@ -495,7 +501,7 @@ def _load_whole(path: Path) -> Any:
         raw = raw[3:]
     try:
         with paused_gc():
-            return orjson.loads(raw)
+            return rawjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise _not_json(path, exc.lineno, exc.colno, exc.msg) from None
 
@@ -509,7 +515,7 @@ def _is_ndjson(path: Path, limit: int) -> bool:
     with path.open("rb") as fh:
         first_line = fh.readline(limit + 1)
         try:
-            orjson.loads(first_line)
+            rawjson.loads(first_line)
         except orjson.JSONDecodeError:
             return False  # e.g. a pretty-printed page
         return any(line.strip() for line in iter(lambda: fh.readline(), b""))
@@ -543,7 +549,7 @@ def _ndjson_values(path: Path, limit: int) -> Iterator[tuple[int, Any]]:
                 yield number, _GAP
                 continue
             try:
-                yield number, orjson.loads(line)
+                yield number, rawjson.loads(line)
             except orjson.JSONDecodeError as exc:
                 raise _not_json(path, number, exc.colno, exc.msg) from None
 
@@ -668,7 +674,7 @@ class _ArrayStream:
         text = self.window.text
         pos = self.pos
         try:
-            element, self.pos = self.decoder.raw_decode(text, pos)
+            _found, self.pos = self.decoder.raw_decode(text, pos)
         except RecursionError:
             raise self.fail(pos, "nested too deeply to read") from None
         except json.JSONDecodeError as exc:
@@ -683,7 +689,17 @@ class _ArrayStream:
             self.pos = 0
             self.window.extend()
             return _READ_ON
-        return element
+        return self.exact(pos)
+
+    def exact(self, pos: int) -> Any:
+        """The element from `pos` to `self.pos` as orjson reads it, as every other path
+        reads a dump: the standard library's parse keeps lone surrogates and reads 1e400 as
+        an infinity, so an element orjson refuses comes as its raw text (`rawjson.loads`),
+        which the tables reject alone; NaN and the like are not JSON."""
+        try:
+            return rawjson.loads(self.window.text[pos : self.pos].encode())
+        except orjson.JSONDecodeError as exc:
+            raise self.fail(pos + exc.pos, exc.msg) from None
 
 
 # --- large arrays read raw: blocks cut in C on a thread ------------------------------------

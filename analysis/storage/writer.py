@@ -239,7 +239,7 @@ def export_snapshot(
         try:
             metadata = _file_metadata(at, export_id, chosen)
             rows = _write_tables(flattener, tmp, day, metadata, pages, options)
-            flattener.warn_of_conflicts()
+            flattener.warn_of_findings()
             fetch = {"fetch": _evidence(evidence)}
             identity = _identity(day, at, export_id, _relative(target.root, out_dir), chosen)
             rows, fetch = _workspaces_day(options, flattener, tmp, target, identity, rows, fetch)
@@ -316,6 +316,7 @@ def _contents(flattener: Flattener, rows: dict[str, int], day: date) -> dict[str
         "records": flattener.counts["records"],
         "rejected": flattener.counts["rejected"],
         "original_name_conflicts": flattener.counts["original_conflicts"],
+        "unreadable_quantities": flattener.counts["unreadable_quantities"],
         "rows": rows,
         "files": {name: paths.part_path(name, day) for name in rows},
     }

@@ -42,7 +42,21 @@ Documented choices (the spec is silent on them):
   `redis_cpu` for `cache_cpu`) is read into the spec's column under either name. Sent
   under both with different values, the spec's name wins and the other value is kept in
   `unknown_fields_json` (counted: `OriginalNameConflictWarning`, the manifest).
-- Timestamps without an offset are read as UTC.
+- Timestamps without an offset are read as UTC. A leap second (`2016-12-31T23:59:60Z`, valid
+  RFC 3339 where a leap second can be: at 23:59 in UTC, whatever the offset written) is
+  read as second 59 of that minute, its fraction kept, as Java's `Instant.parse` reads it:
+  no timestamp type of Arrow, Parquet, Python or Spark has a second 60, and the instant
+  stays within its minute. Second 60 at any other minute is no date-time. An instant
+  outside years 1-9999 in UTC (`0001-01-01T00:00:00+01:00` is in year 0) is refused
+  ("date-time outside years 1-9999 in UTC"): Python's datetime, hence pyarrow's
+  `to_pylist` and pandas' objects, cannot hold it. Every reader applies this rule
+  (`rules.parse_datetime`; the compiled lane's C reading of the common form alike).
+- A container's resource quantity that Kubernetes' grammar refuses (`"١٢"`, `"２"`, `" 2 "`,
+  `"1GB"`; `analysis.quantities`) is a rejected value, not a rejected record: the
+  container's row is kept, that quantity's column (`cpu_request`, ...) is null, never 0,
+  its text stays in `resources_requests_json` / `resources_limits_json`, the export counts
+  them (`UnreadableQuantityWarning`, the manifest's `unreadable_quantities`), and the
+  capacity report lists each as an `unreadable_quantity` anomaly with its reason.
 - `secret_count` is null when the record has no `secrets` array (unknown, not zero).
 - deployment_components: replicas of a component without scale fields, or whose scale is
   null, count as 1 (the assumption the capacity reports share).
@@ -62,6 +76,7 @@ from .flattener import (
     Flattener,
     OriginalNameConflictWarning,
     RejectedRecordError,
+    UnreadableQuantityWarning,
     deployments_dataframe,
     flatten,
     flatten_providers,
@@ -83,6 +98,7 @@ __all__ = [
     "Flattener",
     "OriginalNameConflictWarning",
     "RejectedRecordError",
+    "UnreadableQuantityWarning",
     "deployments_dataframe",
     "flatten",
     "flatten_providers",

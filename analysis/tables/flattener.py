@@ -14,6 +14,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis import rawjson
 from analysis.errors import ExportError
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
@@ -22,7 +23,14 @@ from . import gathered
 from .arrays import arrays_from_rows, column
 from .careful import Columns
 from .gathered import GATHERED, GatheredReader, row_fields
-from .layout import TABLE_NAMES, TENANT_COLUMN, Layout, components_from, defaults
+from .layout import (
+    TABLE_NAMES,
+    TENANT_COLUMN,
+    Layout,
+    components_from,
+    defaults,
+    unreadable_quantities,
+)
 from .redaction import redact
 from .rows import RowState
 from .rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
@@ -34,6 +42,11 @@ if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences 
 
 class RejectedRecordError(ExportError):
     """Raised in strict mode for the first record that cannot be read."""
+
+
+class UnreadableQuantityWarning(UserWarning):
+    """Containers sent resource quantities that are not Kubernetes quantities (`"١٢"`, `" 2 "`):
+    their columns are null, never 0, and `dims report` lists each with its reason."""
 
 
 class OriginalNameConflictWarning(UserWarning):
@@ -81,8 +94,14 @@ class Flattener:
         self._provider_defaults = defaults("OAuthProvider")
         self._repository_defaults = defaults("Repository")
         #: deployments read; records rejected (providers and repositories too); deployments
-        #: that sent a field under both its names with different values (the spec's kept)
-        self.counts = {"records": 0, "rejected": 0, "original_conflicts": 0}
+        #: that sent a field under both its names with different values (the spec's kept);
+        #: container quantities that are no Kubernetes quantity (their columns are null)
+        self.counts = {
+            "records": 0,
+            "rejected": 0,
+            "original_conflicts": 0,
+            "unreadable_quantities": 0,
+        }
         #: deployments the fast typed reader took (the careful reader read the rest)
         self.typed_records = 0
         self.pending = 0
@@ -172,6 +191,28 @@ class Flattener:
                     f"{conflicts:,} deployment(s) sent a field under both the spec's name and "
                     "the service's own (e.g. cache_cpu and redis_cpu) with different values: "
                     "the spec's name was kept, the other value is in unknown_fields_json"
+                ),
+                stacklevel=2,
+            )
+
+    def warn_of_findings(self) -> None:
+        """Once an export's records are read: what they held that the tables keep apart
+        (fields sent under two names; quantities that are not quantities), one warning each."""
+        self.warn_of_conflicts()
+        self.warn_of_unreadable_quantities()
+
+    def warn_of_unreadable_quantities(self) -> None:
+        """Once an export's records are read: one warning when any container quantity was
+        not a Kubernetes quantity (where the text is, and where the reasons are)."""
+        unreadable = self.counts["unreadable_quantities"]
+        if unreadable:
+            warnings.warn(
+                UnreadableQuantityWarning(
+                    f"{unreadable:,} container resource quantity value(s) are not Kubernetes "
+                    'quantities (such as "١٢" or " 2 "): their columns in deployment_containers '
+                    "are null, not 0, the text is in resources_requests_json or "
+                    "resources_limits_json, and `dims report` lists each as an "
+                    "unreadable_quantity anomaly with its reason"
                 ),
                 stacklevel=2,
             )
@@ -382,6 +423,7 @@ class Flattener:
             self._python_pending = False
         out["deployment_components"] = components_from(out["deployments"])
         self.counts["original_conflicts"] += self._layout.original_conflicts(out["deployments"])
+        self.counts["unreadable_quantities"] += unreadable_quantities(out["deployment_containers"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
 
@@ -428,8 +470,18 @@ def parse_raw(record: msgspec.Raw) -> Any:
         return orjson.loads(memoryview(record))
     except orjson.JSONDecodeError as exc:
         # orjson's message names what and where (e.g. `number out of range: line 1
-        # column 9`), never the text itself
-        raise Unparsable(f"record: not valid JSON ({exc})") from None
+        # column 9`), never the text itself; the part's path is added where the grammar
+        # reads it (a lone surrogate, 1e400: JSON by the grammar, values for no parser)
+        raise Unparsable(f"record: not valid JSON ({exc}{_unreadable_at(record)})") from None
+
+
+def _unreadable_at(record: msgspec.Raw) -> str:
+    """`; at name: a string that is not Unicode text (...)`, or nothing when not found."""
+    try:
+        found = rawjson.unreadable_part(rawjson.grammar_loads(record))
+    except ValueError:
+        return ""
+    return "" if found is None else f"; at {found}"
 
 
 #: A tenant_id column given apart: the array itself, or how to make it from the others.

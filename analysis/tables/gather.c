@@ -197,10 +197,16 @@ static int digits(const char *s, int n, int *out)
     return 0;
 }
 
+/* The instants a timestamp column holds for every reader: years 1-9999 in UTC. */
+#define FIRST_MICROS (-62135596800LL * 1000000)     /* 0001-01-01T00:00:00Z */
+#define LAST_MICROS (253402300800LL * 1000000 - 1) /* 9999-12-31T23:59:59.999999Z */
+
 /* The common form of a date-time, read here: YYYY-MM-DDTHH:MM:SS, then .fff or .ffffff or
  * nothing, then Z, +HH:MM, -HH:MM or nothing (UTC, as rules.parse_datetime reads it).
- * 0 with microseconds since the epoch in UTC; 1 for any other text, which the Python rule
- * reads (it accepts more forms, or says it is no date-time). */
+ * Second 60 is a leap second where one can be (at 23:59 in UTC), read as second 59.
+ * 0 with microseconds since the epoch in UTC; 1 for any other text, or an instant outside
+ * years 1-9999 in UTC, which the Python rule reads (it accepts more forms, or says what is
+ * wrong). */
 static int common_datetime(PyObject *text, int64_t *out)
 {
     Py_ssize_t n;
@@ -245,14 +251,24 @@ static int common_datetime(PyObject *text, int64_t *out)
     }
     static const int month_days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
-        second > 59)
+        second > 60)
         return 1;
     int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     if (day > month_days[month - 1] + (month == 2 && leap))
         return 1;
+    int offset_minutes = sign * (oh * 60 + om);
+    if (second == 60) {
+        int minute_in_utc = ((hour * 60 + minute - offset_minutes) % 1440 + 1440) % 1440;
+        if (minute_in_utc != 23 * 60 + 59)
+            return 1;
+        second = 59;
+    }
     int64_t seconds = days_from_civil(year, (unsigned)month, (unsigned)day) * 86400 +
-                      hour * 3600 + minute * 60 + second - sign * (oh * 3600 + om * 60);
-    *out = seconds * 1000000 + fraction;
+                      hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    int64_t micros = seconds * 1000000 + fraction;
+    if (micros < FIRST_MICROS || micros > LAST_MICROS)
+        return 1;
+    *out = micros;
     return 0;
 }
 

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis import spec
+from analysis import quantities, spec
 
 from .arrays import column, int64_array
 from .careful import Columns, plan_for
@@ -110,9 +111,32 @@ def _containers_table(container_ref: str) -> ItemTable:
     ):
         cols.add(name, arrow_type)
     plan = plan_for(container_ref, cols, checks=(ENV_PROP,))
-    for name in ("cpu_request", "cpu_limit", "memory_request_mb", "memory_limit_mb"):
+    for name, text_column, _key in QUANTITY_SOURCES:
+        if text_column not in cols.names:
+            raise ValueError(f"openapi.yaml: containers have no {text_column} to read {name}")
         cols.add(name, pa.float64())
     return ItemTable("deployment_containers", cols, plan)
+
+
+#: A container's quantity columns, each with the JSON text column and key it is read from.
+QUANTITY_SOURCES = (
+    ("cpu_request", "resources_requests_json", "cpu"),
+    ("cpu_limit", "resources_limits_json", "cpu"),
+    ("memory_request_mb", "resources_requests_json", "memory"),
+    ("memory_limit_mb", "resources_limits_json", "memory"),
+)
+
+
+def unreadable_quantities(containers: pa.Table) -> int:
+    """Container quantities sent but not Kubernetes quantities (`quantities.problem`): their
+    column is null while their text, kept in the JSON column, holds a value."""
+    found = 0
+    for name, text_column, key in QUANTITY_SOURCES:
+        unread = pc.and_(pc.is_null(containers[name]), pc.is_valid(containers[text_column]))
+        for text in containers[text_column].filter(unread).to_pylist():
+            sent = orjson.loads(text)
+            found += type(sent) is dict and quantities.problem(sent.get(key)) is not None
+    return found
 
 
 def _env_table(env_ref: str, include_env_values: bool) -> ItemTable:

@@ -14,7 +14,7 @@ import linecache
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
@@ -160,13 +160,50 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 EXACT_INT = 2**53  # the largest integers a float64 holds exactly
 
 
+class DateTimeOutOfRange(ValueError):
+    """A date-time whose instant falls outside years 1-9999 in UTC (`0001-01-01T00:00:00+01:00`
+    is in year 0): no timestamp column holds it for every reader (Python's datetime, so
+    pyarrow's `to_pylist` and pandas' objects, stop at those years)."""
+
+
+#: RFC 3339's leap second: `HH:MM:60` after a full date (`2016-12-31T23:59:60Z`).
+_LEAP_SECOND = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}.[0-9]{2}:[0-9]{2}:(60)(?![0-9])")
+
+
 def parse_datetime(text: str) -> datetime:
     """A date-time as both readers read it: ISO 8601, and UTC when it names no offset.
 
-    ValueError when it is not one (the careful reader turns that into a reason).
+    A leap second (second 60, where RFC 3339 allows one: at 23:59 in UTC) is read as second
+    59 of the same minute, fraction kept, as Java's `Instant.parse` reads it; the instant
+    must fall in years 1-9999 in UTC. ValueError when it is not one (`DateTimeOutOfRange`
+    for the years): the careful reader turns that into a reason.
     """
-    parsed = datetime.fromisoformat(text)
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        parsed = _leap_second(text)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        parsed.astimezone(UTC)
+    except OverflowError:
+        raise DateTimeOutOfRange(text) from None
+    return parsed
+
+
+def _leap_second(text: str) -> datetime:
+    """A date-time with a leap second, read as second 59; ValueError for any other text, and
+    for second 60 where no leap second can be (any minute but 23:59 in UTC)."""
+    found = _LEAP_SECOND.match(text)
+    if found is None:
+        raise ValueError(f"not a date-time: {text!r}")
+    at = found.start(1)
+    parsed = datetime.fromisoformat(f"{text[:at]}59{text[at + 2 :]}")
+    offset = parsed.utcoffset() or timedelta(0)
+    minute_in_utc = (parsed.hour * 60 + parsed.minute - offset // timedelta(minutes=1)) % 1440
+    if minute_in_utc != 23 * 60 + 59:
+        raise ValueError(f"second 60 is a leap second only at 23:59 UTC: {text!r}")
+    return parsed
 
 
 def _wrong(value: Any, kind: str, path: str, show: bool) -> Reject:
@@ -194,6 +231,9 @@ def _to_datetime(value: Any, kind: str, path: str, show: bool) -> Any:
     if type(value) is str:
         try:
             return parse_datetime(value)
+        except DateTimeOutOfRange:
+            found = describe(value, show)
+            raise Reject(path, f"date-time outside years 1-9999 in UTC, got {found}") from None
         except ValueError:
             pass
     raise _wrong(value, kind, path, show)

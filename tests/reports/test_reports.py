@@ -18,6 +18,9 @@ import pytest
 from cli_in_process import run
 
 from analysis import reports
+from analysis.pages import Page
+from analysis.storage import writer
+from analysis.tables import UnreadableQuantityWarning
 
 DATE = "2025-06-02"  # of the snapshots the tests below export themselves
 VERSION_ORDER = [
@@ -105,6 +108,107 @@ def test_pod_requests_follow_kubernetes_rule(fleet, snap) -> None:
             assert pods.loc[record["id"], f"pod_{measure}"] == pytest.approx(want), measure
         checked += 1
     assert checked > 20
+
+
+def test_the_fleets_native_sidecars_count_as_sidecars(fleet, snap) -> None:
+    """An init container with restartPolicy Always (a native sidecar; the sandbox fleet has
+    one on its fixed schedule) is a sidecar: counted so, and its requests beside the main
+    container's."""
+    pods = reports.pod_requests(snap).set_index("deployment_id")
+    native = [
+        r
+        for r in fleet.deployments
+        if any(
+            c.get("restartPolicy") == "Always"
+            for c in fm.resource_spec(r).get("init_containers") or ()
+        )
+    ]
+    assert len(native) == 3  # positions 52, 152 and 252
+    for record in native:
+        rs = fm.resource_spec(record)
+        inits = rs["init_containers"]
+        row = pods.loc[record["id"]]
+        assert row["sidecars"] == len(rs.get("sidecars") or ()) + 1
+        assert row["init_containers"] == len(inits) - 1
+        side, _peak = fm.pod_parts(rs.get("sidecars") or [], inits, "cpu_request_cores")
+        assert row["sidecars_cpu_request_cores"] == pytest.approx(side)
+        assert side >= 0.25  # the native sidecar's 250m
+
+
+def _one_pod(fleet, init_containers, sidecars=(), **scales) -> dict:
+    """A fleet record whose main container asks 1 core (limit 2) and 1024 MiB, with the
+    given containers and scales."""
+    record = next(r for r in fleet.deployments if fm.resource_spec(r))
+    source = dict(record["source_config"])
+    source["resource_spec"] = {
+        **source["resource_spec"],
+        "cpu": 1,
+        "cpu_limit": 2,
+        "memory_mb": 1024,
+        "memory_limit_mb": 1024,
+        "min_scale": 1,
+        "max_scale": 1,
+        **scales,
+        "sidecars": list(sidecars),
+        "init_containers": list(init_containers),
+    }
+    return {**record, "source_config": source}
+
+
+def _container(name: str, cpu: str, restart: str | None = None) -> dict:
+    return {"name": name, "restartPolicy": restart, "resources": {"requests": {"cpu": cpu}}}
+
+
+@pytest.mark.parametrize(
+    ("inits", "pod_cpu"),
+    [
+        # a native sidecar (1 core) then a 2-core init container: they run together (3);
+        # main + the native sidecar is 2
+        ([("proxy", "1", "Always"), ("migrate", "2", None)], 3.0),
+        # the same two the other way round: the init container ends before the sidecar
+        # starts, so max(2, 1 + 1) = 2
+        ([("migrate", "2", None), ("proxy", "1", "Always")], 2.0),
+        # two native sidecars (0.5 each) then a 1.5-core init container: 2.5 at its turn
+        ([("a", "500m", "Always"), ("b", "500m", "Always"), ("migrate", "1.5", None)], 2.5),
+        # no native sidecar: the largest init container alone (OnFailure is no sidecar)
+        ([("wait", "250m", "OnFailure"), ("migrate", "2", None)], 2.0),
+        # native sidecars only: main 1 + 0.5 + 0.25
+        ([("a", "500m", "Always"), ("b", "250m", "Always")], 1.75),
+    ],
+)
+def test_native_sidecars_run_beside_the_init_containers_after_them(tmp_path, fleet, inits, pod_cpu):
+    """Kubernetes' rule (KEP 753): per replica, max(main + sidecars + native sidecars, the
+    init phase's peak), where each init container runs beside the native sidecars started
+    before it. Figures worked out by hand; fleet_math's own reading agrees."""
+    record = _one_pod(fleet, [_container(*c) for c in inits])
+    fm.export_fleet([record], {record["id"]: "prod"}, tmp_path, DATE)
+    pod = reports.pod_requests(tmp_path).set_index("deployment_id").loc[record["id"]]
+    assert pod["pod_cpu_request_cores"] == pytest.approx(pod_cpu)
+    extra = fm.components(record)["sidecars_init"]["cpu_request_cores"]
+    assert 1.0 + extra == pytest.approx(pod_cpu)
+    natives = sum(1 for c in inits if c[2] == "Always")
+    assert (pod["sidecars"], pod["init_containers"]) == (natives, len(inits) - natives)
+
+
+def test_a_fractional_scale_is_whole_pods_rounded_up(tmp_path, fleet) -> None:
+    """1.5 replicas are 2 pods and 2.25 are 3 (a scheduler places whole pods): main and
+    the sidecars_init part alike, in every total and cost."""
+    record = _one_pod(
+        fleet, [], sidecars=[_container("log", "500m")], min_scale=1.5, max_scale=2.25
+    )
+    fm.export_fleet([record], {record["id"]: "prod"}, tmp_path, DATE)
+    rows = reports.component_capacity(tmp_path).set_index("component")
+    for component, cpu in (("main", 1.0), ("sidecars_init", 0.5)):
+        row = rows.loc[component]
+        assert (row["replicas_min"], row["replicas_max"]) == (2, 3), component
+        assert row["cpu_request_cores_min_scale"] == pytest.approx(2 * cpu)
+        assert row["cpu_request_cores_max_scale"] == pytest.approx(3 * cpu)
+    totals, want = reports.fleet_totals(tmp_path), fm.totals(record)  # every component
+    assert totals["replicas_max"] == rows["replicas_max"].sum()
+    for column in ("cpu_request_cores_min_scale", "cpu_limit_cores_max_scale"):
+        assert totals[column] == pytest.approx(want[column]), column
+    pods = reports.pod_requests(tmp_path)
+    assert pods[["replicas_min", "replicas_max"]].values.tolist() == [[2, 3]]
 
 
 def test_largest_deployments(fleet, snap) -> None:
@@ -310,6 +414,36 @@ def test_container_limit_below_request_is_listed(tmp_path, fleet) -> None:
     rows = found[found["component"] == "sidecar:tight"]
     assert rows["deployment_id"].tolist() == [record["id"]]
     assert rows["anomaly"].tolist() == ["cpu_limit_below_request"]
+
+
+def test_an_unreadable_quantity_is_counted_warned_and_listed(tmp_path, fleet) -> None:
+    """Issue 27, item 4: a quantity Kubernetes refuses is null in the table, never 0; the
+    export counts it (manifest) and warns once; the report lists it with its reason."""
+    records = [r for r in fleet.deployments[:30] if fm.resource_spec(r)]
+    record = records[0]
+    source = dict(record["source_config"])
+    sidecar = {
+        "name": "odd",
+        "resources": {"requests": {"cpu": "١٢", "memory": " 2Gi"}, "limits": {"cpu": "２"}},
+    }
+    source["resource_spec"] = {**source["resource_spec"], "sidecars": [sidecar]}
+    records[0] = {**record, "source_config": source}
+    pages = [Page(records, source="test", deployment_type="prod")]
+    with pytest.warns(UnreadableQuantityWarning, match="3 container resource quantity value"):
+        result = writer.export_snapshot(pages, tmp_path)
+    assert result.manifest["unreadable_quantities"] == 3
+    found = reports.anomalies(tmp_path)
+    rows = found[found["anomaly"] == "unreadable_quantity"]
+    assert rows["deployment_id"].tolist() == [record["id"]] * 3
+    assert set(rows["component"]) == {"sidecar:odd"}
+    assert sorted(rows["detail"]) == [
+        'limits.cpu "２": digits other than ASCII 0-9',
+        'requests.cpu "١٢": digits other than ASCII 0-9',
+        'requests.memory " 2Gi": spaces are not part of a quantity',
+    ]
+    pod = reports.pod_requests(tmp_path).set_index("deployment_id").loc[record["id"]]
+    # nothing readable: the sum has nothing of it, which the anomaly above says
+    assert pod["sidecars_cpu_request_cores"] == 0.0
 
 
 def test_importing_the_reports_leaves_the_notebook_backend_alone():

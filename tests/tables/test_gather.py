@@ -221,10 +221,26 @@ def _date_times(draw: st.DrawFn) -> str:
     return text
 
 
+@st.composite
+def _edge_date_times(draw: st.DrawFn) -> str:
+    """The common form where it is hard: a leap second (second 60, where one can be or
+    not: any hour and minute, any offset), and the first and last days of years 1-9999
+    with offsets that push the instant out of them or keep it in."""
+    day = draw(st.sampled_from(["0001-01-01", "9999-12-31", "2016-12-31", "2015-06-30"]))
+    hour = draw(st.sampled_from(["00", "01", "15", "22", "23"]))
+    minute = draw(st.sampled_from(["00", "30", "59"]))
+    second = draw(st.sampled_from(["59", "60", "00"]))
+    fraction = draw(st.sampled_from(["", ".5", ".999999", ".000"]))
+    offset = draw(st.sampled_from(["Z", "", "+00:00", "+01:00", "-01:00", "-08:00", "+14:00",
+                                   "+00:30", "-00:01", "+23:59"]))  # fmt: skip
+    return f"{day}T{hour}:{minute}:{second}{fraction}{offset}"
+
+
 @settings(max_examples=500, deadline=None)
 @given(
     st.one_of(
         _date_times(),
+        _edge_date_times(),
         st.builds(
             datetime.isoformat,
             st.datetimes(timezones=st.none() | st.timezones()),
@@ -249,7 +265,13 @@ def test_a_date_time_reads_as_python_reads_it_or_is_given_back(text: str):
 @pytest.mark.parametrize(
     "text",
     ["2025-06-01T12:30:45Z", "2025-06-01T12:30:45.123456+05:30", "2024-02-29T00:00:00.250-08:00",
-     "2025-06-01T12:30:45", "2000-02-29T23:59:59.999999Z"],
+     "2025-06-01T12:30:45", "2000-02-29T23:59:59.999999Z",
+     # a leap second, read as second 59 (fraction kept), at 23:59 in UTC whatever the offset
+     "2016-12-31T23:59:60Z", "2016-12-31T23:59:60.500Z", "2016-12-31T15:59:60-08:00",
+     "9999-12-31T23:59:60Z",
+     # the first and last instants of years 1-9999 in UTC
+     "0001-01-01T00:00:00Z", "0001-01-01T01:00:00+01:00", "9999-12-31T23:59:59.999999Z",
+     "9999-12-31T22:59:59-01:00"],
 )  # fmt: skip
 def test_the_common_form_is_read_without_python(text: str):
     def refuse(_text: str) -> Any:
@@ -263,7 +285,12 @@ def test_the_common_form_is_read_without_python(text: str):
 
 @pytest.mark.parametrize(
     "text", ["2023-02-29T00:00:00Z", "1900-02-29T00:00:00Z", "2025-04-31T00:00:00Z",
-             "0000-01-01T00:00:00Z", "2025-06-01T24:00:00Z", "2025-06-01T12:00:60Z"],
+             "0000-01-01T00:00:00Z", "2025-06-01T24:00:00Z", "2025-06-01T12:00:60Z",
+             # second 60 where no leap second can be (22:59 and 00:00 in UTC)
+             "2016-12-31T23:59:60+01:00", "2017-01-01T00:00:60Z", "2016-12-31T23:59:61Z",
+             # instants in year 0 or 10000 once the offset is applied
+             "0001-01-01T00:00:00+01:00", "0001-01-01T00:59:59.999999+01:00",
+             "9999-12-31T23:59:59-01:00", "9999-12-31T23:00:00-01:00"],
 )  # fmt: skip
 def test_a_date_that_does_not_exist_is_given_back(text: str):
     with pytest.raises(Fallback):

@@ -107,11 +107,22 @@ def _fixed_offsets() -> st.SearchStrategy[timezone]:
     return st.one_of(st.just(UTC), minutes.map(lambda m: timezone(timedelta(minutes=m))))
 
 
+def in_years_1_to_9999(moment: datetime) -> bool:
+    """Whether an instant falls in years 1-9999 in UTC (naive: read as UTC), the date-times
+    dims takes: no reader's datetime holds others (`0001-01-01T00:00:00+01:00`)."""
+    try:
+        moment.astimezone(UTC) if moment.tzinfo else moment
+    except OverflowError:
+        return False
+    return True
+
+
 @st.composite
 def rfc3339(draw: st.DrawFn) -> str:
     """RFC 3339 date-times as services write them: any year, any offset, `Z` or `+hh:mm`,
-    a space or `T`, with or without fractions of a second (up to microseconds)."""
-    moment = draw(st.datetimes(timezones=_fixed_offsets()))
+    a space or `T`, with or without fractions of a second (up to microseconds); the
+    instant in years 1-9999 in UTC."""
+    moment = draw(st.datetimes(timezones=_fixed_offsets()).filter(in_years_1_to_9999))
     spec_ = draw(st.sampled_from(["seconds", "milliseconds", "microseconds", "auto"]))
     text = moment.isoformat(sep=draw(st.sampled_from("T ")), timespec=spec_)
     if moment.utcoffset() == timedelta(0) and draw(st.booleans()):
@@ -203,7 +214,7 @@ def get(record: Any, path: tuple[str, ...]) -> Any:
 
 
 def micros(text: str) -> int:
-    """The instant of an RFC 3339 string as microseconds since the epoch (any year)."""
+    """The instant of an RFC 3339 string as microseconds since the epoch."""
     parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     delta = parsed - EPOCH  # aware arithmetic: no conversion that could leave year 1..9999
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
@@ -382,7 +393,7 @@ def validator() -> Draft202012Validator:
     at the top level (a newer service's fields are kept, not a fault of the record)."""
     formats = FormatChecker(formats=())
     formats.checks("date-time", raises=ValueError)(
-        lambda text: not isinstance(text, str) or bool(datetime.fromisoformat(text))
+        lambda text: not isinstance(text, str) or in_years_1_to_9999(datetime.fromisoformat(text))
     )
     schema = {**deployment_schema(), "additionalProperties": True}
     return Draft202012Validator(schema, format_checker=formats)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import math
 from datetime import UTC, datetime
+from decimal import Decimal
 
 import orjson
 import pyarrow as pa
@@ -11,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import spec
+from analysis import quantities, spec
 from analysis.pages import Page
 from analysis.quantities import cpu_cores, memory_mib, parse_quantity
 from analysis.tables import (
@@ -487,7 +489,12 @@ def test_unreadable_records_are_rejected_with_a_reason(record, reason):
     assert rejected["reason"] == reason
     assert rejected["source"] == "page offset=40 type=prod"
     assert rejected["record_index"] == 41
-    assert flattener.counts == {"records": 3, "rejected": 1, "original_conflicts": 0}
+    assert flattener.counts == {
+        "records": 3,
+        "rejected": 1,
+        "original_conflicts": 0,
+        "unreadable_quantities": 0,
+    }
     # Nothing of the rejected record reaches any other table; its neighbours are whole.
     assert tables["deployments"].num_rows == 2
     assert tables["deployment_secrets"].num_rows == 4
@@ -646,9 +653,14 @@ def test_dataframes_for_notebooks():
         (0.5, 0.5),
         ("1e3", 1000.0),
         ("100u", 0.0001),
-        (" 1 ", 1.0),
         ("+1.5", 1.5),
         (".5", 0.5),
+        ("1.", 1.0),
+        ("1k", 1000.0),  # decimal: k is 1000, Ki would be 1024
+        ("2500n", 2.5e-6),
+        ("1E-2", 0.01),
+        ("1e+1", 10.0),
+        ("-1", -1.0),
     ],
 )
 def test_cpu_quantities(text, cores):
@@ -667,19 +679,115 @@ def test_cpu_quantities(text, cores):
         (1073741824, 1024.0),
         ("1E", 1e18 / 2**20),
         ("2Ti", 2 * 2**20),
+        ("1k", 1000 / 2**20),
+        ("1Pi", 2**30),
+        ("1Ei", 2**40),
     ],
 )
 def test_memory_quantities(text, mib):
     assert memory_mib(text) == pytest.approx(mib)
 
 
-@pytest.mark.parametrize(
-    "junk",
-    ["", "abc", "1.2.3", "Mi", "1 Gi", "1GB", "1e", True, None, [1], {"a": 1}, "1e999", 10**400],
-)
-def test_unreadable_quantities_are_none(junk):
+UNREADABLE_QUANTITIES = {
+    # what Kubernetes' ParseQuantity refuses -> the reason dims gives
+    "١٢": "digits other than ASCII 0-9",  # Arabic-Indic 12
+    "٣Gi": "digits other than ASCII 0-9",
+    "２": "digits other than ASCII 0-9",  # full-width 2
+    "1²": "digits other than ASCII 0-9",
+    " 2 ": "spaces are not part of a quantity",
+    "2 ": "spaces are not part of a quantity",
+    "\t2": "spaces are not part of a quantity",
+    "1 Gi": "spaces are not part of a quantity",
+    "2\n": "spaces are not part of a quantity",
+    "": "empty text, not a quantity",
+    "abc": "not a number with one of Kubernetes' suffixes",
+    "1.2.3": "not a number with one of Kubernetes' suffixes",
+    "Mi": "not a number with one of Kubernetes' suffixes",
+    "1GB": "not a number with one of Kubernetes' suffixes",
+    "1K": "not a number with one of Kubernetes' suffixes",  # k is decimal, Ki binary
+    "1mi": "not a number with one of Kubernetes' suffixes",
+    "1e": "not a number with one of Kubernetes' suffixes",
+    "1e1.5": "not a number with one of Kubernetes' suffixes",
+    "+": "not a number with one of Kubernetes' suffixes",
+    ".": "not a number with one of Kubernetes' suffixes",
+    "1e999": "a number beyond float64",
+    True: "a boolean, not a quantity",
+    10**400: "a number beyond float64",
+}
+
+
+@pytest.mark.parametrize("junk", [*UNREADABLE_QUANTITIES, [1], {"a": 1}])
+def test_unreadable_quantities_are_none_with_their_reason(junk):
+    """Never 0, never an exception: None, and `problem` says why (issue 27, item 4)."""
     assert parse_quantity(junk) is None
     assert cpu_cores(junk) is None and memory_mib(junk) is None
+    reason = quantities.problem(junk)
+    if isinstance(junk, list | dict):
+        assert reason in ("an array, not a quantity", "an object, not a quantity")
+    else:
+        assert reason is not None and reason.startswith(UNREADABLE_QUANTITIES[junk])
+
+
+def test_an_absent_or_readable_quantity_has_no_problem():
+    assert [quantities.problem(v) for v in (None, "500m", 2, "1.5Gi", "1e3")] == [None] * 5
+
+
+#: Kubernetes' suffixes and their multipliers, written out here (not imported).
+K8S_SUFFIXES = {
+    "": 1, "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "k": 10**3,
+    "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10,
+    "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+}  # fmt: skip
+
+
+def k8s_quantity(text: str) -> Decimal | None:
+    """Kubernetes' quantity grammar (the comment of resource/quantity.go), read one
+    character at a time: [sign] digits [. digits] | [sign] . digits, then a suffix or
+    e/E [sign] digits. None when the text is not one."""
+    ascii_digits = "0123456789"
+    at = 1 if text[:1] in ("+", "-") else 0
+    whole = len(text[at:]) - len(text[at:].lstrip(ascii_digits))
+    end = at + whole
+    fraction = 0
+    if text[end : end + 1] == ".":
+        rest = text[end + 1 :]
+        fraction = len(rest) - len(rest.lstrip(ascii_digits))
+        end += 1 + fraction
+    if whole == 0 and fraction == 0:
+        return None
+    number, suffix = Decimal(text[:end].rstrip(".") or "0"), text[end:]
+    if suffix in K8S_SUFFIXES:
+        return number * K8S_SUFFIXES[suffix]
+    exponent = suffix[1:].lstrip("+-") if suffix[:1] in ("e", "E") else ""
+    if (
+        not exponent
+        or any(c not in ascii_digits for c in exponent)
+        or len(suffix[1:]) - len(exponent) > 1
+    ):
+        return None
+    return number.scaleb(int(suffix[1:]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        st.sampled_from(list("0123456789+-.eEKMGTPEimnuk ٣２\t")) | st.characters(),
+        max_size=8,
+    )
+    | st.from_regex(
+        r"[+-]?([0-9]{1,4}(\.[0-9]{0,3})?|\.[0-9]{1,3})([eE][+-]?[0-9]{1,2}|[KMGTPE]i|[numkMGTPE])?",
+        fullmatch=True,
+    )
+)
+def test_quantities_follow_the_kubernetes_grammar(text):
+    """Accepted exactly when Kubernetes' grammar takes the text, with its value."""
+    expected = k8s_quantity(text)
+    got = parse_quantity(text)
+    if expected is None or not math.isfinite(float(expected)):
+        assert got is None, text
+        assert quantities.problem(text) is not None
+    else:
+        assert got == pytest.approx(float(expected), rel=1e-12), text
 
 
 def test_unknown_integers_beyond_64_bits_are_kept_exact():

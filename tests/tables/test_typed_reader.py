@@ -244,6 +244,10 @@ def test_integers_beyond_64_bits_in_free_form_json_take_the_careful_path():
     [
         ("created_at", b'"2025-06-01"'),  # a date only: the careful conversion decides
         ("created_at", b'"not a date"'),  # rejected with its reason
+        ("created_at", b'"2016-12-31T23:59:60Z"'),  # a leap second: second 59
+        ("created_at", b'"2016-12-31T12:00:60Z"'),  # no leap second there: rejected
+        ("updated_at", b'"0001-01-01T00:00:00+01:00"'),  # year 0 in UTC: rejected
+        ("updated_at", b'"9999-12-31T23:59:59-01:00"'),  # year 10000 in UTC: rejected
         ("name", b"null"),
         ("name", b"3"),
         ("latest_revision_id", b"true"),
@@ -255,6 +259,88 @@ def test_odd_values_read_the_same(field, text):
     data = orjson.dumps([record]).replace(b'"@@"', text)
     typed, careful, _ = flatten_both(data)
     assert_same_tables(typed, careful)
+
+
+@pytest.mark.parametrize(
+    ("text", "stored"),
+    [
+        ("2016-12-31T23:59:60Z", datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
+        ("2016-12-31T23:59:60.250Z", datetime(2016, 12, 31, 23, 59, 59, 250000, tzinfo=UTC)),
+        ("2016-12-31T15:59:60-08:00", datetime(2016, 12, 31, 23, 59, 59, tzinfo=UTC)),
+        ("2016-12-31 23:59:60.5+00:00", datetime(2016, 12, 31, 23, 59, 59, 500000, tzinfo=UTC)),
+    ],
+)
+def test_a_leap_second_is_second_59_in_every_reader(text, stored):
+    """Issue 27, item 5: RFC 3339's leap second no longer rejects the record."""
+    record = generate_fleet(1, seed=2).deployments[0]
+    record["created_at"] = text
+    typed, careful, flattener = flatten_both(orjson.dumps([record]))
+    assert_same_tables(typed, careful)
+    assert flattener.typed_records == 1 and typed["rejected_records"].num_rows == 0
+    assert typed["deployments"]["created_at"].to_pylist() == [stored]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0001-01-01T00:00:00+01:00",  # 0000-12-31T23:00:00Z
+        "9999-12-31T23:59:59-01:00",  # 10000-01-01T00:59:59Z
+        "0001-01-01T00:59:60+01:00",  # a leap second in year 0
+        "0001-01-01T00:00:00.5+00:01",
+    ],
+)
+def test_an_instant_outside_years_1_to_9999_is_refused_with_its_reason(tmp_path, text):
+    """Issue 27, item 5: such a date-time was exported, and reading the table back
+    (`to_pylist`, pandas objects) raised. Now the record is rejected saying why."""
+    records = [generate_fleet(1, seed=i).deployments[0] for i in range(3)]
+    records[1]["updated_at"] = text
+    typed, careful, _ = flatten_both(orjson.dumps(records))
+    assert_same_tables(typed, careful)
+    (rejected,) = typed["rejected_records"].to_pylist()
+    assert rejected["record_index"] == 1
+    assert (
+        rejected["reason"]
+        == f"updated_at: date-time outside years 1-9999 in UTC, got string {text!r}"
+    )
+    path = tmp_path / "dump.json"
+    path.write_bytes(orjson.dumps(records))
+    result = export_snapshot(read_dump(path, raw=True), tmp_path / "out")
+    assert (result.records, result.rejected) == (3, 1)
+    for part in (tmp_path / "out").glob("*/*/*.parquet"):
+        pq.read_table(part).to_pylist()  # every timestamp reads back as a Python datetime
+
+
+def test_quantities_kubernetes_refuses_are_null_in_every_lane_and_counted():
+    """Issue 27, item 4: "١٢", "٣Gi", "２", " 2 " are no quantities: the container's row
+    stays, those columns are null (never 0), the rest is read, and every lane counts them."""
+    record = _busy_record_with_sidecar()
+    sidecar = record["source_config"]["resource_spec"]["sidecars"][0]
+    sidecar["resources"] = {
+        "requests": {"cpu": "١٢", "memory": "٣Gi"},
+        "limits": {"cpu": "２", "memory": "1k"},
+    }
+    record["source_config"]["resource_spec"]["init_containers"] = [
+        {"name": "spaced", "resources": {"requests": {"cpu": " 2 "}, "limits": {"cpu": "3"}}}
+    ]
+    typed, careful, flattener = flatten_both(orjson.dumps([record]))
+    assert_same_tables(typed, careful)
+    assert flattener.typed_records == 1
+    rows = {r["name"]: r for r in typed["deployment_containers"].to_pylist()}
+    sidecar_row, init_row = rows[sidecar["name"]], rows["spaced"]
+    assert [sidecar_row[c] for c in ("cpu_request", "memory_request_mb", "cpu_limit")] == [None] * 3
+    assert sidecar_row["memory_limit_mb"] == pytest.approx(1000 / 2**20)  # 1k is 1000 bytes
+    assert (init_row["cpu_request"], init_row["cpu_limit"]) == (None, 3.0)
+    assert orjson.loads(sidecar_row["resources_requests_json"]) == {"cpu": "١٢", "memory": "٣Gi"}
+    assert flattener.counts["unreadable_quantities"] == 4
+
+
+def _busy_record_with_sidecar() -> dict[str, Any]:
+    records = generate_fleet(40, seed=7).deployments
+    return next(
+        r
+        for r in records
+        if ((r.get("source_config") or {}).get("resource_spec") or {}).get("sidecars")
+    )
 
 
 @pytest.mark.parametrize("text", [b"1e999", b"-1e400"])

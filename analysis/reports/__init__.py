@@ -18,7 +18,8 @@ Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_work
 breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
 `diff(…, tenant_ids=[…])` narrow a report or a diff to some workspaces.
 
-`write_report` writes the files of `dims report`; `diff` is `dims diff`.
+`write_report` writes the files of `dims report`; `diff` is `dims diff`, and
+`changed_deployments(diff(...))` the deployments it lists.
 """
 
 from analysis.reports.capacity import (
@@ -42,7 +43,13 @@ from analysis.reports.capacity import (
     rightsizing,
 )
 from analysis.reports.frames import DatasetError, Snapshot, load_snapshot, snapshot_days
-from analysis.reports.history import DiffResult, diff, version_changes, versions_over_time
+from analysis.reports.history import (
+    DiffResult,
+    changed_deployments,
+    diff,
+    version_changes,
+    versions_over_time,
+)
 from analysis.reports.images import (
     deployments_behind,
     image_version_summary,
@@ -79,6 +86,7 @@ __all__ = [
     "capacity_by_type",
     "capacity_by_workspace",
     "capacity_summary",
+    "changed_deployments",
     "component_capacity",
     "cost_by_deployment",
     "db_capacity",

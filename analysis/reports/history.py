@@ -243,6 +243,43 @@ def diff(
     )
 
 
+#: The columns of `changed_deployments`, in order.
+CHANGE_COLUMNS = [
+    "deployment_id",
+    "name",
+    "deployment_type",
+    "change",
+    "from_version",
+    "to_version",
+]
+
+
+def changed_deployments(result: DiffResult) -> pd.DataFrame:
+    """One row per deployment that changed between the two snapshots of a diff, the list
+    `dims diff` prints (and writes with `--changes-out`): columns `CHANGE_COLUMNS`.
+
+    `change` is `added`, `removed`, a version change (`upgrade`, `downgrade`, or `changed`
+    when either version does not parse) or `capacity`. A deployment whose version and
+    capacity both changed is listed once, as its version change, so the rows add up to the
+    deployments that moved. `from_version` and `to_version` are its image versions before
+    and after (missing where it had none: the added before, the removed after, and both for
+    a capacity change). Every column is text (`str`), as in every report frame.
+    """
+    added = result.added.assign(
+        change="added", from_version=None, to_version=result.added["image_version"]
+    )
+    removed = result.removed.assign(
+        change="removed", from_version=result.removed["image_version"], to_version=None
+    )
+    versions = result.version_changes
+    moved = set(versions["deployment_id"])
+    capacity = result.capacity_changes[~result.capacity_changes["deployment_id"].isin(moved)]
+    capacity = capacity.assign(change="capacity", from_version=None, to_version=None)
+    parts = [part.reindex(columns=CHANGE_COLUMNS) for part in (added, removed, versions, capacity)]
+    changes = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
+    return changes.astype("str")
+
+
 def _workspace_notes(old: Snapshot, new: Snapshot) -> list[str]:
     """A workspace in one snapshot only: its deployments count as added or removed, though
     the cause may be an export of fewer workspaces rather than the fleet changing."""

@@ -13,6 +13,7 @@ import pytest
 
 from analysis import reports
 from analysis.reports import DatasetError
+from analysis.reports.history import CHANGE_COLUMNS
 from analysis.sandbox import generate_fleet
 
 DATES = ("2025-06-01", "2025-06-08", "2025-06-15")
@@ -143,3 +144,48 @@ def test_version_changes_and_report_history(history) -> None:
     page = path.read_text(encoding="utf-8")
     assert f"Changes since the previous snapshot ({DATES[0]})" in page
     assert "snapshot_date=2025-06-08" in str(path)
+
+
+def test_changed_deployments_lists_each_deployment_that_moved_once(tmp_path) -> None:
+    """The list `dims diff` prints: one row per deployment, what changed and its versions
+    before and after; one both upgraded and resized is listed once, as its upgrade."""
+    fleet = generate_fleet(40, seed=5)
+    first = copy.deepcopy(fleet.deployments)
+    types = dict(fleet.deployment_types)
+    sized = [r for r in first if fm.resource_spec(r).get("cpu")]
+    both, resized, downgraded, gone = sized[:4]
+    for record, version in ((both, "1.0.0"), (resized, "1.0.0"), (downgraded, "1.0.0")):
+        record["image_version"] = version
+    gone["image_version"] = "0.9.0"
+    fm.export_fleet(first, types, tmp_path, DATES[0])
+
+    second = [copy.deepcopy(r) for r in first if r is not gone]
+    new, kind = fleet.new_deployment()
+    new["image_version"] = "2.0.0"
+    types[new["id"]] = kind
+    changed = {r["id"]: r for r in second}
+    changed[both["id"]]["image_version"] = "1.1.0"
+    for record in (changed[both["id"]], changed[resized["id"]]):
+        fm.resource_spec(record)["cpu"] += 1
+    changed[downgraded["id"]]["image_version"] = "0.5.0"
+    fm.export_fleet([*second, new], types, tmp_path, DATES[1])
+    fm.export_fleet([*second, new], types, tmp_path, DATES[2])
+
+    changes = reports.changed_deployments(reports.diff(tmp_path, DATES[0], DATES[1]))
+    assert list(changes.columns) == CHANGE_COLUMNS
+    assert all(dtype == "str" for dtype in changes.dtypes)  # text, as in every report frame
+    rows = changes.astype(object).where(changes.notna(), None)
+    listed = [(r.deployment_id, r.change, r.from_version, r.to_version) for r in rows.itertuples()]
+    assert listed == [
+        (new["id"], "added", None, "2.0.0"),
+        (gone["id"], "removed", "0.9.0", None),
+        (downgraded["id"], "downgrade", "1.0.0", "0.5.0"),
+        (both["id"], "upgrade", "1.0.0", "1.1.0"),
+        (resized["id"], "capacity", None, None),
+    ]
+    assert list(changes["name"]) == [new["name"], gone["name"], *(
+        r["name"] for r in (downgraded, both, resized)
+    )]  # fmt: skip
+
+    unchanged = reports.changed_deployments(reports.diff(tmp_path, DATES[1], DATES[2]))
+    assert unchanged.empty and list(unchanged.columns) == CHANGE_COLUMNS

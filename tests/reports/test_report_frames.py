@@ -100,7 +100,8 @@ def test_every_public_frame_function_is_checked() -> None:
         and getattr(getattr(reports, name), "__annotations__", {}).get("return") == "pd.DataFrame"
         and name not in ("capacity_by",)  # FRAMES checks it through its three groupings
     }
-    across_snapshots = {"versions_over_time", "version_changes"}  # see the test below
+    across_snapshots = {"versions_over_time", "version_changes", "changed_deployments"}
+    # (see the test below, and test_diff.py for changed_deployments)
     assert returns_frames - across_snapshots == set(FRAMES)
 
 

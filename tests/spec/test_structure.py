@@ -171,6 +171,68 @@ def test_the_cli_starts_without_the_heavy_modules():
     assert done.stdout.strip() == "[]"
 
 
+#: The modules of analysis/cli/ that are no command's: main, the parser and what commands share.
+CLI_MACHINERY = {
+    "analysis.cli",
+    "analysis.cli.__main__",
+    "analysis.cli._parser",
+    "analysis.cli._options",
+    "analysis.cli._output",
+}
+
+
+def test_every_command_is_one_module_that_declares_its_options_and_runs():
+    """`dims` joins a command to its code through one table (`_parser.COMMANDS`): each
+    command's module declares its options, `add_arguments(parser)`, and runs the command,
+    `run(args) -> int`; each module of analysis/cli/ but the machinery is one command's."""
+    import argparse
+    import inspect
+
+    from analysis.cli import _parser
+
+    parser = _parser.build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    # `CommandLine.parse` finds the command as argparse does only while this holds
+    own = [a for a in parser._actions if a.option_strings]
+    assert own and all(a.nargs == 0 for a in own), "an option of `dims` itself takes a value"
+    assert list(commands.choices) == list(_parser.COMMANDS)
+    modules = {name: _parser.command_module(name) for name in commands.choices}
+    assert len({module.__name__ for module in modules.values()}) == len(modules)
+    for module in modules.values():
+        for function, parameter in (("add_arguments", "parser"), ("run", "args")):
+            defined = getattr(module, function, None)
+            assert inspect.isfunction(defined), f"{module.__name__} has no {function}()"
+            assert list(inspect.signature(defined).parameters) == [parameter], defined
+        assert inspect.signature(module.run).return_annotation == "int", module.__name__
+    in_cli = {name for name in MODULES if name.startswith("analysis.cli")}
+    assert in_cli - CLI_MACHINERY == {module.__name__ for module in modules.values()}
+
+
+@pytest.mark.parametrize(
+    ("argv", "loaded"),
+    [(["--help"], []), (["sql", "--help"], ["_sql"]), (["sql", "select 1"], ["_sql"])],
+)
+def test_a_command_imports_its_own_module_only(argv, loaded, tmp_path):
+    """Commands are loaded on demand: `dims --help` imports no command's module (nor what
+    they import to define their options: the spec's filters, the code hosts), a command
+    only its own."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from analysis.cli import main\n"
+        "try:\n    main(sys.argv[2:] + ['--out', sys.argv[1]] * (sys.argv[2] != '--help'))\n"
+        "except SystemExit:\n    pass\n"
+        "print([m.rpartition('.')[2] for m in sorted(sys.modules) if m.startswith('analysis.cli.')"
+        " and m.rpartition('.')[2] not in ('_parser', '_output', '_options')])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path), *argv],
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == repr(loaded), done.stderr[-2000:]
+
+
 def test_the_package_exports_resolve_lazily_to_their_homes():
     import analysis
     from analysis import connection as connect_module
@@ -190,7 +252,7 @@ def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
 
     unwanted = ("httpx", "generated_client", "pandas", "duckdb", "matplotlib")
     code = (
-        "import sys, analysis.cli.commands; from analysis.snapshot import snapshot_from_dump; "
+        "import sys, analysis.cli._export; from analysis.snapshot import snapshot_from_dump; "
         f"print([m for m in {unwanted!r} if m in sys.modules])"
     )
     done = subprocess.run(

@@ -21,6 +21,7 @@ from analysis.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandb
 from analysis.snapshot import export_snapshot, snapshot_from_dump, take_snapshot
 from analysis.storage import manifest as manifests
 from analysis.storage.reader import read_table
+from analysis.storage.remote import open_store
 
 DAY = dt.date(2026, 2, 3)
 #: Written by the code before issue 28 (the scenarios below), volatile values masked.
@@ -147,8 +148,6 @@ def test_a_manifest_that_is_not_one_on_object_storage_is_named_by_its_readers(s3
     """dims' readers of object storage trust the manifest's file list: a bad one is one line
     naming the object, never a guess."""
     export_snapshot([Page([{"id": "a"}], source="t")], s3_out, snapshot_date=DAY)
-    from analysis.storage.remote import open_store
-
     key = f"_manifests/{DAY}.json"
     open_store(s3_out).put_bytes(key, b'{"files": 3}')
     with pytest.raises(ManifestError, match=rf"^{re.escape(s3_out)}/{key} is not a dims manifest"):

@@ -55,6 +55,11 @@ class ExportError(DimsError):
     """A snapshot could not be written; earlier snapshots are untouched."""
 
 
+class ManifestError(DimsError):
+    """A dataset's manifest (`_manifests/<day>.json`) is not one dims wrote: not JSON, or
+    not the manifest's schema (`analysis.storage.manifest`)."""
+
+
 class ReportError(DimsError):
     """A report could not be written; the dataset and earlier reports are untouched."""
 

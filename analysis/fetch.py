@@ -21,13 +21,14 @@ learnt from the service's answers, and an answer that disagrees re-aligns the wi
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import threading
 import warnings
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sized
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sized
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
@@ -56,6 +57,9 @@ from .errors import (
     describe,
     raise_for_status,
 )
+from .evidence import FetchEvidence, Integrations, ListingStats, TypeSources
+from .options import FetchLimits, Filters
+from .options import filter_names as filter_names  # public here since the first release
 from .pages import Page, RecordKeys, keys_of
 from .progress import Progress
 
@@ -66,12 +70,6 @@ DEFAULT_CONCURRENCY = defaults.CONCURRENCY
 
 
 deployment_types = spec.deployment_types
-
-
-def filter_names() -> tuple[str, ...]:
-    """The list-deployments filters of the spec (every query parameter but limit/offset)."""
-    params = spec.document()["paths"]["/v2/deployments"]["get"]["parameters"]
-    return tuple(p["name"] for p in params if p["name"] not in ("limit", "offset"))
 
 
 class ListingShiftedWarning(UserWarning):
@@ -88,15 +86,6 @@ class CodeHostWarning(UserWarning):
 
 
 # -- requests and responses ---------------------------------------------------------------
-
-
-def _check_filters(filters: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(filters) - set(filter_names())
-    if unknown:
-        raise ConfigurationError(
-            f"unknown deployment filter(s) {sorted(unknown)}; the spec names {list(filter_names())}"
-        )
-    return {k: v for k, v in filters.items() if v is not None}
 
 
 def _listing_request(offset: int, limit: int, filters: dict[str, Any]) -> dict[str, Any]:
@@ -167,40 +156,6 @@ def _transport_error(
 # -- paging ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FetchLimits:
-    """Ceilings per listing, far above any real fleet.
-
-    A service that keeps answering with new records (a paging bug, an endless listing)
-    ends in a PaginationError at one of these instead of an endless fetch; they also bound
-    the memory the ids seen take.
-    """
-
-    max_pages: int = 100_000
-    max_records: int = 2_000_000
-
-
-@dataclass
-class ListingStats:
-    """What one listing asked for and got: the evidence that it was read whole."""
-
-    #: "all" for the listing that defines the fleet, else the deployment_type it lists.
-    listing: str
-    #: "fleet" (its records are the export) or "tags" (it only tells records' types).
-    role: str
-    filters: dict[str, Any]
-    page_size: int
-    #: Pages answered, the final empty one included.
-    pages: int = 0
-    records: int = 0
-    #: Records whose id came earlier in this listing (it shifted while paged).
-    duplicates: int = 0
-    largest_page: int = 0
-    #: Pages whose response offset did not advance, so dims counted on by itself.
-    offset_fallbacks: int = 0
-    ended_on_empty_page: bool = False
-
-
 @dataclass
 class FetchStats:
     """What a full fetch saw: the export's evidence of completeness."""
@@ -224,20 +179,10 @@ class FetchStats:
     def duplicates(self) -> int:
         return sum(listing.duplicates for listing in self.listings if listing.role == "fleet")
 
-    def evidence(self) -> dict[str, Any]:
-        """The fetch's part of a snapshot's manifest (JSON-serialisable)."""
-        return {
-            "deployments": self.records,
-            "duplicates_dropped": self.duplicates,
-            "deployment_type_from": {
-                "record": self.typed_by_record,
-                "typed_listing": self.typed_by_listing,
-                "none": self.untyped,
-            },
-            "in_typed_listing_only": self.in_typed_listing_only,
-            "complete": all(listing.ended_on_empty_page for listing in self.listings),
-            "listings": [asdict(listing) for listing in self.listings],
-        }
+    @property
+    def complete(self) -> bool:
+        """Whether every listing ended on an empty page."""
+        return all(listing.ended_on_empty_page for listing in self.listings)
 
 
 @dataclass
@@ -361,7 +306,7 @@ class _Scheduler:
         progress: Progress | None = None,
         on_integration: Callable[[str], None] | None = None,
     ) -> None:
-        self.filters = _check_filters(filters)
+        self.filters = Filters.of(filters).query()
         self.on_integration = on_integration
         #: Read the fleet's records as raw JSON text (the tables' fast reader takes them).
         self.raw = raw
@@ -926,25 +871,32 @@ class Repositories:
 
 
 def export_evidence(
-    filters: Mapping[str, Any],
+    filters: Filters,
     stats: FetchStats,
     providers: Sized,
     repositories: Repositories,
-) -> dict[str, Any]:
+) -> FetchEvidence:
     """What an export asked for and what came back: its manifest's `fetch` section (one
     workspace's, when it fetched several)."""
-    return {
-        "filters": {k: getattr(v, "value", v) for k, v in filters.items()},
-        **stats.evidence(),
-        "oauth_providers": len(providers),
-        "integrations": {
-            "listed": len(repositories.by_integration),
-            "unknown_to_service": repositories.missing,
-            "not_uuid": repositories.malformed,
-            "code_host": repositories.code_host,
-            "all_not_found": repositories.all_not_found,
-        },
-    }
+    return FetchEvidence(
+        filters=dict(filters),
+        deployments=stats.records,
+        duplicates_dropped=stats.duplicates,
+        deployment_type_from=TypeSources(
+            stats.typed_by_record, stats.typed_by_listing, stats.untyped
+        ),
+        in_typed_listing_only=stats.in_typed_listing_only,
+        complete=stats.complete,
+        listings=[copy.copy(listing) for listing in stats.listings],
+        oauth_providers=len(providers),
+        integrations=Integrations(
+            listed=len(repositories.by_integration),
+            unknown_to_service=list(repositories.missing),
+            not_uuid=list(repositories.malformed),
+            code_host=repositories.code_host,
+            all_not_found=repositories.all_not_found,
+        ),
+    )
 
 
 class RepositoryFetcher:

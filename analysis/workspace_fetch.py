@@ -28,9 +28,10 @@ from . import defaults, fetch
 from .connection import retry_transport
 from .copies import OneCopy
 from .errors import DimsError
+from .evidence import FetchEvidence, Workspace
+from .options import FetchLimits, Filters
 from .pages import Page
 from .progress import Progress
-from .storage.workspaces import Workspace
 
 __all__ = ["WorkspaceFetch"]
 
@@ -66,19 +67,19 @@ class WorkspaceFetch:
         *,
         concurrency: int = defaults.CONCURRENCY,
         page_size: int = defaults.PAGE_SIZE,
-        limits: fetch.FetchLimits | None = None,
+        limits: FetchLimits | None = None,
         progress: Progress | None = None,
         filters: Mapping[str, Any] | None = None,
     ) -> None:
         self.clients = dict(clients)
+        self.filters = Filters.of(filters)
         self.options: dict[str, Any] = {
             "page_size": page_size,
             "concurrency": concurrency,
             "limits": limits,
             "progress": progress,
-            **(filters or {}),
+            **self.filters.query(),
         }
-        self.filters = dict(filters or {})
         self.concurrency = concurrency
         self.budget = fetch.RequestBudget(concurrency)  # shared by every workspace
         self.states = {tenant: _State() for tenant in self.clients}
@@ -138,7 +139,7 @@ class WorkspaceFetch:
             for tenant, state in self.states.items()
         ]
 
-    def _evidence(self, state: _State) -> dict[str, Any]:
+    def _evidence(self, state: _State) -> FetchEvidence:
         """What was asked and what came back in one workspace (the single export's shape)."""
         return fetch.export_evidence(self.filters, state.stats, state.providers, state.repositories)
 

@@ -160,8 +160,8 @@ def timestamp(text: str) -> datetime:
 
 def export_fleet(records: list[dict], types: dict[str, str], out_dir, snapshot_date: str) -> None:
     """Write one snapshot through the real export path, one Page per deployment_type listing."""
+    from analysis import snapshot
     from analysis.pages import Page
-    from analysis.storage import writer
 
     pages = []
     for kind in sorted(set(types.values())):
@@ -169,7 +169,7 @@ def export_fleet(records: list[dict], types: dict[str, str], out_dir, snapshot_d
         pages.append(Page(records=chosen, source=f"test type={kind}", deployment_type=kind))
     snapshot_at = datetime.fromisoformat(f"{snapshot_date}T06:00:00+00:00")
     day = date.fromisoformat(snapshot_date)
-    writer.export_snapshot(pages, out_dir, snapshot_date=day, snapshot_at=snapshot_at)
+    snapshot.export_snapshot(pages, out_dir, snapshot_date=day, snapshot_at=snapshot_at)
 
 
 #: OpenCost's custom-pricing defaults, written out here (not imported) so a wrong default in

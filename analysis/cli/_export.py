@@ -95,13 +95,11 @@ def run(args: argparse.Namespace) -> int:
         read_ahead(args.from_json)
     with paused_gc():  # imports allocate much and free little: about 10% sooner without it
         from ..snapshot import snapshot_from_dump, take_snapshot
-        from ..storage.writer import check_writable
 
     if args.from_json is not None and (filters or args.tenant_id):
         raise ConfigurationError(
             "filters and --tenant-id apply to the service; they cannot be combined with --from-json"
         )
-    check_writable(args.out, args.snapshot_date, filters)  # a bad folder fails before any fetch
     # what a snapshot is written with, whichever source it reads
     writing: dict[str, Any] = {
         "include_env_values": args.include_env_values,
@@ -124,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             result = take_snapshot(
                 client, args.out, progress=progress, **reading, **writing, **filters
             )
-    say(json.dumps(result.manifest, indent=2) if args.json else result.summary())
+    say(json.dumps(result.manifest.to_dict(), indent=2) if args.json else result.summary())
     return 0
 
 
@@ -179,6 +177,5 @@ def _export_workspaces(
             failure = {"published": False, "error": str(exc), "workspaces": exc.workspaces}
             say(json.dumps(failure, indent=2))
         raise
-    say(json.dumps(result.manifest, indent=2) if args.json else result.summary())
-    fetched = result.manifest["fetch"]["workspaces"]
-    return EXIT_PARTIAL if any("error" in found for found in fetched.values()) else 0
+    say(json.dumps(result.manifest.to_dict(), indent=2) if args.json else result.summary())
+    return EXIT_PARTIAL if result.manifest.fetch.partial else 0

@@ -2,8 +2,9 @@
 read back.
 
 - `paths`: where everything lives in a dataset folder (writer and readers agree on it);
-- `writer`: one snapshot written whole or not at all (`export_snapshot`), published through
-  `target` (the seam) by `writer.LocalTarget` or `remote_target.ObjectStoreTarget`;
+- `writer`: one snapshot written whole or not at all (`open_snapshot`: a session handed
+  finished tables), published through `target` (the seam) by `writer.LocalTarget` or
+  `remote_target.ObjectStoreTarget`, with its typed `manifest`;
 - `remote`: a dataset root named by URI (`s3://bucket/prefix`) through `pyarrow.fs`;
 - `workspaces`: a day as the union of its workspaces; `replaced`: rows of a deployment's
   copy that a later copy replaces, taken out of the work folder;
@@ -23,14 +24,14 @@ from ..lazy import exports
 if TYPE_CHECKING:
     from .dumps import read_dump
     from .reader import DatasetError, duckdb_connection, read_arrow, read_table, snapshot_dates
-    from .writer import ExportResult, check_writable, export_snapshot
+    from .writer import SnapshotWriter, check_writable, open_snapshot
 
 _HOMES = {
     "DatasetError": ".reader",
-    "ExportResult": ".writer",
+    "SnapshotWriter": ".writer",
     "check_writable": ".writer",
     "duckdb_connection": ".reader",
-    "export_snapshot": ".writer",
+    "open_snapshot": ".writer",
     "read_arrow": ".reader",
     "read_dump": ".dumps",
     "read_table": ".reader",
@@ -39,10 +40,10 @@ _HOMES = {
 
 __all__ = [
     "DatasetError",
-    "ExportResult",
+    "SnapshotWriter",
     "check_writable",
     "duckdb_connection",
-    "export_snapshot",
+    "open_snapshot",
     "read_arrow",
     "read_dump",
     "read_table",

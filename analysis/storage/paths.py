@@ -148,24 +148,15 @@ def first_link(out: Path, *relatives: Path) -> Path | None:
     return None
 
 
-def clean_filters(filters: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The filters that narrow the listing (None values and empty lists dropped), by name."""
-    return {
-        key: value
-        for key, value in sorted((filters or {}).items())
-        if value is not None and value != [] and value != ()
-    }
-
-
 def filters_slug(filters: Mapping[str, Any]) -> str:
     """A readable folder name for a set of filters: `name_contains-web__status-READY`.
 
     Characters a folder name cannot hold safely become `_`; when that (or shortening) makes
     the name ambiguous, a short hash of the exact filters is appended, so two different
     filter sets never share a folder. (`=` is avoided: Hive-style readers take `key=value`
-    folders for partitions.)
+    folders for partitions.) `filters` as `analysis.options.Filters` made them.
     """
-    cleaned = clean_filters(filters)
+    cleaned = dict(sorted(filters.items()))
     values = [_text(value) for value in cleaned.values()]
     exact = "__".join(f"{key}-{value}" for key, value in zip(cleaned, values, strict=True))
     readable = _SLUG_UNSAFE.sub("_", exact).strip("._") or "filters"
@@ -176,11 +167,11 @@ def filters_slug(filters: Mapping[str, Any]) -> str:
 
 
 def dataset_root(out_dir: PathLike, filters: Mapping[str, Any] | None) -> Location:
-    """Where a snapshot with these filters lives: `out_dir` for the fleet, else its own root."""
-    cleaned = clean_filters(filters)
-    if not cleaned:
+    """Where a snapshot with these filters (`analysis.options.Filters`) lives: `out_dir` for
+    the fleet, else its own root."""
+    if not filters:
         return location(out_dir)
-    return join(out_dir, FILTERED, filters_slug(cleaned))
+    return join(out_dir, FILTERED, filters_slug(filters))
 
 
 def _text(value: Any) -> str:

@@ -175,16 +175,16 @@ def _read_remote(
     failure: DatasetError | None = None
     for attempt in range(_CONSISTENT_ATTEMPTS):
         time.sleep(0.05 * attempt)
-        manifest = read_manifest(store, day) or {}
-        key = (manifest.get("files") or {}).get(table)
-        if key is None:
+        manifest = read_manifest(store, day)
+        key = manifest.files.get(table) if manifest is not None else None
+        if manifest is None or key is None:
             return []
         try:
             read = _read_object(store, key, columns)
         except DatasetError as exc:
             failure = exc  # read while it was overwritten, or really not Parquet
             continue
-        if read[1] == str(manifest.get("export_id") or "").encode():
+        if read[1] == manifest.export_id.encode():
             return [read]
         failure = None
     raise failure or DatasetError(

@@ -56,6 +56,7 @@ between them is the one case fencing cannot catch.
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import re
 import tempfile
@@ -67,18 +68,12 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import ExportError
+from ..errors import ExportError, ManifestError
 from ..tables import TABLE_NAMES
 from . import paths
+from .manifest import Manifest, Replaced, decode, encode
 from .remote import ObjectStoreError, Store, open_store
-from .target import (
-    KEEP_REPLACED,
-    ExportWaitWarning,
-    kept_in,
-    manifest_bytes,
-    manifest_version,
-    parse_manifest,
-)
+from .target import KEEP_REPLACED, ExportWaitWarning, Version
 
 #: How often a running export rewrites its lease, and when an unrenewed lease is dead (s).
 #: (Read when used, so tests may shorten both; LEASE_RENEW_S must stay well below a third
@@ -103,8 +98,10 @@ def manifest_days(store: Store) -> list[date]:
     return sorted(found)
 
 
-def read_manifest(store: Store, day: date) -> dict[str, Any] | None:
-    return parse_manifest(store.read_bytes(f"{paths.MANIFESTS}/{day.isoformat()}.json"))
+def read_manifest(store: Store, day: date) -> Manifest | None:
+    """The day's manifest, validated (None when the day has none)."""
+    key = f"{paths.MANIFESTS}/{day.isoformat()}.json"
+    return decode(store.read_bytes(key), store.uri_of(key))
 
 
 class LeaseLost(ExportError):
@@ -148,7 +145,7 @@ class Lease:
             "generation": self.attempted,
             "renewed_at": datetime.now(UTC).isoformat(),
         }
-        self.store.put_bytes(self.key, manifest_bytes(body))
+        self.store.put_bytes(self.key, (json.dumps(body, indent=2) + "\n").encode())
         self.generation, self.renewed = self.attempted, began
 
     def renew(self) -> bool:
@@ -174,7 +171,7 @@ class Lease:
 
     def _why_lost(self) -> str | None:
         if self.lost is None:
-            found = parse_manifest(self.store.read_bytes(self.key))
+            found = _lease_body(self.store.read_bytes(self.key))
             age = time.monotonic() - self.renewed  # after the read: a pause in it counts
             if found is None:
                 self.lost = "another export found it expired and removed it"
@@ -203,6 +200,7 @@ class ObjectStoreTarget:
 
     @contextlib.contextmanager
     def exclusive(self, timeout: float) -> Iterator[None]:
+        self.store.check_writable()  # a missing bucket or a refused key: one line, first
         self._acquire(timeout)
         stop = threading.Event()
         renewer = threading.Thread(target=self._renew, args=(stop,), name="dims-lease", daemon=True)
@@ -282,26 +280,26 @@ class ObjectStoreTarget:
         commit = _commit_record(self.store.read_bytes(f"{staging}/{_COMMIT}"))
         if commit is not None:
             data = self._dataset_of(commit)
-            current = read_manifest(data, date.fromisoformat(commit["snapshot_date"])) or {}
-            now = current.get("export_id")
-            if now != commit.get("export_id") and now == _basis(commit):
+            current = read_manifest(data, date.fromisoformat(commit.snapshot_date))
+            now = current.export_id if current is not None else None
+            if now != commit.export_id and now == _basis(commit):
                 if self._staged_whole(staging, commit):
                     self._publish_staged(staging, commit)
                     return
                 self._roll_back(data, commit, current)
         self._discard(staging)
 
-    def _staged_whole(self, staging: str, commit: dict[str, Any]) -> bool:
+    def _staged_whole(self, staging: str, commit: Manifest) -> bool:
         staged = {info.path for info in self.store.files(staging)}
-        return all(f"{staging}/{key}" in staged for key in commit["files"].values())
+        return all(f"{staging}/{key}" in staged for key in commit.files.values())
 
-    def _roll_back(self, data: Store, commit: dict[str, Any], current: dict[str, Any]) -> None:
+    def _roll_back(self, data: Store, commit: Manifest, current: Manifest | None) -> None:
         """Undo a commit that cannot be finished: each table it may have published gets the
         current manifest's file back from the copy kept before the commit (a table the day
         did not have is removed); that copy is then dropped, being in place again."""
-        kept = (commit.get("replaced") or {}).get("kept_in")
-        had = set((current.get("files") or {}).values())
-        for name, key in commit["files"].items():
+        kept = commit.replaced.kept_in if commit.replaced is not None else None
+        had = set(current.files.values()) if current is not None else set()
+        for name, key in commit.files.items():
             self.lease.check(f"putting back {name} of an unfinished export")
             if kept and key in had:
                 with contextlib.suppress(FileNotFoundError):
@@ -328,23 +326,22 @@ class ObjectStoreTarget:
         days = manifest_days(self.data)
         if not days:
             return None
-        found = read_manifest(self.data, days[-1]) or {}
-        return days[-1], manifest_version(found)["deployments"]
+        found = read_manifest(self.data, days[-1])
+        return days[-1], found.deployments if found is not None else None
 
-    def replacing(self, day: date, export_id: str) -> dict[str, Any] | None:
+    def replacing(self, day: date, export_id: str) -> Replaced | None:
         manifest = read_manifest(self.data, day)
         if manifest is None:
             return None
-        tables = sorted(manifest.get("files") or {})
-        return {**manifest_version(manifest), "tables": tables, "kept_in": kept_in(day, export_id)}
+        return Version.of(manifest).replaced(sorted(manifest.files), day, export_id)
 
-    def publish(self, tmp: Path, day: date, manifest: dict[str, Any]) -> dict[str, paths.Location]:
+    def publish(self, tmp: Path, day: date, manifest: Manifest) -> dict[str, paths.Location]:
         """Upload, keep, commit (fenced: a lost lease withdraws all of it), then publish."""
-        files: dict[str, str] = manifest["files"]
+        files = manifest.files
         try:
             self._upload(tmp, files)
-            if manifest["replaced"]:
-                self._keep(day, manifest["replaced"]["kept_in"])
+            if manifest.replaced is not None:
+                self._keep(day, manifest.replaced.kept_in)
             self._commit(manifest)
         except LeaseLost as exc:
             self._withdraw(manifest)
@@ -364,34 +361,35 @@ class ObjectStoreTarget:
 
     def _keep(self, day: date, kept: str) -> None:
         """The current version of `day` copied aside (by the store) before it is replaced."""
-        old = read_manifest(self.data, day) or {}
-        keys = [*(old.get("files") or {}).values(), f"{paths.MANIFESTS}/{day.isoformat()}.json"]
+        old = read_manifest(self.data, day)
+        files = old.files.values() if old is not None else ()
+        keys = [*files, f"{paths.MANIFESTS}/{day.isoformat()}.json"]
         for key in keys:
             self.lease.check(f"keeping {self.data.uri_of(key)}")
             with contextlib.suppress(FileNotFoundError):
                 self.data.copy(key, f"{kept}/{key}")
 
-    def _commit(self, manifest: dict[str, Any]) -> None:
+    def _commit(self, manifest: Manifest) -> None:
         self.lease.check("committing its snapshot")
-        self.store.put_bytes(f"{self.staging}/{_COMMIT}", manifest_bytes(manifest))
+        self.store.put_bytes(f"{self.staging}/{_COMMIT}", encode(manifest))
 
-    def _withdraw(self, manifest: dict[str, Any]) -> None:
+    def _withdraw(self, manifest: Manifest) -> None:
         """After a lost lease, before the commit: this export's own staging and kept copy
         (no other export uses either), as far as the store lets it."""
         with contextlib.suppress(ObjectStoreError):
             self._discard(self.staging)
-            if manifest["replaced"]:
-                self.data.delete_tree(manifest["replaced"]["kept_in"])
+            if manifest.replaced is not None:
+                self.data.delete_tree(manifest.replaced.kept_in)
 
-    def _dataset_of(self, manifest: dict[str, Any]) -> Store:
+    def _dataset_of(self, manifest: Manifest) -> Store:
         dataset = _dataset_prefix(manifest)
         return self.store.sub(dataset) if dataset else self.store
 
-    def _publish_staged(self, staging: str, manifest: dict[str, Any]) -> None:
+    def _publish_staged(self, staging: str, manifest: Manifest) -> None:
         """Staged files to their final keys (deployments last), the manifest, staging gone;
         the lease checked before each step."""
         dataset, data = _dataset_prefix(manifest), self._dataset_of(manifest)
-        files: dict[str, str] = manifest["files"]
+        files = manifest.files
         for name in sorted(files, key=lambda n: n == _PUBLISH_LAST):
             self.lease.check(f"publishing {name}")
             try:
@@ -402,9 +400,9 @@ class ObjectStoreTarget:
                     f"{files[name]} is gone (another export removed it); the next export "
                     f"into {self.store.uri} puts the earlier version back"
                 ) from None
-        day = manifest["snapshot_date"]
+        day = manifest.snapshot_date
         self.lease.check("writing the manifest")
-        data.put_bytes(f"{paths.MANIFESTS}/{day}.json", manifest_bytes(manifest))
+        data.put_bytes(f"{paths.MANIFESTS}/{day}.json", encode(manifest))
         self._discard(staging)
 
     def _discard(self, staging: str) -> None:
@@ -428,27 +426,36 @@ class ObjectStoreTarget:
             self.data.delete_tree(old)
 
 
-def _commit_record(data: bytes | None) -> dict[str, Any] | None:
+def _commit_record(data: bytes | None) -> Manifest | None:
     """A staging's commit record, or None when missing or not one (then it is no commit)."""
-    commit = parse_manifest(data)
-    if commit is None or not isinstance(commit.get("files"), dict):
-        return None
     try:
-        date.fromisoformat(str(commit.get("snapshot_date")))
-    except ValueError:
+        commit = decode(data, "a commit record")
+        if commit is not None:
+            date.fromisoformat(commit.snapshot_date)
+    except (ManifestError, ValueError):
         return None
     return commit
 
 
-def _dataset_prefix(manifest: dict[str, Any]) -> str:
+def _lease_body(data: bytes | None) -> dict[str, Any] | None:
+    """A lease object's content, or None when missing or not a JSON object."""
+    if data is None:
+        return None
+    try:
+        found = json.loads(data)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _dataset_prefix(manifest: Manifest) -> str:
     """Where a manifest's dataset is below `--out` ("" for the fleet's)."""
-    return "" if manifest.get("dataset") in (None, ".") else str(manifest["dataset"])
+    return "" if manifest.dataset == "." else manifest.dataset
 
 
-def _basis(commit: dict[str, Any]) -> str | None:
+def _basis(commit: Manifest) -> str | None:
     """The export id of the version a commit replaces (None: the day was new)."""
-    replaced = commit.get("replaced")
-    return replaced.get("export_id") if isinstance(replaced, dict) else None
+    return commit.replaced.export_id if commit.replaced is not None else None
 
 
 def _partition_day(key: str) -> date | None:

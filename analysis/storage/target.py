@@ -9,19 +9,21 @@ same manifest, so every reader reads both alike.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
+
+from analysis.options import LOCK_TIMEOUT_S
 
 from . import paths
+from .manifest import Manifest, Replaced
 
 #: Replaced versions kept per day in `DIR/_replaced/`; older ones are pruned.
 KEEP_REPLACED = 3
 #: How long a second export into the same dataset waits for the first (seconds).
-DEFAULT_LOCK_TIMEOUT_S = 3600.0
+DEFAULT_LOCK_TIMEOUT_S = LOCK_TIMEOUT_S
 
 
 class ExportWaitWarning(UserWarning):
@@ -43,10 +45,10 @@ class Target(Protocol):
     def latest(self) -> tuple[date, int | None] | None:
         """The latest snapshot's date and deployments, or None when there is none."""
 
-    def replacing(self, day: date, export_id: str) -> dict[str, Any] | None:
+    def replacing(self, day: date, export_id: str) -> Replaced | None:
         """The version of `day` that publishing will replace, and where it will be kept."""
 
-    def publish(self, tmp: Path, day: date, manifest: dict[str, Any]) -> dict[str, paths.Location]:
+    def publish(self, tmp: Path, day: date, manifest: Manifest) -> dict[str, paths.Location]:
         """Every table's file of `tmp`, then the manifest: whole or not at all."""
 
     def prune(self, day: date) -> None:
@@ -59,26 +61,26 @@ def kept_in(day: date, export_id: str) -> str:
     return f"{paths.REPLACED}/{day.isoformat()}-{when}-{export_id[:8]}"
 
 
-def parse_manifest(data: bytes | None) -> dict[str, Any] | None:
-    """A manifest's content, or None when missing or not a JSON object."""
-    if data is None:
-        return None
-    try:
-        found = json.loads(data)
-    except ValueError:
-        return None
-    return found if isinstance(found, dict) else None
+@dataclass(frozen=True)
+class Version:
+    """A version of a day: when it was taken, by which export, its deployments rows (each
+    None when unknown)."""
 
+    snapshot_at: str | None = None
+    export_id: str | None = None
+    deployments: int | None = None
 
-def manifest_version(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """snapshot_at, export_id and deployments rows of the version a manifest describes."""
-    rows = manifest.get("rows")
-    return {
-        "snapshot_at": manifest.get("snapshot_at"),
-        "export_id": manifest.get("export_id"),
-        "deployments": rows.get("deployments") if isinstance(rows, dict) else None,
-    }
+    @classmethod
+    def of(cls, manifest: Manifest) -> Version:
+        """The version a manifest describes."""
+        return cls(manifest.snapshot_at, manifest.export_id, manifest.deployments)
 
-
-def manifest_bytes(manifest: Mapping[str, Any]) -> bytes:
-    return (json.dumps(manifest, indent=2) + "\n").encode()
+    def replaced(self, tables: list[str], day: date, export_id: str) -> Replaced:
+        """The manifest's `replaced`: this version, replaced by export `export_id`."""
+        return Replaced(
+            snapshot_at=self.snapshot_at,
+            export_id=self.export_id,
+            deployments=self.deployments,
+            tables=tables,
+            kept_in=kept_in(day, export_id),
+        )

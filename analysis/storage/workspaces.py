@@ -28,27 +28,34 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
 
+import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from analysis.tables import TABLE_NAMES, Flattener
+from analysis.evidence import UNSET, UnsetType, Workspace
+from analysis.tables import TABLE_NAMES
 
 from . import paths
-from .target import parse_manifest
+from .manifest import (
+    DayWorkspace,
+    Duplicates,
+    FetchSection,
+    Identity,
+    Manifest,
+    WorkspaceFetch,
+    decode,
+)
 
 __all__ = [
     "DuplicateDeploymentsWarning",
+    "SettledDay",
     "TenantMismatchWarning",
-    "Workspace",
-    "WorkspacesArg",
-    "add_listed",
     "carry_over",
     "deployments_by_tenant",
     "headline",
@@ -74,34 +81,12 @@ DUPLICATE_RULES = ("owner", "order", "day")
 
 
 @dataclass
-class Workspace:
-    """One workspace's part of an export: what it listed besides its pages, or its failure."""
+class SettledDay:
+    """The day made whole: rows per table after, and the manifest's sections for it."""
 
-    tenant_id: str
-    providers: list[Any] = field(default_factory=list)
-    repositories: Mapping[str, list[Any]] = field(default_factory=dict)
-    #: The fetch's evidence of completeness for this workspace (the manifest's `fetch`).
-    evidence: dict[str, Any] = field(default_factory=dict)
-    #: Why it failed (one line), or None. A failed workspace publishes nothing.
-    error: str | None = None
-    #: Copies of deployments it listed that another workspace's copy replaced, by the rule
-    #: that decided (`analysis.copies`: "owner", "order").
-    duplicates: dict[str, int] = field(default_factory=dict)
-    #: Ids of deployments kept from it whose own tenant_id names a workspace not exported
-    #: with it: when the day already has such a deployment, that workspace's row stays.
-    foreign_ids: frozenset[str] = frozenset()
-
-
-#: The workspaces of an export, asked for once the pages are consumed.
-WorkspacesArg = Callable[[], Iterable[Workspace]] | None
-
-
-def add_listed(flattener: Flattener, workspaces: Iterable[Workspace]) -> None:
-    """Each exported workspace's providers and repositories, tagged with its tenant_id."""
-    for workspace in workspaces:
-        if workspace.error is None:
-            flattener.add_providers(workspace.providers, tenant_id=workspace.tenant_id)
-            flattener.add_repositories(workspace.repositories, tenant_id=workspace.tenant_id)
+    rows: dict[str, int]
+    fetch: FetchSection
+    workspaces: dict[str, DayWorkspace]
 
 
 def settle(
@@ -109,10 +94,10 @@ def settle(
     root: paths.Location,
     day: date,
     workspaces: Iterable[Workspace],
-    identity: Mapping[str, Any],
+    identity: Identity,
     mismatches: Mapping[str, int],
     rows: Mapping[str, int],
-) -> tuple[dict[str, int], dict[str, Any]]:
+) -> SettledDay:
     """The day made whole in `tmp` (`carry_over`) and the manifest's sections for it: rows
     per table, and `fetch` and `workspaces`. Called under the writer's lock (or lease), so
     the published day read here is the one the new version replaces."""
@@ -122,7 +107,8 @@ def settle(
     chosen, mismatches = _with_day_kept(chosen, day_kept, mismatches)
     counts = deployments_by_tenant(paths.partition_dir(tmp, "deployments", day))
     earlier = _published_manifest(root, day) if published else None
-    return merged, manifest_sections(chosen, identity, earlier, mismatches, counts)
+    fetch, sections = manifest_sections(chosen, identity, earlier, mismatches, counts)
+    return SettledDay(merged, fetch, sections)
 
 
 def carry_over(
@@ -192,16 +178,18 @@ def _published(root: paths.Location, day: date) -> dict[str, pa.Table]:
     }
 
 
-def _published_manifest(root: paths.Location, day: date) -> dict[str, Any] | None:
+def _published_manifest(root: paths.Location, day: date) -> Manifest | None:
     if paths.is_remote(root):
         from .remote import open_store
         from .remote_target import read_manifest
 
         return read_manifest(open_store(str(root)), day)
+    where = paths.manifest_path(root, day)
     try:
-        return parse_manifest(paths.manifest_path(root, day).read_bytes())
+        data = where.read_bytes()
     except OSError:
         return None
+    return decode(data, where)
 
 
 def _read(folder: Path, columns: list[str] | None = None) -> pa.Table | None:
@@ -305,67 +293,78 @@ def _rewrite(folder: Path, table: pa.Table | None) -> None:
 
 def manifest_sections(
     workspaces: Iterable[Workspace],
-    identity: Mapping[str, Any],
-    earlier: Mapping[str, Any] | None,
+    identity: Identity,
+    earlier: Manifest | None,
     mismatches: Mapping[str, int],
     deployments: Mapping[str, int],
-) -> dict[str, Any]:
+) -> tuple[FetchSection, dict[str, DayWorkspace]]:
     """The manifest's `fetch` (this export, per workspace) and `workspaces` (the whole day:
     this export's, and the earlier manifest's for workspaces not exported now)."""
     chosen = list(workspaces)
-    before = dict((earlier or {}).get("workspaces") or {})
+    before = earlier.workspaces if earlier is not None else UNSET
     # A workspace that failed earlier stays failed (the day still lacks it) until exported.
-    day: dict[str, Any] = {
-        tenant: section if section.get("status") == "failed" else {**section, "status": "carried"}
-        for tenant, section in before.items()
+    day: dict[str, DayWorkspace] = {
+        tenant: section if section.status == "failed" else _carried(section)
+        for tenant, section in ({} if isinstance(before, UnsetType) else before).items()
     }
-    fetch: dict[str, Any] = {}
+    fetch: dict[str, WorkspaceFetch] = {}
     for workspace in chosen:
         tenant = workspace.tenant_id
         if workspace.error is not None:
-            fetch[tenant] = {"error": workspace.error}
-            day[tenant] = {
-                "status": "failed",
-                "error": workspace.error,
-                "export_id": identity["export_id"],
-                "snapshot_at": identity["snapshot_at"],
-                "kept": day.get(tenant),  # its earlier rows of the day, carried over
-            }
-            continue
-        mismatched = mismatches.get(tenant, 0)
-        if mismatched:
-            warnings.warn(
-                TenantMismatchWarning(
-                    f"workspace {tenant}: {mismatched} deployment(s) name another tenant_id "
-                    "in their record; kept under their own tenant_id"
-                ),
-                stacklevel=3,
+            fetch[tenant] = WorkspaceFetch(error=workspace.error)
+            day[tenant] = DayWorkspace(
+                status="failed",
+                error=workspace.error,
+                export_id=identity.export_id,
+                snapshot_at=identity.snapshot_at,
+                kept=day.get(tenant),  # its earlier rows of the day, carried over
             )
-        fetch[tenant] = {
-            **workspace.evidence,
-            "tenant_id_elsewhere": mismatched,
-            "cross_workspace_duplicates": _duplicates(workspace),
-        }
-        day[tenant] = {
-            "status": "exported",
-            "export_id": identity["export_id"],
-            "snapshot_at": identity["snapshot_at"],
-            "deployments": deployments.get(tenant, 0),
-            "complete": bool(workspace.evidence.get("complete", True)),
-            "fetch": fetch[tenant],
-        }
+            continue
+        fetch[tenant] = _fetched(workspace, mismatches.get(tenant, 0))
+        day[tenant] = DayWorkspace(
+            status="exported",
+            export_id=identity.export_id,
+            snapshot_at=identity.snapshot_at,
+            deployments=deployments.get(tenant, 0),
+            complete=_complete(fetch[tenant]),
+            fetch=fetch[tenant],
+        )
     _warn_duplicates([w for w in chosen if w.error is None])
-    complete = all(w.error is None and fetch[w.tenant_id].get("complete", True) for w in chosen)
-    return {
-        "fetch": {"complete": complete, "workspaces": fetch},
-        "workspaces": dict(sorted(day.items())),
-    }
+    complete = all(w.error is None and _complete(fetch[w.tenant_id]) for w in chosen)
+    return FetchSection(complete=complete, workspaces=fetch), dict(sorted(day.items()))
 
 
-def _duplicates(workspace: Workspace) -> dict[str, Any]:
+def _carried(section: DayWorkspace) -> DayWorkspace:
+    """An earlier export's section of a workspace not exported now: kept as it was written."""
+    return msgspec.structs.replace(section, status="carried")
+
+
+def _fetched(workspace: Workspace, mismatched: int) -> WorkspaceFetch:
+    """An exported workspace's evidence: its fetch's, then what this export decided."""
+    if mismatched:
+        warnings.warn(
+            TenantMismatchWarning(
+                f"workspace {workspace.tenant_id}: {mismatched} deployment(s) name another "
+                "tenant_id in their record; kept under their own tenant_id"
+            ),
+            stacklevel=4,
+        )
+    return WorkspaceFetch(
+        **msgspec.structs.asdict(workspace.evidence),
+        tenant_id_elsewhere=mismatched,
+        cross_workspace_duplicates=_duplicates(workspace),
+    )
+
+
+def _complete(evidence: WorkspaceFetch) -> bool:
+    """Whether a workspace's listings all ended (an evidence that does not say: yes)."""
+    return evidence.complete is not False and not isinstance(evidence.error, str)
+
+
+def _duplicates(workspace: Workspace) -> Duplicates:
     """The manifest's count of a workspace's copies dropped for another copy, by rule."""
     by_rule = {rule: workspace.duplicates.get(rule, 0) for rule in DUPLICATE_RULES}
-    return {"dropped": sum(by_rule.values()), "decided_by": by_rule}
+    return Duplicates(dropped=sum(by_rule.values()), decided_by=by_rule)
 
 
 def _warn_duplicates(exported: list[Workspace]) -> None:
@@ -400,10 +399,9 @@ def deployments_by_tenant(table_dir: Path) -> dict[str, int]:
     return {item["values"]: item["counts"] for item in counts if item["values"] is not None}
 
 
-def headline(manifest: Mapping[str, Any]) -> str | None:
+def headline(manifest: Manifest) -> str | None:
     """The summary's warning line when a workspace asked for is missing, else None."""
-    day = manifest.get("workspaces") or {}
-    failed = sorted(t for t, s in day.items() if s.get("status") == "failed")
+    failed = manifest.failed_workspaces()
     if not failed:
         return None
     return (

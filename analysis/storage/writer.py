@@ -6,14 +6,22 @@ Layout (the dataset contract in the README; paths from `analysis.storage.paths`)
 (`dims.schema_version`), `dims.snapshot_at`, `dims.export_id` and `dims.filters`. Every table
 is written, empty ones too, so readers always find every table of a snapshot.
 
+How it is used (`SnapshotWriter`, shaped like pyarrow's ParquetWriter): `open_snapshot`
+checks and holds the output before anything is read, `write` takes each batch's finished
+tables, `replace` the late winners' (below), `publish` the counts and the fetch's evidence
+(or each workspace's outcome) and writes the manifest; `abandon` (or leaving its `with`
+block by an exception) leaves nothing behind. The writer never pulls a source or calls
+back into one: `analysis.snapshot` pulls the pages, reads them into tables and waits for
+the providers and repositories, then hands over what it has.
+
 Why it is written the way it is:
-- Streaming: pages are flattened as they arrive and written as row groups every
-  `row_group_records` deployments, so memory is bounded by one batch, not by the fleet.
-  Each batch is written by a background thread while the next one is flattened (Parquet
-  encoding and compression release the GIL); at most one batch is in flight.
-- Late copies: a page flagged `Page.replaces` (a deployment's winning copy that came after
-  another copy was written, `analysis.copies`) is read after the others, and the replaced
-  copy's rows are taken out of every table before publishing (`replaced.replace_rows`).
+- Streaming: tables are written as row groups every `row_group_records` deployments, so
+  memory is bounded by one batch, not by the fleet. Each row group is written by background
+  threads while the caller reads the next batch (Parquet encoding and compression release
+  the GIL); at most one row group is in flight.
+- Late copies: when a deployment's winning copy came after another copy was written
+  (`analysis.copies`), `replace` takes the replaced copy's rows out of every table and
+  writes the winners' (`replaced.Replacement`).
 - One writer per folder: the whole export holds an advisory lock (`fcntl.flock`) on
   `DIR/.dims.lock`; a second export into the same `DIR` says so once and waits (bounded by
   `lock_timeout`). The kernel drops the lock when its process dies, whatever its PID or
@@ -21,7 +29,7 @@ Why it is written the way it is:
   removed: stale clean-up is judged by the lock, never by PIDs.
 - Written aside: the snapshot is written under `DIR/.tmp-<date>-<random>/` (a dot folder no
   reader's glob matches) and published only once every table is complete. A failure, an
-  exception from the page iterator, a rejected record in strict mode or Ctrl-C removes it.
+  exception from the source, a rejected record in strict mode or Ctrl-C removes it.
 - Published whole or not at all (`_publish`): a new day's partition folders appear with one
   rename each; for a day already present each file is swapped with `os.replace` (atomic per
   file, so a reader opening a file sees the old one or the new one, never neither), after a
@@ -51,21 +59,21 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import json
 import os
 import secrets
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from types import TracebackType
 
+import msgspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -74,37 +82,36 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
-from analysis.arrowpool import building_pool
 from analysis.errors import ExportError
-from analysis.gcpause import paused_gc
-from analysis.pages import Page
-from analysis.tables import (
-    SCHEMA_VERSION,
-    SCHEMA_VERSION_KEY,
-    TABLE_NAMES,
-    Flattener,
-)
-from analysis.tables.batches import (
-    BATCH_RECORDS,
-    Batches,
-    default_workers,
-    read_batch,
-    workers_after,
-)
+from analysis.evidence import UNSET, UnsetType, Workspace
+from analysis.options import ExportOptions, Filters, FilterValue
+from analysis.tables import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, table_schemas
 
 from . import paths
-from .replaced import replace_rows
-from .target import (
-    DEFAULT_LOCK_TIMEOUT_S,
-    KEEP_REPLACED,
-    ExportWaitWarning,
-    Target,
-    kept_in,
-    manifest_bytes,
-    manifest_version,
-    parse_manifest,
+from .manifest import (
+    MANIFEST_VERSION,
+    DayWorkspace,
+    FetchSection,
+    Identity,
+    Manifest,
+    Replaced,
+    decode,
+    encode,
 )
-from .workspaces import Workspace, WorkspacesArg, add_listed, headline, settle
+from .replaced import Replacement
+from .target import KEEP_REPLACED, ExportWaitWarning, Target, Version
+from .workspaces import settle
+
+__all__ = [
+    "Counts",
+    "LocalTarget",
+    "Published",
+    "SnapshotWriter",
+    "check_writable",
+    "describe_replaced",
+    "open_snapshot",
+    "open_target",
+]
 
 PARTITION = paths.PARTITION
 Location = paths.Location
@@ -112,171 +119,206 @@ PART_FILE = paths.PART_FILE
 #: Published last, so a reader keyed on deployments finds the other tables already there.
 _PUBLISH_LAST = "deployments"
 _LOCK_POLL_S = 0.1
-MANIFEST_VERSION = 1
-_VERSION_KEYS = (("snapshot_at", paths.SNAPSHOT_AT_KEY), ("export_id", paths.EXPORT_ID_KEY))
-
-Records = Iterable[Any]
-RepositoriesArg = Mapping[str, Records] | Callable[[], Mapping[str, Records]] | None
-ProvidersArg = Records | Callable[[], Records]
-EvidenceArg = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
 
 
-@dataclass
-class ExportResult:
-    """What an export wrote: where, how many rows per table, what was rejected, how long."""
+@dataclass(frozen=True)
+class Counts:
+    """What reading the records counted, for the manifest (the tables layer's `Flattener`)."""
 
-    #: The dataset root the snapshot went to: `--out`, or `--out/filtered/<slug>`.
-    out_dir: Location
-    snapshot_date: date
-    snapshot_at: datetime
-    rows: dict[str, int]
     records: int
     rejected: int
-    seconds: float
-    paths: dict[str, Location] = field(default_factory=dict)
-    #: Remarks from the fetch (listings used, duplicates dropped), shown in the summary.
-    notes: list[str] = field(default_factory=list)
-    #: The snapshot's manifest, exactly as written to `_manifests/<day>.json`.
-    manifest: dict[str, Any] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        """One line per table, then filters, what was replaced and the fetch notes."""
-        width = max(len(name) for name in self.rows)
-        lines = [
-            f"wrote snapshot {self.snapshot_date.isoformat()} to {self.out_dir} "
-            f"in {self.seconds:.1f} s: {self.records:,} deployments read, "
-            f"{self.rejected:,} rejected"
-        ]
-        warning = headline(self.manifest)
-        if warning:
-            lines.insert(0, warning)
-        lines += [f"  {name:<{width}}  {count:>10,} rows" for name, count in self.rows.items()]
-        if self.rejected:
-            lines.append(
-                f"  {self.rejected:,} record(s) could not be read: see the rejected_records table"
-            )
-        filters = self.manifest.get("filters")
-        if filters:
-            shown = ", ".join(f"{key}={value}" for key, value in filters.items())
-            lines.append(
-                f"  filtered ({shown}): a dataset of its own; the fleet's snapshots are untouched"
-            )
-        replaced = self.manifest.get("replaced")
-        if replaced:
-            lines.append(f"  {describe_replaced(replaced, self.out_dir)}")
-        lines += [f"  {note}" for note in self.notes]
-        return "\n".join(lines)
+    original_name_conflicts: int = 0
+    unreadable_quantities: int = 0
+    #: Per workspace: deployments kept under the other workspace their record names.
+    tenant_mismatches: Mapping[str, int] = field(default_factory=dict)
 
 
-def describe_replaced(replaced: Mapping[str, Any], root: Location) -> str:
+@dataclass(frozen=True)
+class Published:
+    """A snapshot in place: its dataset root, each table's file, the manifest written."""
+
+    root: Location
+    paths: dict[str, Location]
+    manifest: Manifest
+
+
+def describe_replaced(replaced: Replaced, root: Location) -> str:
     """One line on the version a re-run replaced, and where it is kept."""
-    taken = replaced.get("snapshot_at") or "at an unknown time"
-    count = replaced.get("deployments")
+    taken = replaced.snapshot_at or "at an unknown time"
+    count = replaced.deployments
     rows = f", {count:,} deployments" if isinstance(count, int) else ""
     return (
         f"replaced the earlier snapshot of that day (taken {taken}{rows}); "
-        f"kept in {paths.join(root, *replaced['kept_in'].split('/'))}"
+        f"kept in {paths.join(root, *replaced.kept_in.split('/'))}"
     )
 
 
-@dataclass
-class _Options:
-    """How the tables are written (the keyword arguments of export_snapshot that say it)."""
-
-    providers: ProvidersArg
-    repositories: RepositoriesArg
-    progress: Callable[[int], Any] | None
-    row_group_records: int
-    workers: int | None  # None: default_workers()
-    #: An export of workspaces (`analysis.storage.workspaces`): asked for once, after the
-    #: pages, by `_write_tables`, which keeps what it said in `found`.
-    workspaces: WorkspacesArg = None
-    found: list[Workspace] | None = None
-    source_bytes: int | None = None
+def open_snapshot(
+    out_dir: str | os.PathLike[str], options: ExportOptions, filters: Filters
+) -> SnapshotWriter:
+    """Begin writing one snapshot into `out_dir` (a folder or an object-store URI): the
+    output checked and held (lock or lease) and a work folder made, before any record."""
+    return SnapshotWriter(out_dir, options, filters)
 
 
-def export_snapshot(
-    pages: Iterable[Page],
-    out_dir: str | os.PathLike[str],
-    *,
-    providers: ProvidersArg = (),
-    repositories: RepositoriesArg = None,
-    snapshot_date: date | None = None,
-    snapshot_at: datetime | None = None,
-    include_env_values: bool = False,
-    strict: bool = False,
-    progress: Callable[[int], Any] | None = None,
-    row_group_records: int = 10_000,
-    filters: Mapping[str, Any] | None = None,
-    allow_empty: bool = False,
-    evidence: EvidenceArg = None,
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_S,
-    workers: int | None = None,
-    workspaces: WorkspacesArg = None,
-    source_bytes: int | None = None,
-) -> ExportResult:
-    """Flatten `pages` (plus providers and repositories) into one snapshot under `out_dir`.
+class SnapshotWriter:
+    """One snapshot being written, as pyarrow's ParquetWriter writes a file: opened
+    (`open_snapshot`), fed (`write`, `replace`), then `publish`ed whole, or `abandon`ed.
 
-    `out_dir`: a folder or an object-store URI (`s3://bucket/prefix`), each kept whole as the
-    module docstring says. `providers`, `repositories` and `evidence` may be callables,
-    called once the pages are consumed (the repositories depend on the integrations the
-    deployments name; the fetch's evidence, the manifest's "fetch", is complete only then).
-    `filters` (None or empty: the whole fleet) go to `out_dir/filtered/<slug>/`. `progress(n)`
-    is called after each page. Output checked and locked before the first page is asked for.
-    `workers` processes read raw batches beside this one (None: one per other core), from
-    the start when `source_bytes` (the source's size: a dump's) is large."""
-    started = time.perf_counter()
-    at = _utc(snapshot_at or datetime.now(UTC))
-    day = snapshot_date or at.date()
-    chosen = _json_safe(paths.clean_filters(filters))
-    export_id = secrets.token_hex(8)
-    target = open_target(out_dir, chosen, export_id)
-    flattener = Flattener(snapshot_at=at, include_env_values=include_env_values, strict=strict)
-    options = _Options(providers, repositories, progress, row_group_records, workers,
-                       workspaces, source_bytes=source_bytes)  # fmt: skip
-    with target.exclusive(lock_timeout):
-        tmp = target.prepare(day)
+    It is handed finished tables and data, and never asks anyone for more: the caller
+    (`analysis.snapshot`) pulls the source, reads the records and waits for what the source
+    lists beside them. What must happen while no other export can change the dataset
+    happens here, under the lock held from `open_snapshot` to the end: the work folder made,
+    late copies' rows replaced, a day of workspaces made whole, an empty export refused,
+    the replaced version looked at, the publish, the pruning. Used as a context manager,
+    a block that raises abandons it: nothing of the snapshot is left.
+    """
+
+    def __init__(
+        self, out_dir: str | os.PathLike[str], options: ExportOptions, filters: Filters
+    ) -> None:
+        self.options = options
+        self.snapshot_at = _utc(options.snapshot_at or datetime.now(UTC))
+        self.day = options.snapshot_date or self.snapshot_at.date()
+        chosen = filters.sorted()
+        export_id = secrets.token_hex(8)
+        self.target = open_target(out_dir, chosen, export_id)
+        dataset = _relative(self.target.root, out_dir)
+        self.identity = _identity(self.day, self.snapshot_at, export_id, dataset, chosen)
+        self._held = contextlib.ExitStack()
+        with self._held:  # undone at once unless everything below succeeds
+            self._held.enter_context(self.target.exclusive(options.lock_timeout))
+            self.tmp = self.target.prepare(self.day)
+            self._held.callback(shutil.rmtree, self.tmp, ignore_errors=True)
+            metadata = _file_metadata(self.snapshot_at, export_id, chosen)
+            schemas = table_schemas(options.include_env_values)
+            self._files: _TableFiles | None = _TableFiles(schemas, self.tmp, self.day, metadata)
+            self._held = self._held.pop_all()
+        self._rows = dict.fromkeys(TABLE_NAMES, 0)
+        #: After `replace`: the files rewritten without the replaced copies' rows.
+        self._replacement: Replacement | None = None
+
+    def __enter__(self) -> SnapshotWriter:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.abandon()  # after publish: nothing left to undo
+
+    def write(self, tables: Mapping[str, pa.Table]) -> None:
+        """One batch's tables (every table, in order), written with the next row group;
+        after `replace`, appended to the rewritten files."""
+        if self._replacement is not None:
+            self._replacement.write(tables)
+            return
+        files = self._open_files()
+        files.add(dict(tables))
+        if files.pending >= self.options.row_group_records:
+            files.flush()
+
+    def replace(self, replaced: Collection[str]) -> pa.Table:
+        """Take the rows of deployments `replaced` out of every table written so far; what
+        is written after goes after them (the winning copies' tables). The rows taken out,
+        id and tenant_id: what the caller had counted of them."""
+        self._finish_files()
+        self._replacement = Replacement(self.tmp, self.day, replaced)
+        return self._replacement.removed
+
+    def publish(
+        self,
+        counts: Counts,
+        fetch: FetchSection | None = None,
+        workspaces: Sequence[Workspace] | None = None,
+    ) -> Published:
+        """Publish the snapshot with its manifest: `fetch` is the evidence of one export;
+        an export of `workspaces` (each one's outcome) has its day made whole first."""
         try:
-            metadata = _file_metadata(at, export_id, chosen)
-            rows = _write_tables(flattener, tmp, day, metadata, pages, options)
-            flattener.warn_of_findings()
-            fetch = {"fetch": _evidence(evidence)}
-            identity = _identity(day, at, export_id, _relative(target.root, out_dir), chosen)
-            rows, fetch = _workspaces_day(options, flattener, tmp, target, identity, rows, fetch)
-            if not allow_empty:
-                _refuse_empty(target, rows["deployments"], flattener.counts)
-            manifest = _manifest(target, identity, _contents(flattener, rows, day), fetch)
-            published = target.publish(tmp, day, manifest)
+            self._finish_files()
+            evidence = fetch if fetch is not None else FetchSection()
+            manifest = self._manifest(counts, evidence, workspaces)
+            published = self.target.publish(self.tmp, self.day, manifest)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.target.prune(self.day)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        target.prune(day)
-    records, rejected = flattener.counts["records"], flattener.counts["rejected"]
-    seconds = time.perf_counter() - started
-    return ExportResult(
-        target.root, day, at, rows, records, rejected, seconds, published, [], manifest
+            self.abandon()  # the lock released, the work folder gone, whatever happened
+        return Published(self.target.root, published, manifest)
+
+    def abandon(self) -> None:
+        """Stop: the files closed, the work folder removed, the output released."""
+        if self._files is not None:
+            self._files.abandon()
+            self._files = None
+        if self._replacement is not None:
+            self._replacement.abandon()
+            self._replacement = None
+        self._held.close()
+
+    def _open_files(self) -> _TableFiles:
+        if self._files is None:
+            raise ExportError("the snapshot's files are finished: nothing more can be written")
+        return self._files
+
+    def _finish_files(self) -> None:
+        """Every row group written and every file's footer (once)."""
+        if self._files is not None:
+            self._files.close()
+            self._rows = dict(self._files.rows)
+            self._files = None
+        if self._replacement is not None:
+            self._rows = self._replacement.close()
+            self._replacement = None
+
+    def _manifest(
+        self, counts: Counts, fetch: FetchSection, workspaces: Sequence[Workspace] | None
+    ) -> Manifest:
+        """The whole manifest: a day of workspaces settled, an empty export refused, and
+        `replaced` asked of the target now, just before publishing, under the lock."""
+        rows = self._rows
+        day: dict[str, DayWorkspace] | UnsetType = UNSET
+        if workspaces is not None:
+            settled = settle(
+                self.tmp, self.target.root, self.day, workspaces, self.identity,
+                counts.tenant_mismatches, rows,
+            )  # fmt: skip
+            rows, fetch, day = settled.rows, settled.fetch, settled.workspaces
+        if not self.options.allow_empty:
+            _refuse_empty(self.target, rows["deployments"], counts)
+        return Manifest(
+            **msgspec.structs.asdict(self.identity),
+            records=counts.records,
+            rejected=counts.rejected,
+            original_name_conflicts=counts.original_name_conflicts,
+            unreadable_quantities=counts.unreadable_quantities,
+            rows=rows,
+            files={name: paths.part_path(name, self.day) for name in rows},
+            replaced=self.target.replacing(self.day, self.identity.export_id),
+            written_at=datetime.now(UTC).isoformat(),
+            fetch=fetch,
+            workspaces=day,
+        )
+
+
+def _identity(
+    day: date, at: datetime, export_id: str, dataset: str, filters: dict[str, FilterValue]
+) -> Identity:
+    """The manifest's first fields: which snapshot this is, of which dataset."""
+    return Identity(
+        manifest_version=MANIFEST_VERSION,
+        snapshot_date=day.isoformat(),
+        snapshot_at=at.isoformat(),
+        export_id=export_id,
+        schema_version=SCHEMA_VERSION,
+        dataset=dataset,
+        filters=filters,
     )
-
-
-def _workspaces_day(
-    options: _Options,
-    flattener: Flattener,
-    tmp: Path,
-    target: Target,
-    identity: dict[str, Any],
-    rows: dict[str, int],
-    fetch: dict[str, Any],
-) -> tuple[dict[str, int], dict[str, Any]]:
-    """For an export of workspaces, the day keeps the workspaces it did not fetch: its rows
-    after, and the manifest's `fetch` and `workspaces`. Otherwise `rows` and `fetch`."""
-    if options.found is None:
-        return rows, fetch
-    day = date.fromisoformat(identity["snapshot_date"])
-    mismatches = flattener.tenant_mismatches
-    return settle(tmp, target.root, day, options.found, identity, mismatches, rows)
 
 
 def open_target(
-    out_dir: str | os.PathLike[str], filters: Mapping[str, Any], export_id: str
+    out_dir: str | os.PathLike[str], filters: Mapping[str, object], export_id: str
 ) -> Target:
     """Where the snapshot goes: a local folder (created here) or an object-store prefix."""
     root = paths.dataset_root(out_dir, filters)
@@ -295,34 +337,9 @@ def _relative(root: paths.Location, out_dir: str | os.PathLike[str]) -> str:
     return inside or "."
 
 
-def _manifest(
-    target: Target, identity: dict[str, Any], contents: dict[str, Any], fetch: dict[str, Any]
-) -> dict[str, Any]:
-    """The whole manifest, in the order people read it; `replaced` asked of the target now,
-    just before publishing, under the lock."""
-    day = date.fromisoformat(identity["snapshot_date"])
-    return {
-        **identity,
-        **contents,
-        "replaced": target.replacing(day, identity["export_id"]),
-        "written_at": datetime.now(UTC).isoformat(),
-        **fetch,  # `fetch`, and `workspaces` for an export of workspaces
-    }
-
-
-def _contents(flattener: Flattener, rows: dict[str, int], day: date) -> dict[str, Any]:
-    """The manifest's account of what the snapshot holds and where."""
-    return {
-        "records": flattener.counts["records"],
-        "rejected": flattener.counts["rejected"],
-        "original_name_conflicts": flattener.counts["original_conflicts"],
-        "unreadable_quantities": flattener.counts["unreadable_quantities"],
-        "rows": rows,
-        "files": {name: paths.part_path(name, day) for name in rows},
-    }
-
-
-def _file_metadata(at: datetime, export_id: str, filters: dict[str, Any]) -> dict[bytes, bytes]:
+def _file_metadata(
+    at: datetime, export_id: str, filters: Mapping[str, object]
+) -> dict[bytes, bytes]:
     """What every Parquet file of the snapshot carries in its metadata."""
     return {
         SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode(),
@@ -330,111 +347,6 @@ def _file_metadata(at: datetime, export_id: str, filters: dict[str, Any]) -> dic
         paths.EXPORT_ID_KEY: export_id.encode(),
         paths.FILTERS_KEY: json.dumps(filters).encode(),
     }
-
-
-def _identity(
-    day: date, at: datetime, export_id: str, dataset: str, filters: dict[str, Any]
-) -> dict[str, Any]:
-    """The manifest's first fields: which snapshot this is, of which dataset."""
-    return {
-        "manifest_version": MANIFEST_VERSION,
-        "snapshot_date": day.isoformat(),
-        "snapshot_at": at.isoformat(),
-        "export_id": export_id,
-        "schema_version": SCHEMA_VERSION,
-        "dataset": dataset,
-        "filters": filters,
-    }
-
-
-def _write_tables(
-    flattener: Flattener,
-    tmp: Path,
-    day: date,
-    metadata: dict[bytes, bytes],
-    pages: Iterable[Page],
-    options: _Options,
-) -> dict[str, int]:
-    """Stream every table of the snapshot into `tmp`; rows written per table.
-
-    Pages that replace copies already passed on (`Page.replaces`) come last: the loop
-    stops at the first, and `_replace_late` reads them once the files are written."""
-    files = _TableFiles(flattener, tmp, day, metadata)
-    source = iter(pages)
-    late: list[Page] = []  # the first late page, once it came
-    try:
-        # one pause for the whole loop (see analysis.gcpause), tables built in a faster pool
-        with paused_gc(), building_pool():
-            batches = Batches(
-                flattener,
-                workers=default_workers() if options.workers is None else options.workers,
-                batch_records=min(BATCH_RECORDS, options.row_group_records),
-                workers_after=workers_after(options.source_bytes),
-            )
-            for tables in batches.run(_until_late(source, late), options.progress):
-                files.add(tables)
-                if files.pending >= options.row_group_records:
-                    files.flush()
-            flattener.add_providers(
-                options.providers() if callable(options.providers) else options.providers
-            )
-            repos = options.repositories
-            repos = repos() if callable(repos) else repos
-            if repos:
-                flattener.add_repositories(repos)
-            if options.workspaces is not None:
-                options.found = list(options.workspaces())
-                add_listed(flattener, options.found)
-            files.add(flattener.take())
-            files.flush()
-            files.close()
-    except BaseException:
-        files.abandon()
-        raise
-    if not late:
-        return files.rows
-    return _replace_late(flattener, tmp, day, itertools.chain(late, source))
-
-
-def _until_late(pages: Iterator[Page], late: list[Page]) -> Iterator[Page]:
-    """`pages` up to the first that replaces copies already passed on, which goes to
-    `late`: the rest of `pages` are such pages too, read after the others."""
-    for page in pages:
-        if page.replaces is not None:
-            late.append(page)
-            return
-        yield page
-
-
-def _replace_late(
-    flattener: Flattener, tmp: Path, day: date, late: Iterator[Page]
-) -> dict[str, int]:
-    """The replaced copies' rows out of every table, the late winners' in, read batch by
-    batch; rows after. What was counted of a replaced copy (read; naming another
-    workspace) is taken back."""
-    first = next(late)
-    replaced = dict(first.replaces or {})  # every late page carries every replaced id
-    with paused_gc(), building_pool():
-        tables = _late_tables(flattener, itertools.chain([first], late))
-        rows, removed = replace_rows(tmp, day, replaced, tables)
-    flattener.counts["records"] -= removed.num_rows
-    for deployment_id, tenant in zip(*removed.to_pydict().values(), strict=True):
-        lister = replaced[deployment_id]
-        if tenant != lister:  # it had been counted as naming another workspace
-            flattener.tenant_mismatches[lister] -= 1
-    return rows
-
-
-def _late_tables(flattener: Flattener, pages: Iterable[Page]) -> Iterator[dict[str, pa.Table]]:
-    """The tables of late pages, a batch of them at a time."""
-    batch: list[Page] = []
-    for page in pages:
-        batch.append(page)
-        if len(batch) >= BATCH_RECORDS:
-            yield read_batch(flattener, batch).tables
-            batch = []
-    if batch:
-        yield read_batch(flattener, batch).tables
 
 
 class _TableFiles:
@@ -448,7 +360,7 @@ class _TableFiles:
     """
 
     def __init__(
-        self, flattener: Flattener, tmp: Path, day: date, metadata: dict[bytes, bytes]
+        self, schemas: Mapping[str, pa.Schema], tmp: Path, day: date, metadata: dict[bytes, bytes]
     ) -> None:
         self.rows = dict.fromkeys(TABLE_NAMES, 0)
         self.writers: dict[str, pq.ParquetWriter] = {}
@@ -456,7 +368,7 @@ class _TableFiles:
         self.writing: list[Future[None]] = []
         self.group: list[dict[str, pa.Table]] = []
         try:
-            for name, schema in flattener.schemas.items():
+            for name, schema in schemas.items():
                 folder = paths.partition_dir(tmp, name, day)
                 folder.mkdir(parents=True)
                 self.writers[name] = pq.ParquetWriter(
@@ -496,7 +408,10 @@ class _TableFiles:
             self.writing.pop().result()
 
     def close(self) -> None:
-        """Every batch written and every file finished (its footer written)."""
+        """Every batch written (the last ones as the last row group) and every file finished
+        (its footer written)."""
+        if self.group:
+            self.flush()
         self._wait()
         for writer in self.writers.values():
             writer.close()
@@ -526,22 +441,6 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-def _json_safe(value: Any) -> Any:
-    """Filters as JSON would give them back (dates and other objects as text)."""
-    return json.loads(json.dumps(value, default=str))
-
-
-def _evidence(evidence: EvidenceArg) -> dict[str, Any]:
-    """The caller's fetch evidence, checked to be JSON before anything is published."""
-    found = evidence() if callable(evidence) else evidence
-    chosen = dict(found or {})
-    try:
-        json.dumps(chosen, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ExportError(f"the fetch evidence for the manifest is not JSON: {exc}") from None
-    return chosen
-
-
 class LocalTarget:
     """A snapshot published to a local folder: a lock, a work folder inside it, journaled
     renames (see the module's docstring)."""
@@ -561,12 +460,12 @@ class LocalTarget:
         days = paths.partition_days(self.folder, "deployments")
         if not days:
             return None
-        return days[-1], _deployments_version(self.folder, days[-1])["deployments"]
+        return days[-1], _deployments_version(self.folder, days[-1]).deployments
 
-    def replacing(self, day: date, export_id: str) -> dict[str, Any] | None:
+    def replacing(self, day: date, export_id: str) -> Replaced | None:
         return _replacing(self.folder, day, export_id)
 
-    def publish(self, tmp: Path, day: date, manifest: dict[str, Any]) -> dict[str, Location]:
+    def publish(self, tmp: Path, day: date, manifest: Manifest) -> dict[str, Location]:
         return dict(_publish(tmp, self.folder, day, manifest))
 
     def prune(self, day: date) -> None:
@@ -677,7 +576,7 @@ def _refuse_links(out: Path, root: Path) -> None:
 def check_writable(
     out_dir: str | os.PathLike[str],
     snapshot_date: date | None = None,
-    filters: Mapping[str, Any] | None = None,
+    filters: Filters | None = None,
 ) -> None:
     """Fail now, before any fetch, when the snapshot could not be written to `out_dir`.
 
@@ -717,38 +616,39 @@ def _remove_stale_temporaries(out: Path) -> None:
 # --- what is there already ------------------------------------------------------------------
 
 
-def _read_manifest(path: Path) -> dict[str, Any] | None:
+def _read_manifest(path: Path) -> Manifest | None:
+    """The manifest at `path`, validated; None when there is none."""
     try:
-        return parse_manifest(path.read_bytes())
+        data = path.read_bytes()
     except OSError:
         return None
+    return decode(data, path)
 
 
-def _deployments_version(root: Path, day: date) -> dict[str, Any]:
-    """snapshot_at, export_id and deployments rows of the version of `day` in `root`."""
+def _deployments_version(root: Path, day: date) -> Version:
+    """snapshot_at, export_id and deployments rows of the version of `day` in `root`: its
+    manifest's, else what its deployments files say."""
     manifest = _read_manifest(paths.manifest_path(root, day))
-    if manifest is not None and isinstance(manifest.get("rows"), dict):
-        return manifest_version(manifest)
-    found: dict[str, Any] = {"snapshot_at": None, "export_id": None, "deployments": None}
+    if manifest is not None:
+        return Version.of(manifest)
     folder = paths.partition_dir(root, "deployments", day)
     try:
         files = sorted(folder.glob("*.parquet"))
         metas = [pq.read_metadata(path) for path in files]
     except (OSError, pa.ArrowException):
-        return found  # unreadable: nothing known about it
-    if metas:
-        found["deployments"] = sum(meta.num_rows for meta in metas)
-        keys = metas[0].metadata or {}
-        for name, key in (
-            ("snapshot_at", paths.SNAPSHOT_AT_KEY),
-            ("export_id", paths.EXPORT_ID_KEY),
-        ):
-            value = keys.get(key)
-            found[name] = value.decode() if value else None
-    return found
+        return Version()  # unreadable: nothing known about it
+    if not metas:
+        return Version()
+    keys = metas[0].metadata or {}
+    at, made_by = (keys.get(key) for key in (paths.SNAPSHOT_AT_KEY, paths.EXPORT_ID_KEY))
+    return Version(
+        at.decode() if at else None,
+        made_by.decode() if made_by else None,
+        sum(meta.num_rows for meta in metas),
+    )
 
 
-def _refuse_empty(target: Target, exported: int, counts: Mapping[str, int]) -> None:
+def _refuse_empty(target: Target, exported: int, counts: Counts) -> None:
     """No deployments now, some in the latest snapshot: the listing, not the fleet, is empty."""
     if exported:
         return
@@ -757,25 +657,21 @@ def _refuse_empty(target: Target, exported: int, counts: Mapping[str, int]) -> N
         return
     day, before = latest
     raise ExportError(
-        f"the export found 0 deployments ({counts['records']:,} records read, "
-        f"{counts['rejected']:,} rejected) but the latest snapshot in {target.root} "
+        f"the export found 0 deployments ({counts.records:,} records read, "
+        f"{counts.rejected:,} rejected) but the latest snapshot in {target.root} "
         f"({day.isoformat()}) has {before:,}; nothing was published. Check the filters "
         "and the service, or pass --allow-empty to publish an empty snapshot"
     )
 
 
-def _replacing(root: Path, day: date, export_id: str) -> dict[str, Any] | None:
+def _replacing(root: Path, day: date, export_id: str) -> Replaced | None:
     """The version of `day` this export will replace, and where it will be kept; or None."""
     present = [
         name for name in TABLE_NAMES if os.path.lexists(paths.partition_dir(root, name, day))
     ]
     if not present and not os.path.lexists(paths.manifest_path(root, day)):
         return None
-    return {
-        **_deployments_version(root, day),
-        "tables": present,
-        "kept_in": kept_in(day, export_id),
-    }
+    return _deployments_version(root, day).replaced(present, day, export_id)
 
 
 # --- publishing -----------------------------------------------------------------------------
@@ -815,16 +711,16 @@ class _Keeper:
         return path
 
 
-def _publish(tmp: Path, root: Path, day: date, manifest: dict[str, Any]) -> dict[str, Path]:
+def _publish(tmp: Path, root: Path, day: date, manifest: Manifest) -> dict[str, Path]:
     """Move every table's finished partition into place, then the manifest; all or nothing."""
     partition = paths.partition_name(day)
     names = [n for n in TABLE_NAMES if n != _PUBLISH_LAST] + [_PUBLISH_LAST]
     new_manifest = tmp / "manifest.json"
-    new_manifest.write_bytes(manifest_bytes(manifest))
+    new_manifest.write_bytes(encode(manifest))
     for path in (*(p for n in names for p in (tmp / n / partition).iterdir()), new_manifest):
         _fsync(path)
-    replaced = manifest["replaced"]
-    keeper = _Keeper(root / replaced["kept_in"] if replaced else None)
+    replaced = manifest.replaced
+    keeper = _Keeper(root / replaced.kept_in if replaced is not None else None)
     journal = _Journal()
     published: dict[str, Path] = {}
     try:

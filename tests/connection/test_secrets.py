@@ -43,7 +43,7 @@ from analysis.errors import (
 from analysis.pages import Page
 from analysis.sandbox import Faults, run_sandbox
 from analysis.secrets import REDACTED
-from analysis.storage.writer import export_snapshot
+from analysis.snapshot import export_snapshot
 from analysis.tables import RejectedRecordError
 from generated_client.api.deployments import list_deployments
 from generated_client.models import DeploymentPage

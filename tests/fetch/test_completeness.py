@@ -237,7 +237,7 @@ def test_the_manifest_says_what_was_asked_and_what_came_back(tmp_path):
     on_disk = orjson.loads(
         (tmp_path / "_manifests" / f"{result.snapshot_date.isoformat()}.json").read_bytes()
     )
-    assert on_disk == orjson.loads(orjson.dumps(result.manifest))
+    assert on_disk == result.manifest.to_dict()
     evidence = on_disk["fetch"]
     assert evidence["complete"] is True and evidence["deployments"] == 90
     assert evidence["deployment_type_from"] == {"record": 0, "typed_listing": 80, "none": 10}
@@ -254,7 +254,7 @@ def test_raw_pages_export_the_same_tables_as_parsed_pages(tmp_path):
     """`take_snapshot` reads pages as raw text for the fast reader; a parsed fetch agrees."""
     import datetime as dt
 
-    from analysis.storage.writer import export_snapshot
+    from analysis.snapshot import export_snapshot
 
     fleet = generate_fleet(250, seed=21, real_shaped=True, untyped_every=6)
     fleet.deployments[3]["source_config"]["region"] = {"name": "eu", "zones": [1, 2]}
@@ -316,8 +316,8 @@ def test_a_capped_service_whose_offsets_do_not_advance_exports_every_record_once
     with run_sandbox(deployments=N, seed=23, untyped_every=10, faults=faults) as sb:
         result, caught = snapshot(sb, tmp_path, page_size=40)
     assert exported(tmp_path) == expected_types(sb.fleet)  # each id once, with its type
-    assert result.records == N and result.manifest["rows"]["deployments"] == N
-    evidence = result.manifest["fetch"]
+    assert result.records == N and result.manifest.rows["deployments"] == N
+    evidence = result.manifest.to_dict()["fetch"]
     assert evidence["complete"] is True and evidence["duplicates_dropped"] == 0
     fleet_listing = evidence["listings"][0]
     assert fleet_listing["records"] == N and fleet_listing["largest_page"] == faults.page_cap
@@ -350,7 +350,7 @@ def test_the_manifest_counts_ids_only_a_typed_listing_returned(tmp_path):
     fleet = generate_fleet(90, seed=24)
     with run_sandbox(fleet=fleet) as sb:
         stable, _ = snapshot(sb, tmp_path / "stable", page_size=50, concurrency=1)
-    assert stable.manifest["fetch"]["in_typed_listing_only"] == 0
+    assert stable.manifest.fetch.in_typed_listing_only == 0
     assert "typed listing but not in" not in stable.summary()
 
     fleet = generate_fleet(90, seed=24)
@@ -362,7 +362,7 @@ def test_the_manifest_counts_ids_only_a_typed_listing_returned(tmp_path):
         moved, _ = snapshot(sb, tmp_path / "moved", page_size=50, concurrency=1)
         inserted = sb.stats.inserted_ids
     assert len(inserted) == 1
-    assert moved.manifest["fetch"]["in_typed_listing_only"] == 1
+    assert moved.manifest.fetch.in_typed_listing_only == 1
     assert "1 deployment(s) came in a typed listing but not in" in moved.summary()
     assert inserted[0] not in exported(tmp_path / "moved")  # the fleet listing is the fleet
     assert set(exported(tmp_path / "moved")) == {r["id"] for r in fleet.deployments}

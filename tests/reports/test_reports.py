@@ -17,9 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from analysis import reports
+from analysis import reports, snapshot
 from analysis.pages import Page
-from analysis.storage import writer
 from analysis.tables import UnreadableQuantityWarning
 
 DATE = "2025-06-02"  # of the snapshots the tests below export themselves
@@ -430,8 +429,8 @@ def test_an_unreadable_quantity_is_counted_warned_and_listed(tmp_path, fleet) ->
     records[0] = {**record, "source_config": source}
     pages = [Page(records, source="test", deployment_type="prod")]
     with pytest.warns(UnreadableQuantityWarning, match="3 container resource quantity value"):
-        result = writer.export_snapshot(pages, tmp_path)
-    assert result.manifest["unreadable_quantities"] == 3
+        result = snapshot.export_snapshot(pages, tmp_path)
+    assert result.manifest.unreadable_quantities == 3
     found = reports.anomalies(tmp_path)
     rows = found[found["anomaly"] == "unreadable_quantity"]
     assert rows["deployment_id"].tolist() == [record["id"]] * 3

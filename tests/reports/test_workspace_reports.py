@@ -12,7 +12,7 @@ from cli_in_process import run
 from analysis import reports
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet, roll_out
-from analysis.storage.writer import export_snapshot
+from analysis.snapshot import export_snapshot
 
 DAY1, DAY2, DAY3 = date(2025, 7, 1), date(2025, 7, 2), date(2025, 7, 3)
 

@@ -134,6 +134,62 @@ def test_packages_export_what_they_declare(name):
     assert len(set(exported)) == len(exported)
 
 
+#: What a source (HTTP, a dump) and the orchestrator are: storage never reaches them.
+SOURCES = ("analysis.fetch", "analysis.workspace_fetch", "analysis.connection", "generated_client")
+ORCHESTRATOR = "analysis.snapshot"
+
+
+def _reaches(name: str, targets: tuple[str, ...]) -> list[str]:
+    """Imports of `name` (module-level or inside functions) of any of `targets` or below."""
+    return [
+        f"{name}:{line} imports {target}"
+        for target, _, line in imports_of(name)
+        if any(target == t or target.startswith(t + ".") for t in targets)
+    ]
+
+
+def test_storage_never_imports_a_source_or_the_orchestrator():
+    """Data flows one way: storage is handed finished tables and never calls back into the
+    fetch, the connection, the generated client or the orchestrator (issue 28)."""
+    storage = [name for name in MODULES if name.startswith("analysis.storage")]
+    assert "analysis.storage.writer" in storage
+    found = [hit for name in storage for hit in _reaches(name, (*SOURCES, ORCHESTRATOR))]
+    assert found == [], "\n".join(found)
+
+
+def test_the_sources_never_import_storage_or_the_orchestrator():
+    """The fetch side hands its outcome on (`analysis.evidence`) and knows nothing of where
+    it goes: `workspace_fetch` took `Workspace` from storage before issue 28."""
+    sources = [
+        name
+        for name in MODULES
+        if name in ("analysis.fetch", "analysis.workspace_fetch", "analysis.copies")
+        or name.startswith("analysis.connection")
+    ]
+    found = [hit for name in sources for hit in _reaches(name, ("analysis.storage", ORCHESTRATOR))]
+    assert found == [], "\n".join(found)
+
+
+def test_the_snapshot_writer_is_handed_data_never_a_function_or_a_source():
+    """The writer's session takes tables, counts and evidence: no parameter of its API is
+    a callable to call back, nor an iterable it would pull (where the network would be)."""
+    import inspect
+    import typing
+
+    from analysis.storage import writer
+
+    api = [writer.open_snapshot, writer.SnapshotWriter.__init__]
+    api += [f for n, f in vars(writer.SnapshotWriter).items() if inspect.isfunction(f)]
+    offending = []
+    for function in api:
+        for name, hint in typing.get_type_hints(function).items():
+            text = repr(hint)
+            if "Callable" in text or "Iterable" in text or "Iterator" in text:
+                offending.append(f"{function.__qualname__}({name}: {text})")
+    assert offending == []
+    assert not hasattr(writer, "export_snapshot")  # the pages are the orchestrator's
+
+
 def test_generated_readers_show_their_source_in_tracebacks():
     import inspect
     import traceback

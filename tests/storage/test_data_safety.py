@@ -35,8 +35,8 @@ import pytest
 from analysis.cli import main
 from analysis.pages import Page
 from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
+from analysis.snapshot import export_snapshot
 from analysis.storage.reader import read_table
-from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -49,7 +49,6 @@ STALLED_EXPORT = """
 import signal, sys
 from pathlib import Path
 
-import analysis.storage.writer
 import analysis.snapshot
 from analysis.cli import main
 from analysis.storage.reader import read_table
@@ -72,7 +71,7 @@ def small_row_groups(*args, **options):  # flush every page, so data is on disk
     return export_snapshot(*args, row_group_records=50, **options)
 
 
-export_snapshot = analysis.storage.writer.export_snapshot
+export_snapshot = analysis.snapshot.export_snapshot
 analysis.snapshot.read_dump = endless_dump
 analysis.snapshot.export_snapshot = small_row_groups
 sys.exit(main(sys.argv[2:]))
@@ -317,7 +316,7 @@ def test_five_reexports_of_a_day_keep_the_three_newest_replaced_versions(tmp_pat
     for n in range(5):
         fleet = generate_fleet(10 + n, seed=n)
         result = export_snapshot([Page(fleet.deployments, source="t")], out, snapshot_date=D1)
-        made.append((result.manifest["export_id"], {r["id"] for r in fleet.deployments}))
+        made.append((result.manifest.export_id, {r["id"] for r in fleet.deployments}))
     kept = sorted((out / "_replaced").iterdir())
     assert len(kept) == 3
     for folder, (export_id, ids) in zip(kept, made[1:4], strict=True):

@@ -19,6 +19,7 @@ from repo import ROOT
 
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage.reader import (
     DatasetError,
     duckdb_connection,
@@ -26,7 +27,6 @@ from analysis.storage.reader import (
     read_table,
     read_tables,
 )
-from analysis.storage.writer import export_snapshot
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)

@@ -18,9 +18,9 @@ from hostile_servers import within
 
 from analysis.errors import DimsError, DumpError
 from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage import dumps
 from analysis.storage.dumps import read_dump
-from analysis.storage.writer import export_snapshot
 
 RECORDS = [
     {"id": f"id-{i}", "name": f'agent "{i}", ünï\ncode', "created_at": "2024-01-01T00:00:00Z"}

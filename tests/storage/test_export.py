@@ -15,11 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import spec
-from analysis.errors import ExportError
+from analysis.errors import ConfigurationError, ExportError
+from analysis.evidence import FetchEvidence, ListingStats
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage.reader import DatasetError, read_arrow, read_table, snapshot_dates
-from analysis.storage.writer import export_snapshot
 from analysis.tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
 
 CANARY_SECRET = "CANARY-SECRET-7f3a9c"
@@ -409,26 +410,27 @@ def test_progress_and_row_groups(fleet, tmp_path):
 
 
 def test_the_manifest_is_written_with_the_callers_fetch_evidence(fleet, tmp_path):
-    """`evidence` is called once the pages are consumed; its mapping lands under "fetch"
-    verbatim, and the manifest on disk is the one ExportResult carries."""
-    consumed = []
-
-    def pages():
-        for page in fleet_pages(fleet):
-            consumed.append(len(page.records))
-            yield page
-
-    def evidence():
-        return {"pages": len(consumed), "records": sum(consumed), "listings": ["all"]}
-
-    result = export_snapshot(pages(), tmp_path, snapshot_date=DAY, evidence=evidence)
+    """The fetch's evidence, handed over with the pages, lands under "fetch" as it was
+    given, and the manifest on disk is the one ExportResult carries."""
+    evidence = FetchEvidence(
+        deployments=len(fleet.deployments),
+        complete=True,
+        listings=[ListingStats(listing="all", role="fleet", filters={}, page_size=100, pages=3)],
+    )
+    result = export_snapshot(fleet_pages(fleet), tmp_path, snapshot_date=DAY, evidence=evidence)
     on_disk = orjson.loads((tmp_path / "_manifests" / "2025-03-01.json").read_bytes())
-    assert on_disk == result.manifest
+    assert on_disk == result.manifest.to_dict()
     assert on_disk["fetch"] == {
-        "pages": len(consumed),
-        "records": len(fleet.deployments),
-        "listings": ["all"],
-    }
+        "deployments": len(fleet.deployments),
+        "complete": True,
+        "listings": [
+            {
+                "listing": "all", "role": "fleet", "filters": {}, "page_size": 100,
+                "pages": 3, "records": 0, "duplicates": 0, "largest_page": 0,
+                "offset_fallbacks": 0, "ended_on_empty_page": False,
+            }
+        ],
+    }  # fmt: skip
     assert on_disk["rows"] == result.rows and on_disk["records"] == result.records
     assert on_disk["snapshot_date"] == "2025-03-01" and on_disk["schema_version"] == SCHEMA_VERSION
     assert (on_disk["dataset"], on_disk["filters"], on_disk["replaced"]) == (".", {}, None)
@@ -437,10 +439,25 @@ def test_the_manifest_is_written_with_the_callers_fetch_evidence(fleet, tmp_path
         assert metadata[b"dims.export_id"].decode() == on_disk["export_id"], table
 
 
-def test_evidence_that_is_not_json_publishes_nothing(tmp_path):
-    with pytest.raises(ExportError, match="the fetch evidence for the manifest is not JSON"):
-        export_snapshot([Page([{"id": "a"}], source="s")], tmp_path, evidence={"at": object()})
-    assert snapshot_dates(tmp_path) == [] and work_folders(tmp_path) == []
+@pytest.mark.parametrize(
+    ("filters", "says"),
+    [
+        ({"remote_reconciled": "yes"}, "remote_reconciled must be true or false, got str 'yes'"),
+        ({"status": 3}, "status must be text"),
+        ({"colour": "red"}, r"unknown deployment filter\(s\) \['colour'\]"),
+    ],
+)
+def test_a_filter_that_is_not_the_specs_is_refused_before_anything(tmp_path, filters, says):
+    """Filters are checked once, where they come in: before a page is read or a folder made."""
+    consumed = []
+
+    def pages():
+        consumed.append(1)
+        yield Page([{"id": "a"}], source="s")
+
+    with pytest.raises(ConfigurationError, match=says):
+        export_snapshot(pages(), tmp_path / "out", filters=filters)
+    assert consumed == [] and not (tmp_path / "out").exists()
 
 
 def test_a_filtered_export_goes_to_its_own_root_and_says_so(fleet, tmp_path):
@@ -455,6 +472,6 @@ def test_a_filtered_export_goes_to_its_own_root_and_says_so(fleet, tmp_path):
     assert {k: v for k, v in _snapshot_state(tmp_path).items() if "filtered" not in k} == before
     assert result.out_dir.parent == tmp_path / "filtered"
     assert result.out_dir.name.startswith("deployment_ids-a_b+c__status-READY-")  # hashed: a/b
-    assert result.manifest["filters"] == {"deployment_ids": ["a/b", "c"], "status": "READY"}
+    assert result.manifest.filters == {"deployment_ids": ["a/b", "c"], "status": "READY"}
     assert "filtered (deployment_ids=['a/b', 'c'], status=READY)" in result.summary()
     assert read_table(result.out_dir, "deployments")["id"].tolist() == ["one"]

@@ -23,6 +23,7 @@ import pytest
 from analysis import reports
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage.reader import (
     DatasetError,
     duckdb_connection,
@@ -30,7 +31,6 @@ from analysis.storage.reader import (
     latest_date,
     read_table,
 )
-from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"

@@ -31,6 +31,7 @@ from object_store import S3Server
 
 from analysis.errors import ExportError
 from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage import remote_target
 from analysis.storage.dumps import read_dump
 from analysis.storage.reader import (
@@ -43,7 +44,6 @@ from analysis.storage.reader import (
 )
 from analysis.storage.remote import open_store
 from analysis.storage.target import ExportWaitWarning
-from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -138,7 +138,7 @@ def test_an_export_to_s3_reads_back_like_the_same_export_to_a_folder(s3_server, 
     manifest = json.loads(
         s3_server.filesystem().open_input_file(f"{bucket_path(s3_out)}/_manifests/{D1}.json").read()
     )
-    assert manifest["files"] == local.manifest["files"] and manifest["dataset"] == "."
+    assert manifest["files"] == local.manifest.files and manifest["dataset"] == "."
 
 
 def test_the_cli_exports_reports_and_queries_on_s3(s3_server, s3_out, tmp_path, capsys):
@@ -212,7 +212,7 @@ def stalled_commit(self, manifest):
 def stalled_publish(self, staging, manifest):
     if where != "publish":
         return publish_staged(self, staging, manifest)
-    first = sorted(manifest["files"].values())[0]
+    first = sorted(manifest.files.values())[0]
     self.store.copy(f"{staging}/{first}", first)
     stall()
 
@@ -279,7 +279,7 @@ def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans
         kill(child)
     after_kill = objects(s3_server, s3_out)
     assert {k: v for k, v in after_kill.items() if k in before} == before  # nothing changed
-    assert one_export(dims_view(s3_out)) == first.manifest["export_id"]
+    assert one_export(dims_view(s3_out)) == first.manifest.export_id
     assert plain_dataset(s3_server, s3_out, "deployments").num_rows == 50
 
     # what a first publish killed before its manifest leaves: a day no manifest names, and
@@ -298,7 +298,7 @@ def test_a_killed_upload_leaves_the_previous_snapshot_and_the_next_export_cleans
     left = objects(s3_server, s3_out)
     assert not [key for key in left if key.startswith(("_staging/", "_leases/"))]
     assert not set(orphans) & set(left)
-    assert one_export(dims_view(s3_out)) == second.manifest["export_id"]
+    assert one_export(dims_view(s3_out)) == second.manifest.export_id
     assert read_arrow(s3_out, "deployments", D1).num_rows == 50
 
 
@@ -363,7 +363,7 @@ def stopped(pid: int) -> bool:
 def assert_day_is(server: S3Server, out: str, result, day: date) -> None:
     """`day` is wholly `result`'s export: for dims' readers, and for a plain reader, whose
     one object per table carries that export's id and row count."""
-    made_by = result.manifest["export_id"]
+    made_by = result.manifest.export_id
     assert one_export(read_tables(out, dict.fromkeys(TABLE_NAMES), day)) == made_by
     manifest = json.loads(
         server.filesystem().open_input_file(f"{bucket_path(out)}/_manifests/{day}.json").read()
@@ -464,7 +464,7 @@ def test_a_commit_against_a_version_the_day_no_longer_has_changes_nothing(
     export removes it and leaves the day as published, its kept version too."""
     export(dump(tmp_path, "first", 50, seed=1), s3_out)
     second = export(dump(tmp_path, "second", 40, seed=2), s3_out)
-    stale = {**second.manifest, "export_id": "0123456789abcdef"}  # its basis: the first
+    stale = {**second.manifest.to_dict(), "export_id": "0123456789abcdef"}  # its basis: the first
     fs, root = s3_server.filesystem(), bucket_path(s3_out)
     with fs.open_output_stream(f"{root}/_staging/{stale['export_id']}/manifest.json") as stream:
         stream.write(json.dumps(stale).encode())
@@ -497,12 +497,11 @@ def test_five_reexports_of_a_day_keep_the_three_newest_replaced_versions(
     assert len(kept) == 3
     for name, result in zip(kept, made[1:4], strict=True):
         folder = f"{s3_out}/_replaced/{name}"
-        assert (
-            one_export(read_tables(folder, dict.fromkeys(TABLE_NAMES), D1))
-            == (result.manifest["export_id"])
+        assert one_export(read_tables(folder, dict.fromkeys(TABLE_NAMES), D1)) == (
+            result.manifest.export_id
         )
         assert read_arrow(folder, "deployments", D1).num_rows == result.rows["deployments"]
-    assert made[4].manifest["replaced"]["kept_in"] == f"_replaced/{kept[-1]}"
+    assert made[4].manifest.replaced.kept_in == f"_replaced/{kept[-1]}"
 
 
 def test_a_day_without_a_manifest_is_in_no_history_view(s3_server, s3_out, tmp_path, capsys):
@@ -609,8 +608,8 @@ def test_a_reader_racing_exports_never_sees_part_of_a_snapshot(s3_server, s3_out
         stop.set()
         thread.join(timeout=DEADLINE_S)
     assert not thread.is_alive() and not problems, problems[:5]
-    assert seen[0] == first.manifest["export_id"] and seen[-1] == third.manifest["export_id"]
-    assert set(seen) <= {m.manifest["export_id"] for m in (first, second, third)}
+    assert seen[0] == first.manifest.export_id and seen[-1] == third.manifest.export_id
+    assert set(seen) <= {m.manifest.export_id for m in (first, second, third)}
 
 
 def test_credentials_never_reach_the_output_and_errors_are_one_line(
@@ -678,7 +677,7 @@ def test_two_exports_started_together_into_one_prefix_take_turns(s3_server, s3_o
 def test_a_filtered_export_to_s3_has_its_own_root(s3_out, tmp_path):
     result = export(dump(tmp_path, "fleet", 20, seed=1), s3_out, filters={"status": "READY"})
     assert result.out_dir == f"{s3_out}/filtered/status-READY"
-    assert result.manifest["dataset"] == "filtered/status-READY"
+    assert result.manifest.dataset == "filtered/status-READY"
     assert read_arrow(result.out_dir, "deployments").num_rows == 20
     with pytest.raises(DatasetError, match="no snapshot of deployments"):
         read_arrow(s3_out, "deployments")  # the fleet's root has no snapshot

@@ -27,9 +27,9 @@ import pyarrow.dataset as ds
 import pytest
 
 from analysis.sandbox import generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage.dumps import read_dump
 from analysis.storage.reader import read_table
-from analysis.storage.writer import export_snapshot
 from analysis.tables import TABLE_NAMES, TABLE_SCHEMAS, TIMESTAMP
 
 # One JVM for the module: both workers of `pytest -n 2` would otherwise start one each.

@@ -31,9 +31,9 @@ from analysis.connection import connect
 from analysis.connection.transport import RetryPolicy
 from analysis.pages import keys_of
 from analysis.sandbox.fleet import generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage import dumps
 from analysis.storage.dumps import read_dump
-from analysis.storage.writer import export_snapshot
 from analysis.tables import batches
 
 DIMS = Path(sys.executable).parent / "dims"

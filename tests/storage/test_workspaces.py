@@ -14,12 +14,12 @@ import pytest
 
 from analysis import connect
 from analysis.connection import RetryPolicy
+from analysis.evidence import Workspace
 from analysis.pages import Page
 from analysis.sandbox import Faults, generate_fleet, roll_out, run_sandbox
-from analysis.snapshot import WorkspacesFailed, take_workspaces_snapshot
+from analysis.snapshot import WorkspacesFailed, export_snapshot, take_workspaces_snapshot
 from analysis.storage.reader import duckdb_connection, read_arrow
-from analysis.storage.workspaces import TenantMismatchWarning, Workspace
-from analysis.storage.writer import export_snapshot
+from analysis.storage.workspaces import TenantMismatchWarning
 from analysis.tables import TABLE_NAMES
 
 DAY = dt.date(2026, 2, 3)
@@ -76,7 +76,7 @@ def test_three_workspaces_land_in_one_snapshot_each_with_its_evidence(tmp_path):
         if table not in ("rejected_records", "repositories"):
             assert sorted(pc.unique(found).to_pylist()) == tenants, table
     on_disk = manifest(tmp_path)
-    assert on_disk == result.manifest
+    assert on_disk == result.manifest.to_dict()
     assert on_disk["fetch"]["complete"] is True
     for tenant in tenants:
         section = on_disk["workspaces"][tenant]
@@ -185,9 +185,9 @@ def test_allow_partial_drops_what_a_failed_workspace_had_sent(tmp_path):
     for table in TABLE_NAMES:
         tenants = read_arrow(tmp_path, table, DAY, ["tenant_id"])["tenant_id"]
         assert b not in tenants.to_pylist(), table
-    assert result.manifest["workspaces"][b]["kept"] is None
-    assert "ignore" in result.manifest["workspaces"][b]["error"]
-    assert result.manifest["rows"]["deployments"] == len(expected)
+    assert result.manifest.workspaces[b].kept is None
+    assert "ignore" in result.manifest.workspaces[b].error
+    assert result.manifest.rows["deployments"] == len(expected)
 
 
 def test_workspaces_are_fetched_concurrently(tmp_path):
@@ -220,7 +220,7 @@ def test_worker_processes_keep_each_pages_workspace_and_count_mismatches(tmp_pat
     with pytest.warns(TenantMismatchWarning, match=f"workspace {b}: 1 deployment"):
         result = export_snapshot(
             pages, tmp_path, snapshot_date=DAY, workers=1, row_group_records=20,
-            workspaces=lambda: found,
+            workspaces=found,
         )  # fmt: skip
     day = read_arrow(tmp_path, "deployments", DAY, ["id", "tenant_id"]).to_pydict()
     tenant_of = dict(zip(day["id"], day["tenant_id"], strict=True))
@@ -229,5 +229,5 @@ def test_worker_processes_keep_each_pages_workspace_and_count_mismatches(tmp_pat
     components = read_arrow(tmp_path, "deployment_components", DAY, ["deployment_id", "tenant_id"])
     for deployment_id, tenant in zip(*components.to_pydict().values(), strict=True):
         assert tenant == tenant_of[deployment_id]
-    assert result.manifest["fetch"]["workspaces"][b]["tenant_id_elsewhere"] == 1
-    assert result.manifest["fetch"]["workspaces"][a]["tenant_id_elsewhere"] == 0
+    assert result.manifest.fetch.workspaces[b].tenant_id_elsewhere == 1
+    assert result.manifest.fetch.workspaces[a].tenant_id_elsewhere == 0

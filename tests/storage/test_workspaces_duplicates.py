@@ -21,10 +21,9 @@ from analysis.connection import RetryPolicy
 from analysis.copies import OneCopy
 from analysis.pages import Page
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.snapshot import take_snapshot, take_workspaces_snapshot
+from analysis.snapshot import export_snapshot, take_snapshot, take_workspaces_snapshot
 from analysis.storage.reader import read_arrow
 from analysis.storage.workspaces import DuplicateDeploymentsWarning, TenantMismatchWarning
-from analysis.storage.writer import export_snapshot
 from analysis.tables import SCHEMA_VERSION, TABLE_NAMES
 
 DAY = dt.date(2026, 4, 5)
@@ -51,7 +50,7 @@ def of_kind(caught, kind):
 
 
 def duplicates(result, tenant):
-    return result.manifest["fetch"]["workspaces"][tenant]["cross_workspace_duplicates"]
+    return result.manifest.to_dict()["fetch"]["workspaces"][tenant]["cross_workspace_duplicates"]
 
 
 def by_rule(owner=0, order=0, day=0):
@@ -79,8 +78,8 @@ def test_each_deployment_once_the_owners_copy_else_the_first_workspaces(tmp_path
     assert "1 by rule owner" in warning and "2 by rule order" in warning
     assert f"{o.a}, then {o.c}" in warning
     # A's copy of B's deployment is kept under B (its own word), so A is told of it
-    assert result.manifest["fetch"]["workspaces"][o.a]["tenant_id_elsewhere"] == 1
-    assert result.manifest["fetch"]["workspaces"][o.c]["tenant_id_elsewhere"] == 0
+    assert result.manifest.fetch.workspaces[o.a].tenant_id_elsewhere == 1
+    assert result.manifest.fetch.workspaces[o.c].tenant_id_elsewhere == 0
     assert result.records == len(records)
     assert f"workspace {o.c}: exported, " in result.summary()
     assert "3 duplicate copy(ies) dropped" in result.summary()
@@ -121,8 +120,8 @@ def test_the_owners_copy_wins_whichever_copy_comes_first(tmp_path, owner_first):
         "dropped": 2,
         "decided_by": {"owner": 0, "order": 2, "day": 0},
     }
-    assert result.manifest["fetch"]["workspaces"][o.a]["tenant_id_elsewhere"] == 0
-    assert result.manifest["fetch"]["workspaces"][o.c]["tenant_id_elsewhere"] == 1
+    assert result.manifest.fetch.workspaces[o.a].tenant_id_elsewhere == 0
+    assert result.manifest.fetch.workspaces[o.c].tenant_id_elsewhere == 1
     assert result.records == len(records) and result.rejected == 0
     assert len(of_kind(caught, DuplicateDeploymentsWarning)) == 1
     assert of_kind(caught, TenantMismatchWarning) == [
@@ -158,7 +157,7 @@ def test_late_winners_replace_rows_written_row_groups_earlier(tmp_path):
     assert len(files) == len(TABLE_NAMES)
     for path in files:  # rewritten, still this export's files
         found = pq.read_metadata(path).metadata
-        assert found[b"dims.export_id"] == result.manifest["export_id"].encode(), path
+        assert found[b"dims.export_id"] == result.manifest.export_id.encode(), path
         assert found[b"dims.schema_version"] == str(SCHEMA_VERSION).encode(), path
 
 
@@ -184,8 +183,8 @@ def test_a_workspace_listing_records_without_tenant_id_tags_them_with_its_own(tm
         if key in found.column_names:
             rows = zip(found[key].to_pylist(), found["tenant_id"].to_pylist(), strict=True)
             assert all(tenant == tenants[i] for i, tenant in rows), table
-    assert result.manifest["workspaces"][a]["deployments"] == len(untagged) > 0
-    assert result.manifest["fetch"]["workspaces"][a]["tenant_id_elsewhere"] == 0
+    assert result.manifest.workspaces[a].deployments == len(untagged) > 0
+    assert result.manifest.fetch.workspaces[a].tenant_id_elsewhere == 0
     assert not of_kind(caught, TenantMismatchWarning) and not of_kind(
         caught, DuplicateDeploymentsWarning
     )
@@ -207,10 +206,8 @@ def test_a_deployment_moved_from_b_to_a_replaces_bs_row_and_bs_other_rows_stay(t
     b_rows = before.filter(pc.not_equal(before["id"], moved["id"]))
     kept = day.filter(pc.equal(day["tenant_id"], b))
     assert kept.sort_by("id").equals(b_rows.sort_by("id"))  # B's other rows, untouched
-    assert result.manifest["workspaces"][b]["status"] == "carried"
-    assert result.manifest["workspaces"][a]["deployments"] == sum(
-        r["tenant_id"] == a for r in records
-    )
+    assert result.manifest.workspaces[b].status == "carried"
+    assert result.manifest.workspaces[a].deployments == sum(r["tenant_id"] == a for r in records)
     assert not of_kind(caught, DuplicateDeploymentsWarning)
 
 
@@ -239,7 +236,7 @@ def test_a_stale_copy_never_replaces_the_row_of_the_workspace_it_names(tmp_path)
     assert duplicates(result, a) == {"dropped": 1, "decided_by": by_rule(day=1)}
     assert duplicates(first, a)["dropped"] == 0  # the first time, the day had no other
     # dropped, so not "kept under their own tenant_id"
-    assert result.manifest["fetch"]["workspaces"][a]["tenant_id_elsewhere"] == 0
+    assert result.manifest.fetch.workspaces[a].tenant_id_elsewhere == 0
     assert not of_kind(caught, TenantMismatchWarning)
     (warning,) = of_kind(caught, DuplicateDeploymentsWarning)
     assert "1 by rule day" in warning
@@ -278,7 +275,7 @@ def test_a_failed_workspace_stays_failed_after_a_later_export_of_another(tmp_pat
         export_recording({t: client(sandbox, t) for t in (a, b)}, tmp_path, allow_partial=True)
     with run_sandbox(fleet=fleet) as sandbox:
         result, _ = export_recording({a: client(sandbox, a)}, tmp_path)
-    sections = result.manifest["workspaces"]
+    sections = result.manifest.to_dict()["workspaces"]
     assert sections[a]["status"] == "exported"
     assert sections[b]["status"] == "failed" and "503" in sections[b]["error"]
     summary = result.summary().splitlines()
@@ -291,7 +288,7 @@ def test_a_listing_of_every_workspace_paged_first_makes_many_late_winners(tmp_pa
     copies wins late (A owns them). Their raw text is spooled past a small size (to disk
     here) and read back in several batches; the day is the fleet, once each."""
     monkeypatch.setattr("analysis.copies._SPOOL_BYTES", 4096)
-    monkeypatch.setattr("analysis.storage.writer.BATCH_RECORDS", 7)
+    monkeypatch.setattr("analysis.snapshot.BATCH_RECORDS", 7)
     fleet = generate_fleet(60, seed=SEED, tenants=3, embed_deployment_type=True)
     a, _, c = fleet.tenant_ids()
     in_a = [r for r in fleet.deployments if r["tenant_id"] == a]

@@ -23,11 +23,10 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_servers import within
 
+from analysis import snapshot as orchestrator
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
-from analysis.snapshot import snapshot_from_dump
-from analysis.storage import writer
-from analysis.storage.writer import export_snapshot
+from analysis.snapshot import export_snapshot, snapshot_from_dump
 from analysis.tables import Flattener, RejectedRecordError, batches
 from analysis.tables.batches import Batches, WorkerLost
 
@@ -227,8 +226,8 @@ def test_an_export_with_workers_writes_the_serial_files(tmp_path):
             workers=workers,
         )
     serial, batched = results[0], results[1]
-    assert batched.manifest["records"] == serial.manifest["records"] == 1204
-    assert batched.manifest["rejected"] == serial.manifest["rejected"] == len(BAD)
+    assert batched.manifest.records == serial.manifest.records == 1204
+    assert batched.manifest.rejected == serial.manifest.rejected == len(BAD)
     assert batched.rows == serial.rows
     for name, folder in serial.paths.items():
         path, other = folder / "part-0.parquet", batched.paths[name] / "part-0.parquet"
@@ -259,14 +258,14 @@ def test_an_export_from_a_large_dump_starts_its_workers_at_the_first_full_batch(
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(writer, "Batches", Seen)
+    monkeypatch.setattr(orchestrator, "Batches", Seen)
     monkeypatch.setattr(batches, "BATCH_RECORDS", 200)  # batches of 200 at most
-    monkeypatch.setattr(writer, "BATCH_RECORDS", 200)
+    monkeypatch.setattr(orchestrator, "BATCH_RECORDS", 200)
     for large in (False, True):
         if large:
             monkeypatch.setattr(batches, "WORKERS_AT_ONCE_BYTES", 1)
         result = snapshot_from_dump(dump, tmp_path / str(large), workers=1)
-        assert result.manifest["records"] == 600
+        assert result.manifest.records == 600
         # at the first full batch (the dump's first page, here all of it), or never
         assert (made[-1].workers_started_after is not None) is large
 

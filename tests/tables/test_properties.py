@@ -36,7 +36,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from analysis import spec
 from analysis.pages import Page
-from analysis.storage.writer import export_snapshot
+from analysis.snapshot import export_snapshot
 from analysis.tables import redact
 
 DAY = datetime(2025, 6, 1, tzinfo=UTC).date()

@@ -25,8 +25,8 @@ from test_properties import ANY_JSON, invalid_record, valid_records
 
 from analysis.pages import Page
 from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.snapshot import export_snapshot
 from analysis.storage.dumps import read_dump
-from analysis.storage.writer import export_snapshot
 from analysis.tables import Flattener, gathered
 from analysis.tables import rules as t
 from analysis.tables.layout import Layout

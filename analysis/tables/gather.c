@@ -28,6 +28,15 @@
  *   records decoded by `decode`, in one call, until one is given back (see below)
  * .take(table) -> (rows, [(null_count, validity, offsets, data), ...]), and empties it
  * .rows(table) -> rows held
+ *
+ * Held to msgspec's habits (tests/tables/test_gather_safety.py, and `make test-sanitize`
+ * runs the table tests under AddressSanitizer and UBSan): no borrowed reference is held
+ * across a call into Python (a rule may change or drop what is being read: the values read
+ * are owned while rules run, and a list or dict a rule changed gives the record back); a
+ * program that would read or write out of bounds is refused when made, and making one runs
+ * no Python code; a rule that calls back into the Gatherer is refused (RuntimeError), so a
+ * rollback never restores rows already taken; the Gatherer is GC-tracked. One interpreter,
+ * with the GIL: single-phase init, a static type and process-wide globals (README).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -112,6 +121,7 @@ typedef struct {
     Table *tables;
     Level *levels;
     PyObject *dumps, *fallback, *unset, *keep; /* keep: everything the ops borrow, raw_type */
+    int busy; /* a call is running: a rule calling back in is refused (enter) */
 } Gatherer;
 
 /* What a record being read knows: its id, and the item row it is inside. */
@@ -429,70 +439,88 @@ static inline PyObject *slot(PyObject *obj, Py_ssize_t offset)
     return *(PyObject **)((char *)obj + offset);
 }
 
+/* Item `i`'s row (the caller owns `item`). */
+static int read_item(Gatherer *g, Op *op, PyObject *item, Py_ssize_t i, Context *ctx)
+{
+    Table *t = &g->tables[op->table];
+    for (int p = 0; p < op->nprefix; p++) {
+        Prefix *pre = &op->prefix[p];
+        PyObject *v;
+        switch (pre->source) {
+        case FROM_ID:
+            v = Py_NewRef(ctx->deployment_id);
+            break;
+        case FROM_POSITION:
+            v = PyLong_FromSsize_t(i);
+            break;
+        case FROM_CONST:
+            v = Py_NewRef(pre->value);
+            break;
+        case FROM_OUTER_POSITION:
+            v = PyLong_FromSsize_t(ctx->outer_position);
+            break;
+        default: /* FROM_OUTER_COL */
+            v = Py_XNewRef(g->tables[ctx->outer_table].scratch[pre->outer_col]);
+            break;
+        }
+        if (v == NULL && pre->source != FROM_OUTER_COL)
+            return -1;
+        set_value(t, pre->col, v);
+    }
+    Context inner = *ctx;
+    inner.outer_table = op->table;
+    inner.outer_position = i;
+    if (read_level(g, op->level, item, &inner))
+        return -1;
+    if (op->fn != Py_None) { /* post: values of the last columns, or None */
+        PyObject *values = PyObject_CallOneArg(op->fn, item);
+        if (values == NULL)
+            return -1;
+        if (values != Py_None) {
+            if (!PyTuple_CheckExact(values) || PyTuple_GET_SIZE(values) != op->npost) {
+                Py_DECREF(values);
+                fallback_error(g, "a rule gave values of another shape");
+                return -1;
+            }
+            for (int p = 0; p < op->npost; p++)
+                set_value(t, op->post_cols[p], Py_NewRef(PyTuple_GET_ITEM(values, p)));
+        }
+        Py_DECREF(values);
+    }
+    /* an item's own items (a container's env entries) are read with the item's row
+     * still open, so they can repeat its columns; the item's row is committed last */
+    if (commit(g, t))
+        return -1;
+    return 0;
+}
+
+/* Rules run Python and may change the list (read_op owns it): each item is owned while it
+ * is read, and a list whose length a rule changed gives the record back. */
 static int read_items(Gatherer *g, Op *op, PyObject *value, Context *ctx)
 {
     if (!PyList_CheckExact(value)) {
         fallback_error(g, "items are not a list");
         return -1;
     }
-    Table *t = &g->tables[op->table];
     Py_ssize_t n = PyList_GET_SIZE(value);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(value, i);
-        for (int p = 0; p < op->nprefix; p++) {
-            Prefix *pre = &op->prefix[p];
-            PyObject *v;
-            switch (pre->source) {
-            case FROM_ID:
-                v = Py_NewRef(ctx->deployment_id);
-                break;
-            case FROM_POSITION:
-                v = PyLong_FromSsize_t(i);
-                break;
-            case FROM_CONST:
-                v = Py_NewRef(pre->value);
-                break;
-            case FROM_OUTER_POSITION:
-                v = PyLong_FromSsize_t(ctx->outer_position);
-                break;
-            default: /* FROM_OUTER_COL */
-                v = Py_XNewRef(g->tables[ctx->outer_table].scratch[pre->outer_col]);
-                break;
-            }
-            if (v == NULL && pre->source != FROM_OUTER_COL)
-                return -1;
-            set_value(t, pre->col, v);
-        }
-        Context inner = *ctx;
-        inner.outer_table = op->table;
-        inner.outer_position = i;
-        if (read_level(g, op->level, item, &inner))
+        PyObject *item = Py_NewRef(PyList_GET_ITEM(value, i));
+        int status = read_item(g, op, item, i, ctx);
+        Py_DECREF(item);
+        if (status)
             return -1;
-        if (op->fn != Py_None) { /* post: values of the last columns, or None */
-            PyObject *values = PyObject_CallOneArg(op->fn, item);
-            if (values == NULL)
-                return -1;
-            if (values != Py_None) {
-                if (!PyTuple_CheckExact(values) || PyTuple_GET_SIZE(values) != op->npost) {
-                    Py_DECREF(values);
-                    fallback_error(g, "a rule gave values of another shape");
-                    return -1;
-                }
-                for (int p = 0; p < op->npost; p++)
-                    set_value(t, op->post_cols[p], Py_NewRef(PyTuple_GET_ITEM(values, p)));
-            }
-            Py_DECREF(values);
-        }
-        /* an item's own items (a container's env entries) are read with the item's row
-         * still open, so they can repeat its columns; the item's row is committed last */
-        if (commit(g, t))
+        if (PyList_GET_SIZE(value) != n) {
+            fallback_error(g, "a rule changed the items being read");
             return -1;
+        }
     }
     if (op->count_col >= 0)
         set_value(&g->tables[g->wide], op->count_col, PyLong_FromSsize_t(n));
     return 0;
 }
 
+/* The rule runs Python and may change the dict (read_op owns it): its key and value are
+ * owned across the call, and a dict whose size a rule changed gives the record back. */
 static int read_labels(Gatherer *g, Op *op, PyObject *value, Context *ctx)
 {
     if (!PyDict_CheckExact(value)) {
@@ -500,17 +528,29 @@ static int read_labels(Gatherer *g, Op *op, PyObject *value, Context *ctx)
         return -1;
     }
     Table *t = &g->tables[op->table];
-    Py_ssize_t pos = 0;
+    Py_ssize_t pos = 0, size = PyDict_GET_SIZE(value);
     PyObject *key, *item;
     while (PyDict_Next(value, &pos, &key, &item)) {
         PyObject *text;
-        if (item == Py_None || PyUnicode_CheckExact(item))
+        Py_INCREF(key);
+        if (item == Py_None || PyUnicode_CheckExact(item)) {
             text = Py_NewRef(item);
-        else if ((text = PyObject_CallOneArg(op->fn, item)) == NULL)
+        } else {
+            Py_INCREF(item);
+            text = PyObject_CallOneArg(op->fn, item);
+            Py_DECREF(item);
+        }
+        if (text != NULL && PyDict_GET_SIZE(value) != size) {
+            Py_CLEAR(text);
+            fallback_error(g, "a rule changed the labels being read");
+        }
+        if (text == NULL) {
+            Py_DECREF(key);
             return -1;
+        }
         set_value(t, 0, Py_NewRef(ctx->deployment_id));
         set_value(t, 1, Py_NewRef(op->arg));
-        set_value(t, 2, Py_NewRef(key));
+        set_value(t, 2, key);
         set_value(t, 3, text);
         if (commit(g, t))
             return -1;
@@ -531,7 +571,7 @@ static int read_sources(Gatherer *g, Op *op, PyObject *obj)
         if (value == Py_None || value == g->unset)
             continue;
         if (++count == 1) {
-            found = value;
+            found = Py_NewRef(value); /* owned across dumps, which may run Python */
             name = PyTuple_GET_ITEM(op->arg, i);
             continue;
         }
@@ -570,6 +610,7 @@ static int read_sources(Gatherer *g, Op *op, PyObject *obj)
     set_value(t, op->count_col, text);
     status = 0;
 done:
+    Py_XDECREF(found);
     Py_XDECREF(present);
     Py_XDECREF(names);
     return status;
@@ -606,15 +647,9 @@ static int read_original(Gatherer *g, Op *op, PyObject *value, Context *ctx)
     return status;
 }
 
-static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
+/* One field's value (read_op owns it while it is read). */
+static int read_value(Gatherer *g, Op *op, PyObject *value, Context *ctx)
 {
-    if (op->op == OP_SOURCES)
-        return read_sources(g, op, obj);
-    PyObject *value = slot(obj, op->offset);
-    if (value == NULL) {
-        fallback_error(g, "a field was never set");
-        return -1;
-    }
     switch (op->op) {
     case OP_SCALAR:
         if (value != Py_None)
@@ -685,6 +720,22 @@ static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
     return -1;
 }
 
+static int read_op(Gatherer *g, Op *op, PyObject *obj, Context *ctx)
+{
+    if (op->op == OP_SOURCES)
+        return read_sources(g, op, obj);
+    PyObject *value = slot(obj, op->offset);
+    if (value == NULL) {
+        fallback_error(g, "a field was never set");
+        return -1;
+    }
+    /* owned while it is read: a rule may set the field, dropping the Struct's reference */
+    Py_INCREF(value);
+    int status = read_value(g, op, value, ctx);
+    Py_DECREF(value);
+    return status;
+}
+
 static int read_level(Gatherer *g, int level, PyObject *obj, Context *ctx)
 {
     Level *l = &g->levels[level];
@@ -742,12 +793,47 @@ static int read_one(Gatherer *g, PyObject *record, PyObject *id, PyObject *unkno
     return status;
 }
 
+/* A call that reads or takes rows is refused while a read runs (a rule calling back in
+ * would take rows that the record's rollback then restores, or overwrite the row being
+ * read), and once the garbage collector has cleared the Gatherer. */
+static int refuse_busy(Gatherer *g)
+{
+    if (g->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Gatherer called again from a rule while it reads a record");
+        return -1;
+    }
+    if (g->keep == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Gatherer cleared by the garbage collector");
+        return -1;
+    }
+    return 0;
+}
+
+/* A read begins (refused as above); leave() when it ends. */
+static int enter(Gatherer *g)
+{
+    if (refuse_busy(g))
+        return -1;
+    g->busy = 1;
+    return 0;
+}
+
+static inline void leave(Gatherer *g)
+{
+    g->busy = 0;
+}
+
 static PyObject *gatherer_read(Gatherer *g, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyUnicode_CheckExact(args[1]) || !PyDict_CheckExact(args[2]))
         return PyErr_Format(PyExc_TypeError, "read(record, deployment_id: str, unknown: dict, "
                                              "listed_type)");
-    if (read_one(g, args[0], args[1], args[2], args[3]))
+    if (enter(g))
+        return NULL;
+    int status = read_one(g, args[0], args[1], args[2], args[3]);
+    leave(g);
+    if (status)
         return NULL;
     Py_RETURN_NONE;
 }
@@ -767,6 +853,8 @@ static PyObject *stopped_at(Py_ssize_t index)
     return Py_BuildValue("(nN)", index, value);
 }
 
+static Py_ssize_t read_run(Gatherer *g, PyObject *const *args, Py_ssize_t start);
+
 /* read_many(records, start, decode, listed_type, tags) -> (stop, error)
  * Reads records from `start` while they are raw text (of `raw_type`) that `decode` takes and
  * whose rows can be read, as read() would with no unknown field found apart. It stops at
@@ -778,20 +866,31 @@ static PyObject *gatherer_read_many(Gatherer *g, PyObject *const *args, Py_ssize
     if (nargs != 5 || !PyList_CheckExact(args[0]))
         return PyErr_Format(PyExc_TypeError,
                             "read_many(records: list, start, decode, listed_type, tags)");
-    PyObject *records = args[0], *decode = args[2], *listed = args[3], *tags = args[4];
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
     if (start == -1 && PyErr_Occurred())
         return NULL;
-    if (tags != Py_None && !PyDict_CheckExact(tags))
+    if (args[4] != Py_None && !PyDict_CheckExact(args[4]))
         return PyErr_Format(PyExc_TypeError, "read_many: tags are a dict or None");
-    Py_ssize_t i = start < 0 ? 0 : start;
+    if (enter(g))
+        return NULL;
+    Py_ssize_t stop = read_run(g, args, start < 0 ? 0 : start);
+    leave(g);
+    return stopped_at(stop);
+}
+
+/* read_many's records from `i` on: the index it stopped at (an error set, or none). */
+static Py_ssize_t read_run(Gatherer *g, PyObject *const *args, Py_ssize_t i)
+{
+    PyObject *records = args[0], *decode = args[2], *listed = args[3], *tags = args[4];
     for (; i < PyList_GET_SIZE(records); i++) {
         PyObject *raw = PyList_GET_ITEM(records, i);
         if (Py_TYPE(raw) != g->raw_type)
-            return stopped_at(i);
+            return i;
+        Py_INCREF(raw); /* owned across the decode, which may run Python */
         PyObject *record = PyObject_CallOneArg(decode, raw);
+        Py_DECREF(raw);
         if (record == NULL)
-            return stopped_at(i);
+            return i;
         int r = root_of(g, record);
         PyObject *id = Py_TYPE(record) == g->levels[g->roots[r]].type
                            ? slot(record, g->id_offsets[r])
@@ -799,34 +898,49 @@ static PyObject *gatherer_read_many(Gatherer *g, PyObject *const *args, Py_ssize
         if (id == NULL || !PyUnicode_CheckExact(id)) { /* the careful reader says why */
             Py_DECREF(record);
             fallback_error(g, "a record without a text id");
-            return stopped_at(i);
+            return i;
         }
         PyObject *type = listed;
         if (type == Py_None && tags != Py_None) {
             type = PyDict_GetItemWithError(tags, id);
             if (type == NULL && PyErr_Occurred()) {
                 Py_DECREF(record);
-                return stopped_at(i);
+                return i;
             }
             if (type == NULL)
                 type = Py_None;
         }
-        Py_INCREF(type); /* the tags dict may change under a rule that runs Python */
+        /* owned across the rules, which run Python: one may change the tags dict, or set
+         * the record's id (its slot held the only reference) */
+        Py_INCREF(type);
+        Py_INCREF(id);
         int status = read_one(g, record, id, NULL, type);
+        Py_DECREF(id);
         Py_DECREF(type);
         Py_DECREF(record);
         if (status)
-            return stopped_at(i);
+            return i;
     }
-    return stopped_at(i);
+    return i;
 }
 
 /* ---------------------------------------------------------------- taking */
 
+/* The bits past the last row cleared: the grown buffers were never written there. */
+static void clear_padding(uint8_t *bits, Py_ssize_t rows)
+{
+    if (bits != NULL && rows % 8)
+        bits[rows / 8] &= (uint8_t)((1 << (rows % 8)) - 1);
+}
+
 static PyObject *column_buffers(Column *col, Py_ssize_t rows)
 {
+    static const int32_t no_rows[1] = {0}; /* the offsets of a column that never held one */
     PyObject *validity = Py_None, *offsets = Py_None, *data;
     Py_ssize_t bits = (rows + 7) / 8;
+    clear_padding(col->validity, rows);
+    if (col->kind == 'b')
+        clear_padding((uint8_t *)col->data, rows);
     if (col->nulls) {
         validity = PyBytes_FromStringAndSize((char *)col->validity, bits);
         if (validity == NULL)
@@ -835,7 +949,8 @@ static PyObject *column_buffers(Column *col, Py_ssize_t rows)
         Py_INCREF(validity);
     }
     if (col->kind == 's') {
-        offsets = PyBytes_FromStringAndSize((char *)col->offsets, (rows + 1) * 4);
+        offsets = col->offsets ? PyBytes_FromStringAndSize((char *)col->offsets, (rows + 1) * 4)
+                               : PyBytes_FromStringAndSize((const char *)no_rows, 4);
         data = PyBytes_FromStringAndSize(col->data ? col->data : "", col->size);
     } else {
         Py_INCREF(offsets);
@@ -866,7 +981,7 @@ static int table_index(Gatherer *g, PyObject *arg)
 static PyObject *gatherer_take(Gatherer *g, PyObject *arg)
 {
     int index = table_index(g, arg);
-    if (index < 0)
+    if (index < 0 || refuse_busy(g))
         return NULL;
     Table *t = &g->tables[index];
     PyObject *columns = PyList_New(t->ncols);
@@ -899,11 +1014,14 @@ static PyObject *gatherer_rows(Gatherer *g, PyObject *arg)
 
 /* ---------------------------------------------------------------- compiling */
 
-/* The slot offset of a Struct field: its member descriptor's (msgspec keeps fields in
- * object slots). Anything else is refused: the program reads slots directly. */
-static Py_ssize_t field_offset(PyTypeObject *type, PyObject *name)
+/* A program is made without running any Python code (a name's __hash__, a number's
+ * __index__ or a repr could change the lists being compiled): names are exact str, numbers
+ * int, and the type's own dict is read. */
+
+/* The offset of `descr`, found under `name` in `type`'s dict, when it is an object slot of
+ * `type` or of a base (another type's slot lies elsewhere in the object). */
+static Py_ssize_t member_offset(PyTypeObject *type, PyObject *name, PyObject *descr)
 {
-    PyObject *descr = PyDict_GetItemWithError(type->tp_dict, name);
     if (descr == NULL) {
         if (!PyErr_Occurred())
             PyErr_Format(PyExc_ValueError, "gather: %s has no field %R", type->tp_name, name);
@@ -911,6 +1029,11 @@ static Py_ssize_t field_offset(PyTypeObject *type, PyObject *name)
     }
     if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
         PyErr_Format(PyExc_ValueError, "gather: %s.%U is not a slot", type->tp_name, name);
+        return -1;
+    }
+    if (!PyType_IsSubtype(type, PyDescr_TYPE(descr))) {
+        PyErr_Format(PyExc_ValueError, "gather: %s.%U is another type's slot", type->tp_name,
+                     name);
         return -1;
     }
     PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
@@ -922,18 +1045,69 @@ static Py_ssize_t field_offset(PyTypeObject *type, PyObject *name)
     return member->offset;
 }
 
+/* The slot offset of a Struct field: its member descriptor's (msgspec keeps fields in
+ * object slots). Anything else is refused: the program reads slots directly. */
+static Py_ssize_t field_offset(PyTypeObject *type, PyObject *name)
+{
+    if (!PyUnicode_CheckExact(name)) {
+        PyErr_SetString(PyExc_TypeError, "gather: a field's name is text");
+        return -1;
+    }
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *dict = PyType_GetDict(type); /* tp_dict is NULL for static builtin types */
+#else
+    PyObject *dict = Py_XNewRef(type->tp_dict);
+#endif
+    if (dict == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "gather: %s has no fields", type->tp_name);
+        return -1;
+    }
+    Py_ssize_t offset = member_offset(type, name, PyDict_GetItemWithError(dict, name));
+    Py_DECREF(dict);
+    return offset;
+}
+
+/* Item i of a program's tuple as a C int: an int in range (no __index__ is called). */
 static int int_at(PyObject *tuple, Py_ssize_t i, int *out)
 {
-    long v = PyLong_AsLong(PyTuple_GET_ITEM(tuple, i));
+    PyObject *item = PyTuple_GET_ITEM(tuple, i);
+    if (!PyLong_Check(item)) {
+        PyErr_Format(PyExc_TypeError, "gather: a program's number is an int, not %.100s",
+                     Py_TYPE(item)->tp_name);
+        return -1;
+    }
+    int overflow = 0;
+    long v = PyLong_AsLongAndOverflow(item, &overflow);
     if (v == -1 && PyErr_Occurred())
         return -1;
+    if (overflow || v < INT_MIN || v > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "gather: a program's number is out of range");
+        return -1;
+    }
     *out = (int)v;
     return 0;
 }
 
-static int check_column(Gatherer *g, int table, int col)
+static int check_table(Gatherer *g, int table)
 {
-    if (table < 0 || table >= g->ntables || col < -1 || col >= g->tables[table].ncols) {
+    if (table < 0 || table >= g->ntables) {
+        PyErr_Format(PyExc_ValueError, "gather: no table %d", table);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether a column of an op may be -1, "none": each op says, for each of its columns. */
+enum { MUST_EXIST = 0, MAY_BE_NONE = 1 };
+
+static int check_column(Gatherer *g, int table, int col, int none)
+{
+    if (check_table(g, table))
+        return -1;
+    if (none == MAY_BE_NONE && col == -1)
+        return 0;
+    if (col < 0 || col >= g->tables[table].ncols) {
         PyErr_Format(PyExc_ValueError, "gather: no column %d of table %d", col, table);
         return -1;
     }
@@ -960,9 +1134,10 @@ static int compile_prefix(Gatherer *g, Op *op, PyObject *prefix)
             return PyErr_SetString(PyExc_TypeError, "gather: (col, source, value)"), -1;
         if (int_at(entry, 0, &pre->col) || int_at(entry, 1, &pre->source))
             return -1;
-        if (check_column(g, op->table, pre->col))
+        if (check_column(g, op->table, pre->col, MUST_EXIST))
             return -1;
         pre->value = PyTuple_GET_ITEM(entry, 2);
+        /* the outer table's column: check_reach knows which table that is */
         if (pre->source == FROM_OUTER_COL && int_at(entry, 2, &pre->outer_col))
             return -1;
         if (pre->source < FROM_ID || pre->source > FROM_OUTER_COL)
@@ -980,10 +1155,9 @@ static int compile_sources(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op 
     if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->col) ||
         int_at(tuple, 4, &op->count_col))
         return -1;
-    if (check_column(g, op->table, op->col) || check_column(g, op->table, op->count_col))
+    if (check_column(g, op->table, op->col, MUST_EXIST) ||
+        check_column(g, op->table, op->count_col, MUST_EXIST))
         return -1;
-    if (op->col < 0 || op->count_col < 0)
-        return PyErr_SetString(PyExc_ValueError, "gather: sources need two columns"), -1;
     op->arg = names;
     op->noffsets = (int)PyTuple_GET_SIZE(names);
     op->offsets = PyMem_Calloc((size_t)op->noffsets, sizeof(Py_ssize_t));
@@ -1025,7 +1199,8 @@ static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
     case OP_JSON:
         if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->col))
             return -1;
-        if (check_column(g, op->table, op->col))
+        /* a JSON part may be only checked, stored nowhere */
+        if (check_column(g, op->table, op->col, op->op == OP_JSON ? MAY_BE_NONE : MUST_EXIST))
             return -1;
         if (op->op != OP_SCALAR)
             op->fn = PyTuple_GET_ITEM(tuple, 4);
@@ -1040,7 +1215,7 @@ static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
         if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->level) ||
             int_at(tuple, 7, &op->count_col))
             return -1;
-        if (check_column(g, op->table, -1) || check_column(g, g->wide, op->count_col))
+        if (check_table(g, op->table) || check_column(g, g->wide, op->count_col, MAY_BE_NONE))
             return -1;
         if (compile_prefix(g, op, PyTuple_GET_ITEM(tuple, 4)))
             return -1;
@@ -1054,13 +1229,13 @@ static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
             return PyErr_NoMemory(), -1;
         for (int p = 0; p < op->npost; p++) {
             if (int_at(cols, p, &op->post_cols[p]) ||
-                check_column(g, op->table, op->post_cols[p]))
+                check_column(g, op->table, op->post_cols[p], MUST_EXIST))
                 return -1;
         }
         break;
     }
     case OP_LABELS:
-        if (int_at(tuple, 2, &op->table) || check_column(g, op->table, -1))
+        if (int_at(tuple, 2, &op->table) || check_table(g, op->table))
             return -1;
         if (g->tables[op->table].ncols != 4)
             return PyErr_SetString(PyExc_ValueError, "gather: labels have four columns"), -1;
@@ -1070,19 +1245,19 @@ static int compile_op(Gatherer *g, PyTypeObject *type, PyObject *tuple, Op *op)
     case OP_ORIGINAL:
         if (int_at(tuple, 2, &op->table) || int_at(tuple, 3, &op->col))
             return -1;
-        if (check_column(g, op->table, op->col))
+        if (check_column(g, op->table, op->col, MUST_EXIST))
             return -1;
-        if (op->col < 0)
-            return PyErr_SetString(PyExc_ValueError, "gather: an original needs its column"), -1;
         op->arg = PyTuple_GET_ITEM(tuple, 4);
         if (!PyUnicode_CheckExact(op->arg))
             return PyErr_SetString(PyExc_TypeError, "gather: an original's path is text"), -1;
         break;
     case OP_EXTRA:
         op->arg = PyTuple_GET_ITEM(tuple, 2);
+        if (!PyUnicode_CheckExact(op->arg)) /* a key of the unknown fields: no Python hash */
+            return PyErr_SetString(PyExc_TypeError, "gather: an extra's path is text"), -1;
         if (int_at(tuple, 3, &op->own_type) || int_at(tuple, 4, &op->service_col))
             return -1;
-        if (check_column(g, g->wide, op->service_col))
+        if (check_column(g, g->wide, op->service_col, MAY_BE_NONE))
             return -1;
         break;
     }
@@ -1126,6 +1301,53 @@ static int compile_levels(Gatherer *g, PyObject *levels)
     return 0;
 }
 
+/* A level the records reach (from a root, by nested and items ops), walked with the table
+ * its items ops' FROM_OUTER_COL columns are read from: that of the items op that reads the
+ * level, the wide table for a root's. Each such column must exist there, and no level may
+ * reach itself (read_level would follow nested data without end). `seen[level]`: the
+ * outer tables it was walked with (at most 64 tables); `walking`: the levels being walked. */
+static int check_reach(Gatherer *g, int level, int outer, uint64_t *seen, char *walking)
+{
+    if (walking[level])
+        return PyErr_Format(PyExc_ValueError, "gather: level %d contains itself", level), -1;
+    if (seen[level] & ((uint64_t)1 << outer))
+        return 0;
+    seen[level] |= (uint64_t)1 << outer;
+    if (Py_EnterRecursiveCall(" in gather's levels"))
+        return -1;
+    walking[level] = 1;
+    int status = 0;
+    for (int o = 0; status == 0 && o < g->levels[level].nops; o++) {
+        Op *op = &g->levels[level].ops[o];
+        if (op->op == OP_NESTED) {
+            status = check_reach(g, op->level, outer, seen, walking);
+        } else if (op->op == OP_ITEMS) {
+            for (int p = 0; status == 0 && p < op->nprefix; p++) {
+                if (op->prefix[p].source == FROM_OUTER_COL)
+                    status = check_column(g, outer, op->prefix[p].outer_col, MUST_EXIST);
+            }
+            if (status == 0)
+                status = check_reach(g, op->level, op->table, seen, walking);
+        }
+    }
+    walking[level] = 0;
+    Py_LeaveRecursiveCall();
+    return status;
+}
+
+/* Every root's levels walked (check_reach). */
+static int check_program(Gatherer *g)
+{
+    uint64_t *seen = PyMem_Calloc((size_t)g->nlevels + 1, sizeof(uint64_t));
+    char *walking = PyMem_Calloc((size_t)g->nlevels + 1, 1);
+    int status = seen == NULL || walking == NULL ? (PyErr_NoMemory(), -1) : 0;
+    for (int r = 0; status == 0 && r < g->nroots; r++)
+        status = check_reach(g, g->roots[r], g->wide, seen, walking);
+    PyMem_Free(seen);
+    PyMem_Free(walking);
+    return status;
+}
+
 static int compile_tables(Gatherer *g, PyObject *kinds)
 {
     if (!PyList_Check(kinds) || PyList_GET_SIZE(kinds) > 64)
@@ -1146,8 +1368,9 @@ static int compile_tables(Gatherer *g, PyObject *kinds)
         if (t->cols == NULL || t->scratch == NULL)
             return PyErr_NoMemory(), -1;
         for (Py_ssize_t c = 0; c < n; c++) {
-            if (strchr("sdibt", letters[c]) == NULL)
-                return PyErr_Format(PyExc_ValueError, "gather: unknown kind %c", letters[c]),
+            if (letters[c] == '\0' || strchr("sdibt", letters[c]) == NULL) /* strchr finds NUL */
+                return PyErr_Format(PyExc_ValueError,
+                                    "gather: unknown kind at column %zd of table %d", c, i),
                        -1;
             t->cols[c].kind = letters[c];
         }
@@ -1155,8 +1378,39 @@ static int compile_tables(Gatherer *g, PyObject *kinds)
     return 0;
 }
 
+/* The collector sees what the Gatherer holds: a rule that refers back to its owner (a
+ * bound method, a closure) makes a cycle, which it can then free. */
+static int gatherer_traverse(Gatherer *g, visitproc visit, void *arg)
+{
+    Py_VISIT(g->dumps);
+    Py_VISIT(g->fallback);
+    Py_VISIT(g->unset);
+    Py_VISIT(g->keep); /* the program's tuples, their rules, raw_type */
+    for (int i = 0; g->tables && i < g->ntables; i++) {
+        for (int c = 0; g->tables[i].scratch && c < g->tables[i].ncols; c++)
+            Py_VISIT(g->tables[i].scratch[c]);
+    }
+    return 0;
+}
+
+/* Breaks a cycle; the ops borrowed from `keep`, so a cleared Gatherer refuses every call
+ * that reads (refuse_busy). */
+static int gatherer_clear(Gatherer *g)
+{
+    for (int i = 0; g->tables && i < g->ntables; i++) {
+        if (g->tables[i].scratch)
+            clear_scratch(&g->tables[i]);
+    }
+    Py_CLEAR(g->dumps);
+    Py_CLEAR(g->fallback);
+    Py_CLEAR(g->unset);
+    Py_CLEAR(g->keep);
+    return 0;
+}
+
 static void gatherer_dealloc(Gatherer *g)
 {
+    PyObject_GC_UnTrack(g);
     for (int i = 0; g->tables && i < g->ntables; i++) {
         Table *t = &g->tables[i];
         for (int c = 0; t->cols && c < t->ncols; c++) {
@@ -1212,12 +1466,9 @@ static PyObject *gatherer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
         goto fail;
     if (g->keep == NULL || compile_tables(g, kinds))
         goto fail;
-    if (wide < 0 || wide >= g->ntables || check_column(g, wide, unknown_col) ||
-        check_column(g, wide, type_col) || unknown_col < 0 || type_col < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "Gatherer: no such wide table");
+    if (check_column(g, wide, unknown_col, MUST_EXIST) ||
+        check_column(g, wide, type_col, MUST_EXIST))
         goto fail;
-    }
     g->unknown_col = unknown_col;
     g->type_col = type_col;
     if (compile_levels(g, levels))
@@ -1238,6 +1489,8 @@ static PyObject *gatherer_new(PyTypeObject *type, PyObject *args, PyObject *kwar
         if (g->id_offsets[r] < 0)
             goto fail;
     }
+    if (check_program(g))
+        goto fail;
     return (PyObject *)g;
 fail:
     Py_DECREF(g);
@@ -1260,10 +1513,13 @@ static PyMethodDef gatherer_methods[] = {
 static PyTypeObject GathererType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "analysis.tables.gather.Gatherer",
     .tp_basicsize = sizeof(Gatherer),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "Reads decoded records into Arrow column buffers by a compiled program.",
     .tp_new = gatherer_new,
     .tp_dealloc = (destructor)gatherer_dealloc,
+    .tp_traverse = (traverseproc)gatherer_traverse,
+    .tp_clear = (inquiry)gatherer_clear,
+    .tp_free = PyObject_GC_Del,
     .tp_methods = gatherer_methods,
 };
 

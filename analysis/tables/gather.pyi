@@ -1,4 +1,5 @@
 # The compiled module (gather.c); see analysis/tables/gathered.py for how it is used.
+# read, read_many and take raise RuntimeError when a rule calls them while a record is read.
 from typing import Any
 
 #: (null_count, validity, offsets, data) of a column

@@ -47,10 +47,13 @@ from generated_client.models import Deployment
 from . import codehost, defaults, rawjson, spec
 from .connection.settings import code_host_of
 from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
+from .errors import CodeHostWarning as CodeHostWarning
 from .errors import (
     ConfigurationError,
+    ListingShiftedWarning,
     NotFoundError,
     PaginationError,
+    PagingWarning,
     ResponseFormatError,
     TransportError,
     describe,
@@ -72,19 +75,6 @@ def filter_names() -> tuple[str, ...]:
     """The list-deployments filters of the spec (every query parameter but limit/offset)."""
     params = spec.document()["paths"]["/v2/deployments"]["get"]["parameters"]
     return tuple(p["name"] for p in params if p["name"] not in ("limit", "offset"))
-
-
-class ListingShiftedWarning(UserWarning):
-    """The listing changed while it was paged: some records came twice and were dropped."""
-
-
-class PagingWarning(UserWarning):
-    """The service answered an offset that does not advance; dims carried on by counting."""
-
-
-class CodeHostWarning(UserWarning):
-    """Every repositories request of an export answered 404: far likelier a code-host segment
-    the service does not have (`--code-host`) than that every integration is unknown to it."""
 
 
 # -- requests and responses ---------------------------------------------------------------

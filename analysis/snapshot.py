@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import codehost, defaults
-from .errors import ExportError
+from .errors import CodeHostWarning
+from .errors import WorkspacesFailed as WorkspacesFailed
 from .storage.dumps import read_dump
 from .storage.workspaces import Workspace
 from .storage.writer import ExportResult, export_snapshot
@@ -120,38 +121,6 @@ class _SideListings:
         return fetch.export_evidence(self.filters, self.stats, self.providers, self.fetched())
 
 
-class WorkspacesFailed(ExportError):
-    """Workspaces of an export failed, so nothing was published (without allow_partial, or
-    when every one failed).
-
-    `workspaces` says, per workspace asked for, whether it was fetched or why it failed.
-    """
-
-    def __init__(self, found: list[Workspace]) -> None:
-        self.workspaces: dict[str, dict[str, Any]] = {
-            w.tenant_id: (
-                {"status": "failed", "error": w.error}
-                if w.error is not None
-                else {"status": "fetched", "deployments": w.evidence.get("deployments")}
-            )
-            for w in found
-        }
-        failed = "; ".join(f"{w.tenant_id}: {w.error}" for w in found if w.error is not None)
-        fine = [f"{w.tenant_id} ({w.evidence.get('deployments', 0):,} deployments)" for w in found]
-        fine = [text for text, w in zip(fine, found, strict=True) if w.error is None]
-        advice = (
-            "every workspace failed"
-            if not fine
-            else f"fetched: {', '.join(fine)}; fix the failed ones, or pass --allow-partial "
-            "to publish the others"
-        )
-        count = sum(w.error is not None for w in found)
-        super().__init__(
-            f"{count} of {len(found)} workspace(s) failed, so nothing was published: "
-            f"{failed}; {advice}"
-        )
-
-
 def take_workspaces_snapshot(
     clients: Mapping[str, Client],
     out_dir: str | Path,
@@ -192,7 +161,7 @@ def take_workspaces_snapshot(
         found = fetcher.outcome()
         failed = sum(w.error is not None for w in found)
         if failed and (not allow_partial or failed == len(found)):
-            raise WorkspacesFailed(found)
+            raise WorkspacesFailed(_outcomes(found))
         return found
 
     result = export_snapshot(
@@ -209,6 +178,17 @@ def take_workspaces_snapshot(
     result.notes.extend(workspace_notes(result.manifest))
     warn_every_repository_not_found(result.manifest["fetch"])
     return result
+
+
+def _outcomes(found: list[Workspace]) -> dict[str, dict[str, Any]]:
+    """Per workspace, fetched (with its deployments) or failed (with why): what
+    WorkspacesFailed says and carries."""
+    return {
+        w.tenant_id: {"status": "failed", "error": w.error}
+        if w.error is not None
+        else {"status": "fetched", "deployments": w.evidence.get("deployments")}
+        for w in found
+    }
 
 
 def workspace_notes(manifest: Mapping[str, Any]) -> list[str]:
@@ -263,8 +243,6 @@ def warn_every_repository_not_found(evidence: Mapping[str, Any]) -> None:
     hit = {tenant: found for tenant, found in sections.items() if found.get("all_not_found")}
     if not hit:
         return
-    from .fetch import CodeHostWarning
-
     count = sum(len(found["unknown_to_service"]) for found in hit.values())
     segments = ", ".join(sorted({repr(found["code_host"]) for found in hit.values()}))
     named = [tenant for tenant in hit if tenant is not None]

@@ -21,6 +21,9 @@ breaks the organisation down by workspace, and `load_snapshot(â€¦, tenant_ids=[â
 `write_report` writes the files of `dims report`; `diff` is `dims diff`.
 """
 
+from analysis.errors import DatasetError as DatasetError
+from analysis.errors import PriceSheetError as PriceSheetError
+from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
 from analysis.reports.capacity import (
     anomalies,
     capacity_by,
@@ -41,7 +44,7 @@ from analysis.reports.capacity import (
     pod_requests,
     rightsizing,
 )
-from analysis.reports.frames import DatasetError, Snapshot, load_snapshot, snapshot_days
+from analysis.reports.frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports.history import DiffResult, diff, version_changes, versions_over_time
 from analysis.reports.images import (
     deployments_behind,
@@ -56,8 +59,6 @@ from analysis.reports.prices import (
     DEFAULT_PRICES,
     HOURS_PER_MONTH,
     PriceSheet,
-    PriceSheetError,
-    UnknownPriceTypeWarning,
     load_prices,
 )
 from analysis.reports.report import build_html, write_report
@@ -65,12 +66,9 @@ from analysis.reports.report import build_html, write_report
 __all__ = [
     "DEFAULT_PRICES",
     "HOURS_PER_MONTH",
-    "DatasetError",
     "DiffResult",
     "PriceSheet",
-    "PriceSheetError",
     "Snapshot",
-    "UnknownPriceTypeWarning",
     "anomalies",
     "build_html",
     "capacity_by",

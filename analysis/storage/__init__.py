@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING
 from ..lazy import exports
 
 if TYPE_CHECKING:
+    from ..errors import DatasetError as DatasetError
     from .dumps import read_dump
-    from .reader import DatasetError, duckdb_connection, read_arrow, read_table, snapshot_dates
+    from .reader import duckdb_connection, read_arrow, read_table, snapshot_dates
     from .writer import ExportResult, check_writable, export_snapshot
 
 _HOMES = {
-    "DatasetError": ".reader",
+    "DatasetError": "..errors",  # importable from here as before; exported by analysis
     "ExportResult": ".writer",
     "check_writable": ".writer",
     "duckdb_connection": ".reader",
@@ -38,7 +39,6 @@ _HOMES = {
 }
 
 __all__ = [
-    "DatasetError",
     "ExportResult",
     "check_writable",
     "duckdb_connection",

@@ -67,13 +67,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import ExportError
+from ..errors import ExportError, ExportWaitWarning, ObjectStoreError
+from ..errors import LeaseLost as LeaseLost
 from ..tables import TABLE_NAMES
 from . import paths
-from .remote import ObjectStoreError, Store, open_store
+from .remote import Store, open_store
 from .target import (
     KEEP_REPLACED,
-    ExportWaitWarning,
     kept_in,
     manifest_bytes,
     manifest_version,
@@ -105,10 +105,6 @@ def manifest_days(store: Store) -> list[date]:
 
 def read_manifest(store: Store, day: date) -> dict[str, Any] | None:
     return parse_manifest(store.read_bytes(f"{paths.MANIFESTS}/{day.isoformat()}.json"))
-
-
-class LeaseLost(ExportError):
-    """This export's lease expired or was taken over: it must publish nothing more."""
 
 
 def _fence_age() -> float:

@@ -16,16 +16,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..errors import ExportWaitWarning as ExportWaitWarning
 from . import paths
 
 #: Replaced versions kept per day in `DIR/_replaced/`; older ones are pruned.
 KEEP_REPLACED = 3
 #: How long a second export into the same dataset waits for the first (seconds).
 DEFAULT_LOCK_TIMEOUT_S = 3600.0
-
-
-class ExportWaitWarning(UserWarning):
-    """Another export holds the dataset; this one waits for it."""
 
 
 class Target(Protocol):

@@ -38,14 +38,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from analysis.errors import DuplicateDeploymentsWarning as DuplicateDeploymentsWarning
+from analysis.errors import TenantMismatchWarning as TenantMismatchWarning
 from analysis.tables import TABLE_NAMES, Flattener
 
 from . import paths
 from .target import parse_manifest
 
 __all__ = [
-    "DuplicateDeploymentsWarning",
-    "TenantMismatchWarning",
     "Workspace",
     "WorkspacesArg",
     "add_listed",
@@ -57,14 +57,6 @@ __all__ = [
 ]
 
 TENANT = "tenant_id"
-
-
-class TenantMismatchWarning(UserWarning):
-    """Deployments fetched from one workspace name another in their own tenant_id."""
-
-
-class DuplicateDeploymentsWarning(UserWarning):
-    """Deployments came from more than one workspace; each is in the day once."""
 
 
 #: Why a copy of a deployment was dropped, in the manifest's order: another workspace's copy

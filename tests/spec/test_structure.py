@@ -352,3 +352,53 @@ def test_the_trees_drawn_in_the_errors_docstring_are_the_classes():
         for name, cls in found.items()
     }
     assert drawn == actual
+
+
+# -- sync and async twins -----------------------------------------------------------------------
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _parameters(node: Function) -> list[tuple[str, str, str]]:
+    """(name, kind, default) of each parameter, as written."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found = [
+        (arg.arg, "positional only" if arg in args.posonlyargs else "positional", default)
+        for arg, default in zip(positional, defaults, strict=True)
+    ]
+    found += [(args.vararg.arg, "*", None)] if args.vararg else []
+    found += [
+        (arg.arg, "keyword only", default)
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    found += [(args.kwarg.arg, "**", None)] if args.kwarg else []
+    return [(name, kind, "" if d is None else ast.unparse(d)) for name, kind, d in found]
+
+
+def _twins() -> list[tuple[str, Function, Function]]:
+    """(where, sync, async) for every public function or method `x` with a twin `ax`."""
+    pairs = []
+    for name, path in MODULES.items():
+        scopes = [(name, ast.parse(path.read_text(encoding="utf-8")).body)]
+        while scopes:
+            where, body = scopes.pop()
+            functions = {n.name: n for n in body if isinstance(n, Function)}
+            for fname, node in functions.items():
+                if not fname.startswith("_") and f"a{fname}" in functions:
+                    pairs.append((f"{where}.{fname}", node, functions[f"a{fname}"]))
+            scopes += [(f"{where}.{n.name}", n.body) for n in body if isinstance(n, ast.ClassDef)]
+    return pairs
+
+
+def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
+    twins = _twins()
+    assert "analysis.fetch.fetch_deployments" in [where for where, _, _ in twins]
+    differ = [
+        f"{where}: {_parameters(sync)} != {_parameters(asynchronous)}"
+        for where, sync, asynchronous in twins
+        if _parameters(sync) != _parameters(asynchronous)
+    ]
+    assert differ == [], "\n".join(differ)

@@ -46,7 +46,7 @@ from generated_client.models import Deployment
 
 from . import codehost, defaults, rawjson, spec
 from .connection.settings import code_host_of
-from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
+from .connection.transport import decoded_json, with_decoder
 from .errors import CodeHostWarning as CodeHostWarning
 from .errors import (
     ConfigurationError,
@@ -100,8 +100,9 @@ def _json(response: httpx.Response, decode: Callable[[bytes], Any] = orjson.load
     """The parsed body of a successful response (parsed by the transport, else `decode`),
     or a typed error."""
     raise_for_status(response)
-    if JSON_EXTENSION in response.extensions:
-        return response.extensions[JSON_EXTENSION]
+    decoded = decoded_json(response)
+    if decoded is not None:
+        return decoded.value
     try:
         return decode(response.content)
     except orjson.JSONDecodeError as exc:
@@ -495,8 +496,7 @@ class _Scheduler:
             offset = listing.issue()
             request = _listing_request(offset, self.page_size, listing.filters)
             raw = self.raw or listing.tags_only  # typed listings only give ids: never parsed
-            request["extensions"] = {DECODER_EXTENSION: _decode_raw_page if raw else _decode_page}
-            yield listing, offset, request
+            yield listing, offset, with_decoder(request, _decode_raw_page if raw else _decode_page)
 
     def heads(self) -> dict[Any, _Listing]:
         """The oldest request in flight of each listing (the only ones that may yield)."""

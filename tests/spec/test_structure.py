@@ -402,3 +402,37 @@ def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
         if _parameters(sync) != _parameters(asynchronous)
     ]
     assert differ == [], "\n".join(differ)
+
+
+# -- seams: nothing reaches into another object's insides --------------------------------------
+
+
+def test_no_module_reads_another_objects_private_attributes():
+    """`x._name` only on `self` or `cls`: the generated client's `_httpx_args`, httpx's
+    clients' `_transport` are theirs (dims keeps what it needs, e.g. `DimsClient.transport`)."""
+    offenders = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                offenders.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_only_the_transport_touches_httpx_extensions():
+    """The transport and the fetch layer meet in typed functions (`with_decoder`,
+    `decoded_json`): no other module reads or writes a request's or response's extensions."""
+    offenders = []
+    for name, path in MODULES.items():
+        if name == "analysis.connection.transport":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr == "extensions") or (
+                isinstance(node, ast.Constant) and node.value == "extensions"
+            ):
+                offenders.append(f"{name}:{node.lineno}")
+    assert offenders == [], "\n".join(offenders)

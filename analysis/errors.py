@@ -1,17 +1,67 @@
-"""One exception hierarchy for everything dims raises on purpose.
+"""Every exception dims raises on purpose and every warning it gives, in one module.
 
 Each error prints as one line that says what failed, where, and what to do about it, so
 the CLI can show `str(error)` instead of a traceback. No message ever contains the API key:
 requests are described by method and URL only, never by their headers, and any text that
 came from the service (an error body, a reason phrase, a header in a debug log) passes
 through `scrub` first, because a service may echo the key it rejected.
+
+The errors (catch `DimsError` for every failure dims reports on purpose):
+
+    DimsError
+    ├── ConfigurationError          the settings cannot work; nothing was sent
+    │   └── PriceSheetError         a price file or price option
+    ├── TransportError              the service could not be reached, after retries
+    │   └── DeadlineExceededError   one request outlasted its deadline
+    ├── ResponseFormatError         a 200 whose body is not the JSON the spec promises
+    │   └── ResponseTooLargeError   a body beyond the size limits
+    ├── PaginationError             the listing's paging broke its rule
+    ├── APIError                    the service answered with an error status
+    │   ├── AuthenticationError     401, 403
+    │   ├── NotFoundError           404
+    │   ├── ValidationError         400, 422
+    │   ├── RateLimitError          429, after retries
+    │   └── ServerError             5xx, after retries
+    ├── DumpError                   a saved dump cannot be read
+    ├── ExportError                 a snapshot could not be written
+    │   ├── RejectedRecordError     a record refused in strict mode
+    │   ├── WorkspacesFailed        workspaces of an export failed
+    │   └── LeaseLost               an export on object storage lost its lease
+    ├── DatasetError                the dataset cannot be read as asked
+    │   └── ManifestError          a day's manifest is not one dims wrote
+    ├── ObjectStoreError            object storage refused or failed an operation
+    └── ReportError                 a report could not be written
+
+The warnings (filter `DimsWarning` for all of them; each keeps the standard category it
+always had, so a filter on UserWarning or RuntimeWarning still sees it):
+
+    DimsWarning
+    ├── ListingShiftedWarning          (UserWarning)
+    ├── PagingWarning                  (UserWarning)
+    ├── CodeHostWarning                (UserWarning)
+    ├── UnreadableQuantityWarning      (UserWarning)
+    ├── OriginalNameConflictWarning    (UserWarning)
+    ├── TenantMismatchWarning          (UserWarning)
+    ├── DuplicateDeploymentsWarning    (UserWarning)
+    ├── ExportWaitWarning              (UserWarning)
+    ├── UnknownPriceTypeWarning        (UserWarning)
+    └── WorkerLost                     (RuntimeWarning)
+
+Warnings live here with the errors, not beside the code that gives them: both are what
+dims tells its user went wrong, a user filters a warning by its class (`pytest.warns`,
+`warnings.simplefilter`) as they catch an error by its class, and this module is the
+foundation every layer already imports, so the layer that warns (the orchestrator warns
+of the code host, fetch of paging) never reaches into another layer for the class.
+Every class is exported from `analysis` (tests/spec/test_structure.py checks it, and that
+the two trees above are the classes' own).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -35,6 +85,10 @@ class ConfigurationError(DimsError):
     """The settings (base URL, key, options) cannot work; nothing was sent."""
 
 
+class PriceSheetError(ConfigurationError):
+    """A price file or price option cannot be used; the message names the file and key."""
+
+
 class TransportError(DimsError):
     """The service could not be reached or did not answer, after retries."""
 
@@ -55,9 +109,61 @@ class ExportError(DimsError):
     """A snapshot could not be written; earlier snapshots are untouched."""
 
 
-class ManifestError(DimsError):
+class RejectedRecordError(ExportError):
+    """Raised in strict mode for the first record that cannot be read."""
+
+
+class WorkspacesFailed(ExportError):
+    """Workspaces of an export failed, so nothing was published (without allow_partial, or
+    when every one failed).
+
+    `workspaces` says, per workspace asked for, whether it was fetched or why it failed:
+    `{"status": "fetched", "deployments": n}` or `{"status": "failed", "error": "…"}`. The
+    raising site passes it, so this module knows nothing of the storage's `Workspace`.
+    """
+
+    def __init__(self, workspaces: Mapping[str, Mapping[str, Any]]) -> None:
+        self.workspaces: dict[str, dict[str, Any]] = {
+            tenant: dict(found) for tenant, found in workspaces.items()
+        }
+        failed = [(tenant, found) for tenant, found in workspaces.items() if _failed(found)]
+        fine = [
+            f"{tenant} ({found.get('deployments') or 0:,} deployments)"
+            for tenant, found in workspaces.items()
+            if not _failed(found)
+        ]
+        advice = (
+            "every workspace failed"
+            if not fine
+            else f"fetched: {', '.join(fine)}; fix the failed ones, or pass --allow-partial "
+            "to publish the others"
+        )
+        reasons = "; ".join(f"{tenant}: {found['error']}" for tenant, found in failed)
+        super().__init__(
+            f"{len(failed)} of {len(workspaces)} workspace(s) failed, so nothing was "
+            f"published: {reasons}; {advice}"
+        )
+
+
+def _failed(found: Mapping[str, Any]) -> bool:
+    return found.get("status") == "failed"
+
+
+class LeaseLost(ExportError):
+    """This export's lease expired or was taken over: it must publish nothing more."""
+
+
+class DatasetError(DimsError):
+    """The dataset is missing, empty, lacks the requested snapshot, or holds a bad file."""
+
+
+class ManifestError(DatasetError):
     """A dataset's manifest (`_manifests/<day>.json`) is not one dims wrote: not JSON, or
     not the manifest's schema (`analysis.storage.manifest`)."""
+
+
+class ObjectStoreError(DimsError):
+    """Object storage refused or failed an operation (credentials, bucket, network)."""
 
 
 class ReportError(DimsError):
@@ -102,6 +208,65 @@ class RateLimitError(APIError):
 
 class ServerError(APIError):
     hint = "the service failed after retries; retry later"
+
+
+# --- warnings ------------------------------------------------------------------------------
+
+
+class DimsWarning(Warning):
+    """Base class: filter this for every warning dims gives on purpose."""
+
+
+class ListingShiftedWarning(DimsWarning, UserWarning):
+    """The listing changed while it was paged: some records came twice and were dropped."""
+
+
+class PagingWarning(DimsWarning, UserWarning):
+    """The service answered an offset that does not advance; dims carried on by counting."""
+
+
+class CodeHostWarning(DimsWarning, UserWarning):
+    """Every repositories request of an export answered 404: far likelier a code-host segment
+    the service does not have (`--code-host`) than that every integration is unknown to it."""
+
+
+class UnreadableQuantityWarning(DimsWarning, UserWarning):
+    """Containers sent resource quantities that are not Kubernetes quantities (`"١٢"`, `" 2 "`):
+    their columns are null, never 0, and `dims report` lists each with its reason."""
+
+
+class OriginalNameConflictWarning(DimsWarning, UserWarning):
+    """Deployments sent a field under the spec's name and the published service's name
+    (`cache_cpu` and `redis_cpu`) with different values: the spec's name was kept."""
+
+
+class TenantMismatchWarning(DimsWarning, UserWarning):
+    """Deployments fetched from one workspace name another in their own tenant_id."""
+
+
+class DuplicateDeploymentsWarning(DimsWarning, UserWarning):
+    """Deployments came from more than one workspace; each is in the day once."""
+
+
+class ExportWaitWarning(DimsWarning, UserWarning):
+    """Another export holds the dataset; this one waits for it."""
+
+
+class UnknownPriceTypeWarning(DimsWarning, UserWarning):
+    """A per-type override names a type no deployment has and the spec does not list: most
+    likely a typo (`prdo`), whose prices then apply to nothing."""
+
+
+class WorkerLost(DimsWarning, RuntimeWarning):
+    """A worker process stopped (killed for memory, say) or hung; this process reads on alone."""
+
+    def __init__(self, why: str = "") -> None:
+        super().__init__(why)
+        self.why = why
+
+    def __str__(self) -> str:
+        why = f" ({self.why})" if self.why else ""
+        return f"a worker process reading records stopped{why}; reading on in this process"
 
 
 def describe(request: httpx.Request) -> str:

@@ -47,11 +47,14 @@ from generated_client.models import Deployment
 
 from . import codehost, defaults, rawjson, spec
 from .connection.settings import code_host_of
-from .connection.transport import DECODER_EXTENSION, JSON_EXTENSION
+from .connection.transport import decoded_json, with_decoder
+from .errors import CodeHostWarning as CodeHostWarning
 from .errors import (
     ConfigurationError,
+    ListingShiftedWarning,
     NotFoundError,
     PaginationError,
+    PagingWarning,
     ResponseFormatError,
     TransportError,
     describe,
@@ -72,19 +75,6 @@ DEFAULT_CONCURRENCY = defaults.CONCURRENCY
 deployment_types = spec.deployment_types
 
 
-class ListingShiftedWarning(UserWarning):
-    """The listing changed while it was paged: some records came twice and were dropped."""
-
-
-class PagingWarning(UserWarning):
-    """The service answered an offset that does not advance; dims carried on by counting."""
-
-
-class CodeHostWarning(UserWarning):
-    """Every repositories request of an export answered 404: far likelier a code-host segment
-    the service does not have (`--code-host`) than that every integration is unknown to it."""
-
-
 # -- requests and responses ---------------------------------------------------------------
 
 
@@ -99,8 +89,9 @@ def _json(response: httpx.Response, decode: Callable[[bytes], Any] = orjson.load
     """The parsed body of a successful response (parsed by the transport, else `decode`),
     or a typed error."""
     raise_for_status(response)
-    if JSON_EXTENSION in response.extensions:
-        return response.extensions[JSON_EXTENSION]
+    decoded = decoded_json(response)
+    if decoded is not None:
+        return decoded.value
     try:
         return decode(response.content)
     except orjson.JSONDecodeError as exc:
@@ -122,15 +113,106 @@ class RequestBudget:
     An export shares one between the listings and the repositories, so `--concurrency N`
     means N requests in flight in all: what a service's rate limits count, and what the
     network ideal of an export (requests ÷ N round trips) assumes.
+
+    Threads (`send`) and asyncio tasks (`asend`) take from the same count, so the sync and
+    async fetches honour one budget alike. A freed slot goes to whoever has waited longest:
+    a thread is woken by its event; a task by its own loop (`call_soon_threadsafe`), so a
+    task waiting for a slot never blocks its loop. A waiter that gives up (a cancelled
+    task, an interrupted thread) leaves the queue, or hands on the slot it was just given.
     """
 
     def __init__(self, size: int = DEFAULT_CONCURRENCY) -> None:
         self.size = max(1, size)
-        self._gate = threading.BoundedSemaphore(self.size)
+        self._lock = threading.Lock()
+        self._free = self.size
+        #: Each waiter's hand-over: True when the slot reached it (a closed loop refuses).
+        self._waiting: deque[Callable[[], bool]] = deque()
 
     def send(self, http: httpx.Client, kwargs: dict[str, Any]) -> httpx.Response:
-        with self._gate:
+        self._acquire()
+        try:
             return _send(http, kwargs)
+        finally:
+            self._release()
+
+    async def asend(self, http: httpx.AsyncClient, kwargs: dict[str, Any]) -> httpx.Response:
+        await self._aacquire()
+        exchange = asyncio.ensure_future(_asend(http, kwargs))
+        exchange.add_done_callback(self._release_after)
+        return await asyncio.shield(exchange)
+
+    def _release_after(self, exchange: asyncio.Future[httpx.Response]) -> None:
+        """An exchange's slot is free once it ends, though the task that asked for it was
+        cancelled (a speculative page the listing no longer needs): the service serves a
+        request whose asker went away until it has answered, and a slot freed at once would
+        let one more in flight than the service should see. A thread's request, which
+        cannot be cancelled, ends the same way."""
+        if not exchange.cancelled():
+            exchange.exception()  # retrieved here, whether or not its asker is still there
+        self._release()
+
+    def _take_or_wait(self, hand_over: Callable[[], bool]) -> bool:
+        """Take a free slot (True), or join the queue with `hand_over` (False)."""
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return True
+            self._waiting.append(hand_over)
+            return False
+
+    def _give_up(self, hand_over: Callable[[], bool]) -> None:
+        """A waiter stops waiting: out of the queue, or, if its slot came, the slot passed on."""
+        with self._lock:
+            if hand_over in self._waiting:
+                self._waiting.remove(hand_over)
+                return
+        self._release()
+
+    def _release(self) -> None:
+        with self._lock:
+            while self._waiting:
+                if self._waiting.popleft()():
+                    return
+            self._free += 1
+
+    def _acquire(self) -> None:
+        woken = threading.Event()
+
+        def hand_over() -> bool:
+            woken.set()
+            return True
+
+        if self._take_or_wait(hand_over):
+            return
+        try:
+            woken.wait()
+        except BaseException:  # KeyboardInterrupt while waiting
+            self._give_up(hand_over)
+            raise
+
+    async def _aacquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        woken: asyncio.Future[None] = loop.create_future()
+
+        def hand_over() -> bool:
+            try:
+                loop.call_soon_threadsafe(_wake, woken)
+            except RuntimeError:  # its loop has closed: nobody is left to take the slot
+                return False
+            return True
+
+        if self._take_or_wait(hand_over):
+            return
+        try:
+            await woken
+        except BaseException:  # cancelled while waiting, or just after the slot came
+            self._give_up(hand_over)
+            raise
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 async def _asend(http: httpx.AsyncClient, kwargs: dict[str, Any]) -> httpx.Response:
@@ -359,8 +441,7 @@ class _Scheduler:
             offset = listing.issue()
             request = _listing_request(offset, self.page_size, listing.filters)
             raw = self.raw or listing.tags_only  # typed listings only give ids: never parsed
-            request["extensions"] = {DECODER_EXTENSION: _decode_raw_page if raw else _decode_page}
-            yield listing, offset, request
+            yield listing, offset, with_decoder(request, _decode_raw_page if raw else _decode_page)
 
     def heads(self) -> dict[Any, _Listing]:
         """The oldest request in flight of each listing (the only ones that may yield)."""
@@ -566,12 +647,15 @@ def _run_sync(
     scheduler.finish()
 
 
-async def _run_async(client: Client, scheduler: _Scheduler) -> AsyncIterator[Page]:
+async def _run_async(
+    client: Client, scheduler: _Scheduler, budget: RequestBudget | None = None
+) -> AsyncIterator[Page]:
     http = client.get_async_httpx_client()
+    send = _asend if budget is None else budget.asend
     try:
         while True:
             for listing, offset, kwargs in scheduler.to_start():
-                task = asyncio.ensure_future(_asend(http, kwargs))
+                task = asyncio.ensure_future(send(http, kwargs))
                 listing.pending.append((offset, task))
             heads = scheduler.heads()
             if not heads:
@@ -732,13 +816,15 @@ def afetch_deployments(
     limits: FetchLimits | None = None,
     raw: bool = False,
     on_integration: Callable[[str], None] | None = None,
+    budget: RequestBudget | None = None,
     **filters: Any,
 ) -> AsyncIterator[Page]:
-    """The async twin of `fetch_deployments`."""
+    """The async twin of `fetch_deployments`; a `budget` shared with `alist_repositories`
+    (or with threads) keeps the requests of all within one limit."""
     scheduler = _fleet_scheduler(
         stats, page_size, concurrency, progress, limits, raw, on_integration, filters
     )
-    return _run_async(client, scheduler)
+    return _run_async(client, scheduler, budget)
 
 
 # -- the same fleet as the generated models ------------------------------------------------
@@ -782,8 +868,9 @@ def _get(client: Client, kwargs: dict[str, Any], budget: RequestBudget | None = 
     return _json(send(client.get_httpx_client(), kwargs))
 
 
-async def _aget(client: Client, kwargs: dict[str, Any]) -> Any:
-    return _json(await _asend(client.get_async_httpx_client(), kwargs))
+async def _aget(client: Client, kwargs: dict[str, Any], budget: RequestBudget | None = None) -> Any:
+    send = _asend if budget is None else budget.asend
+    return _json(await send(client.get_async_httpx_client(), kwargs))
 
 
 def _expect_list(body: Any, what: str) -> list[Any]:
@@ -847,8 +934,10 @@ def list_repositories(
     return _expect_list(body, "list repositories")
 
 
-async def alist_repositories(client: Client, integration_id: str) -> list[dict[str, Any]]:
-    body = await _aget(client, _repos_request(client, integration_id))
+async def alist_repositories(
+    client: Client, integration_id: str, *, budget: RequestBudget | None = None
+) -> list[dict[str, Any]]:
+    body = await _aget(client, _repos_request(client, integration_id), budget)
     return _expect_list(body, "list repositories")
 
 

@@ -29,7 +29,8 @@ import pyarrow as pa
 
 from . import codehost
 from .arrowpool import building_pool
-from .errors import ExportError
+from .errors import CodeHostWarning
+from .errors import WorkspacesFailed as WorkspacesFailed
 from .evidence import FetchEvidence, Integrations, UnsetType, Workspace
 from .gcpause import paused_gc
 from .options import ExportOptions, Filters
@@ -50,7 +51,6 @@ if TYPE_CHECKING:  # the service path's modules load only when it runs (`--from-
 
 __all__ = [
     "ExportResult",
-    "WorkspacesFailed",
     "export_snapshot",
     "snapshot_from_dump",
     "take_snapshot",
@@ -111,35 +111,15 @@ class ExportResult:
         return self.manifest.fetch.partial
 
 
-class WorkspacesFailed(ExportError):
-    """Workspaces of an export failed, so nothing was published (without allow_partial, or
-    when every one failed).
-
-    `workspaces` says, per workspace asked for, whether it was fetched or why it failed.
-    """
-
-    def __init__(self, found: list[Workspace]) -> None:
-        self.workspaces: dict[str, dict[str, Any]] = {
-            w.tenant_id: (
-                {"status": "failed", "error": w.error}
-                if w.error is not None
-                else {"status": "fetched", "deployments": w.deployments}
-            )
-            for w in found
-        }
-        failed = "; ".join(f"{w.tenant_id}: {w.error}" for w in found if w.error is not None)
-        fine = [f"{w.tenant_id} ({w.deployments:,} deployments)" for w in found if w.error is None]
-        advice = (
-            "every workspace failed"
-            if not fine
-            else f"fetched: {', '.join(fine)}; fix the failed ones, or pass --allow-partial "
-            "to publish the others"
-        )
-        count = sum(w.error is not None for w in found)
-        super().__init__(
-            f"{count} of {len(found)} workspace(s) failed, so nothing was published: "
-            f"{failed}; {advice}"
-        )
+def _outcomes(found: list[Workspace]) -> dict[str, dict[str, Any]]:
+    """Per workspace, fetched (with its deployments) or failed (with why): what
+    WorkspacesFailed says and carries."""
+    return {
+        w.tenant_id: {"status": "failed", "error": w.error}
+        if w.error is not None
+        else {"status": "fetched", "deployments": w.deployments}
+        for w in found
+    }
 
 
 # --- the entry points --------------------------------------------------------------------
@@ -314,7 +294,7 @@ def _from_workspaces(
         found = fetcher.outcome()
         failed = sum(w.error is not None for w in found)
         if failed and (not options.allow_partial or failed == len(found)):
-            raise WorkspacesFailed(found)
+            raise WorkspacesFailed(_outcomes(found))
         _add_listed(reading.flattener, found)
         published = session.publish(reading.finish(), workspaces=found)
     result = _result(published, session, started, workspace_notes(published.manifest))
@@ -573,8 +553,6 @@ def warn_every_repository_not_found(evidence: FetchSection) -> None:
     }
     if not hit:
         return
-    from .fetch import CodeHostWarning
-
     count = sum(len(found.unknown_to_service) for found in hit.values())
     segments = ", ".join(sorted({repr(_text(found.code_host)) for found in hit.values()}))
     named = [tenant for tenant in hit if tenant is not None]

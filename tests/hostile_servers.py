@@ -266,7 +266,10 @@ def lists_records(records: list[bytes]) -> Handler:
             offset, limit = int(params.get("offset", 0)), int(params.get("limit", 100))
             page = [] if "deployment_type" in params else records[offset : offset + limit]
             body = b'{"resources":[%s],"offset":%d}' % (b",".join(page), offset + len(page))
-        await connection.head("200 OK", {**JSON, "Content-Length": str(len(body))})
+        # The server closes each connection after one answer: saying so keeps the client
+        # from sending its next request down a connection being closed (a reset).
+        headers = {**JSON, "Content-Length": str(len(body)), "Connection": "close"}
+        await connection.head("200 OK", headers)
         await connection.send(body)
 
     return handler

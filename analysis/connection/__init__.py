@@ -2,7 +2,8 @@
 
 `connect()` gives the generated client with a timeout, bounded retries and response
 limits (`transport`), and the key sent only where it is safe to (`settings`). Everything
-above it (fetch, the CLI) talks to the service through the client it returns.
+above it (fetch, the CLI) talks to the service through the client it returns, and reads
+the JSON the transport parsed through `with_decoder` and `decoded_json`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,24 @@ from .settings import (
     retry_transport,
     tenant_ids,
 )
-from .transport import MIB, ResponseLimits, RetryPolicy, RetryStats, RetryTransport
+from .transport import (
+    MIB,
+    Decoded,
+    JsonDecoder,
+    ResponseLimits,
+    RetryPolicy,
+    RetryStats,
+    RetryTransport,
+    decoded_json,
+    with_decoder,
+)
 
 __all__ = [
     "MIB",
     "ApiKeyAuth",
+    "Decoded",
     "DimsClient",
+    "JsonDecoder",
     "ResponseLimits",
     "RetryPolicy",
     "RetryStats",
@@ -30,7 +43,9 @@ __all__ = [
     "Settings",
     "code_host_of",
     "connect",
+    "decoded_json",
     "is_loopback",
     "retry_transport",
     "tenant_ids",
+    "with_decoder",
 ]

@@ -232,10 +232,14 @@ class DimsClient(Client):
 
     The repositories operation has the code host as a path parameter (openapi.yaml); a client
     keeps the one it was connected with, so that every fetch through it names the same
-    segment. `with_headers` and the like keep it (attrs' `evolve`).
+    segment. It keeps its RetryTransport too (the one in its `httpx_args`), since the
+    generated client holds those arguments privately and httpx's clients hold their
+    transport privately: the progress display and the tests read its retries from here.
+    `with_headers` and the like keep both (attrs' `evolve`).
     """
 
     code_host: str = attrs.field(default=codehost.DEFAULT, kw_only=True)
+    transport: RetryTransport | None = attrs.field(default=None, kw_only=True)
 
 
 def code_host_of(client: Client) -> str:
@@ -293,21 +297,19 @@ def connect(
     if not isinstance(timeout, httpx.Timeout):
         timeout = httpx.Timeout(timeout)
     protect_generated_models()  # the models this client returns never show a secret value
+    transport = transport or RetryTransport(retry, limits=limits, raise_errors=raise_errors)
     return DimsClient(
         base_url=settings.base_url,
         code_host=settings.code_host,
         timeout=timeout,
-        httpx_args={
-            "auth": auth,
-            "transport": transport
-            or RetryTransport(retry, limits=limits, raise_errors=raise_errors),
-        },
+        transport=transport,
+        httpx_args={"auth": auth, "transport": transport},
     )
 
 
 def retry_transport(client: Client) -> RetryTransport:
     """The RetryTransport a client from `connect()` uses (for its stats)."""
-    transport = client._httpx_args.get("transport")
-    if not isinstance(transport, RetryTransport):
+    transport = client.transport if isinstance(client, DimsClient) else None
+    if transport is None:
         raise ConfigurationError("this client was not made by analysis.connect()")
     return transport

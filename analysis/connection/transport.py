@@ -4,8 +4,10 @@ The generated client takes one `httpx_args` for its sync and async clients, so a
 `RetryTransport` serves both. It retries what is safe to retry for the service's GETs:
 429 (honouring Retry-After), 5xx gateways, connection errors and timeouts, and a 200
 whose JSON body is truncated or not JSON. Backoff and stopping come from tenacity.
-The parsed JSON of a validated body rides along in `response.extensions["dims.json"]`
-so callers do not parse it twice.
+The JSON of a validated body is parsed once, here: a caller picks the parser for its
+request (`with_decoder`) and reads the value off the response (`decoded_json`). httpx's
+per-request `extensions` carry both; their keys are this module's own, so the fetch layer
+and the transport agree on two typed functions instead of two strings.
 
 It also bounds what one request may cost, whatever the service does (`ResponseLimits`):
 a deadline for the whole request (attempts and waits included; httpx's timeouts are per
@@ -26,7 +28,7 @@ import math
 import ssl
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,11 +51,33 @@ from ..errors import (
 
 log = logging.getLogger("dims.transport")
 
-JSON_EXTENSION = "dims.json"
-#: A request extension: the function that parses a 200 JSON body instead of orjson.loads
-#: (the fetch layer reads pages as raw msgspec values). It raises ValueError for a body
-#: that is not JSON, which is retried like one.
-DECODER_EXTENSION = "dims.decoder"
+#: Parses a 200 JSON body instead of orjson.loads (the fetch layer reads pages as raw
+#: msgspec values). It raises ValueError for a body that is not JSON, retried like one.
+JsonDecoder = Callable[[bytes], Any]
+#: httpx extension keys, used only in this module (`with_decoder`, `decoded_json`).
+_DECODER = "dims.decoder"
+_DECODED = "dims.json"
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """A body the transport parsed, whatever its value (JSON `null` is None, and parsed)."""
+
+    value: Any
+
+
+def with_decoder(request: Mapping[str, Any], decoder: JsonDecoder) -> dict[str, Any]:
+    """`request` (the keyword arguments of `httpx.Client.request`) asking RetryTransport to
+    parse its 200 JSON body with `decoder`; the extensions it had are kept."""
+    return {**request, "extensions": {**request.get("extensions", {}), _DECODER: decoder}}
+
+
+def decoded_json(response: httpx.Response) -> Decoded | None:
+    """The body RetryTransport parsed for `response`, or None when it parsed none (not a
+    200 JSON body, validation off, or a client without it)."""
+    if _DECODED in response.extensions:
+        return Decoded(response.extensions[_DECODED])
+    return None
 
 
 @dataclass(frozen=True)
@@ -437,9 +461,9 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if response.status_code in self.policy.statuses:
             raise _Retry(f"HTTP {response.status_code}", response)
         if response.status_code == 200 and self.policy.validate_json and _is_json(response):
-            decode = request.extensions.get(DECODER_EXTENSION, orjson.loads)
+            decode: JsonDecoder = request.extensions.get(_DECODER, orjson.loads)
             try:
-                response.extensions[JSON_EXTENSION] = decode(response.content)
+                response.extensions[_DECODED] = decode(response.content)
             except ValueError as exc:  # orjson's and msgspec's decode errors are ValueErrors
                 raise _Retry("invalid JSON body", response, bad_body=True) from exc
         return response

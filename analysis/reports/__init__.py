@@ -22,6 +22,9 @@ breaks the organisation down by workspace, and `load_snapshot(â€¦, tenant_ids=[â
 `changed_deployments(diff(...))` the deployments it lists.
 """
 
+from analysis.errors import DatasetError as DatasetError
+from analysis.errors import PriceSheetError as PriceSheetError
+from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
 from analysis.reports.capacity import (
     anomalies,
     capacity_by,
@@ -42,7 +45,7 @@ from analysis.reports.capacity import (
     pod_requests,
     rightsizing,
 )
-from analysis.reports.frames import DatasetError, Snapshot, load_snapshot, snapshot_days
+from analysis.reports.frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports.history import (
     DiffResult,
     changed_deployments,
@@ -63,8 +66,6 @@ from analysis.reports.prices import (
     DEFAULT_PRICES,
     HOURS_PER_MONTH,
     PriceSheet,
-    PriceSheetError,
-    UnknownPriceTypeWarning,
     load_prices,
 )
 from analysis.reports.report import build_html, write_report
@@ -72,12 +73,9 @@ from analysis.reports.report import build_html, write_report
 __all__ = [
     "DEFAULT_PRICES",
     "HOURS_PER_MONTH",
-    "DatasetError",
     "DiffResult",
     "PriceSheet",
-    "PriceSheetError",
     "Snapshot",
-    "UnknownPriceTypeWarning",
     "anomalies",
     "build_html",
     "capacity_by",

@@ -18,13 +18,13 @@ from typing import Final
 
 import pandas as pd
 
+from analysis.errors import DatasetError as DatasetError
 from analysis.storage import reader
 from analysis.storage.paths import location
-from analysis.storage.reader import PARTITION, DatasetError, history_counts
+from analysis.storage.reader import PARTITION, history_counts
 
 __all__ = [
     "PARTITION",
-    "DatasetError",
     "Snapshot",
     "as_snapshot",
     "history_counts",

@@ -41,7 +41,8 @@ import pandas as pd
 import yaml
 
 from analysis import spec
-from analysis.errors import ConfigurationError
+from analysis.errors import PriceSheetError as PriceSheetError
+from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
 from analysis.reports.measures import BASES, SCALES, total_column
 
 HOURS_PER_MONTH = 730.0
@@ -58,15 +59,6 @@ COST_CEILING_USD = 1e300
 RATES = ("cpu_core_hour", "memory_gib_hour", "storage_gib_month")
 #: the keys a price file may hold at its top level
 FILE_KEYS = (*RATES, "hours_per_month", "types")
-
-
-class PriceSheetError(ConfigurationError):
-    """A price file or price option cannot be used; the message names the file and key."""
-
-
-class UnknownPriceTypeWarning(UserWarning):
-    """A per-type override names a type no deployment has and the spec does not list: most
-    likely a typo (`prdo`), whose prices then apply to nothing."""
 
 
 #: How an error quotes a value from a price file: a few characters, a few items, two levels.

@@ -188,7 +188,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 class _CountRequests:
     """Outermost layer: count every HTTP request by URL path, routed or not, and how many
-    were in flight at once (latency and faults included)."""
+    were in flight at once (latency and faults included).
+
+    A request ends just before the last part of its answer is sent, not when the app
+    returns: the inner layers return some loop turns after that part left, and a client
+    that has its answer may meanwhile ask again, which would count as one more in flight
+    than the client ever had."""
 
     def __init__(self, app: Callable[..., Any], stats: SandboxStats) -> None:
         self.app = app
@@ -200,10 +205,21 @@ class _CountRequests:
             return
         self.stats.count_request(scope["path"])
         self.stats.started()
+        ended = False
+
+        async def send_counted(message: dict[str, Any]) -> None:
+            nonlocal ended
+            last = message["type"] == "http.response.body" and not message.get("more_body")
+            if last and not ended:
+                ended = True
+                self.stats.ended()
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, send_counted)
         finally:
-            self.stats.ended()
+            if not ended:
+                self.stats.ended()
 
 
 def served_code_host(fleet: Fleet, code_host: str | None = None) -> str:

@@ -22,12 +22,13 @@ from typing import TYPE_CHECKING
 from ..lazy import exports
 
 if TYPE_CHECKING:
+    from ..errors import DatasetError as DatasetError
     from .dumps import read_dump
-    from .reader import DatasetError, duckdb_connection, read_arrow, read_table, snapshot_dates
+    from .reader import duckdb_connection, read_arrow, read_table, snapshot_dates
     from .writer import SnapshotWriter, check_writable, open_snapshot
 
 _HOMES = {
-    "DatasetError": ".reader",
+    "DatasetError": "..errors",  # importable from here as before; exported by analysis
     "SnapshotWriter": ".writer",
     "check_writable": ".writer",
     "duckdb_connection": ".reader",
@@ -39,7 +40,6 @@ _HOMES = {
 }
 
 __all__ = [
-    "DatasetError",
     "SnapshotWriter",
     "check_writable",
     "duckdb_connection",

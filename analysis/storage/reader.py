@@ -28,7 +28,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import DimsError, one_line
+from ..errors import DatasetError as DatasetError
+from ..errors import one_line
 from ..tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
 from .remote import Store, open_store
@@ -46,10 +47,6 @@ _CONSISTENT_ATTEMPTS = 12
 _DUCKDB_GLOB = re.compile(r"([*?\[])")
 
 PathLike = str | os.PathLike[str]
-
-
-class DatasetError(DimsError):
-    """The dataset is missing, empty, lacks the requested snapshot, or holds a bad file."""
 
 
 def snapshot_dates(out_dir: PathLike, table: str = "deployments") -> list[date]:

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import DimsError, add_secret, scrubbed_line
+from ..errors import ObjectStoreError as ObjectStoreError
+from ..errors import add_secret, scrubbed_line
 from . import paths
 
 if TYPE_CHECKING:
@@ -46,10 +47,6 @@ _SECRET_VARIABLES = (
 )
 #: `scheme://user:secret@rest`: the user part, which pyarrow accepts as credentials.
 _USER_PART = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^@/?#]*)@")
-
-
-class ObjectStoreError(DimsError):
-    """Object storage refused or failed an operation (credentials, bucket, network)."""
 
 
 def public_uri(uri: str) -> str:

@@ -68,12 +68,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import ExportError, ManifestError
+from ..errors import ExportError, ExportWaitWarning, ManifestError, ObjectStoreError
+from ..errors import LeaseLost as LeaseLost
 from ..tables import TABLE_NAMES
 from . import paths
 from .manifest import Manifest, Replaced, decode, encode
-from .remote import ObjectStoreError, Store, open_store
-from .target import KEEP_REPLACED, ExportWaitWarning, Version
+from .remote import Store, open_store
+from .target import KEEP_REPLACED, Version
 
 #: How often a running export rewrites its lease, and when an unrenewed lease is dead (s).
 #: (Read when used, so tests may shorten both; LEASE_RENEW_S must stay well below a third
@@ -102,10 +103,6 @@ def read_manifest(store: Store, day: date) -> Manifest | None:
     """The day's manifest, validated (None when the day has none)."""
     key = f"{paths.MANIFESTS}/{day.isoformat()}.json"
     return decode(store.read_bytes(key), store.uri_of(key))
-
-
-class LeaseLost(ExportError):
-    """This export's lease expired or was taken over: it must publish nothing more."""
 
 
 def _fence_age() -> float:

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from analysis.options import LOCK_TIMEOUT_S
 
+from ..errors import ExportWaitWarning as ExportWaitWarning
 from . import paths
 from .manifest import Manifest, Replaced
 
@@ -24,10 +25,6 @@ from .manifest import Manifest, Replaced
 KEEP_REPLACED = 3
 #: How long a second export into the same dataset waits for the first (seconds).
 DEFAULT_LOCK_TIMEOUT_S = LOCK_TIMEOUT_S
-
-
-class ExportWaitWarning(UserWarning):
-    """Another export holds the dataset; this one waits for it."""
 
 
 class Target(Protocol):

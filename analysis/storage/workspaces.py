@@ -38,6 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from analysis.errors import DuplicateDeploymentsWarning as DuplicateDeploymentsWarning
+from analysis.errors import TenantMismatchWarning as TenantMismatchWarning
 from analysis.evidence import UNSET, UnsetType, Workspace
 from analysis.tables import TABLE_NAMES
 
@@ -53,9 +55,7 @@ from .manifest import (
 )
 
 __all__ = [
-    "DuplicateDeploymentsWarning",
     "SettledDay",
-    "TenantMismatchWarning",
     "carry_over",
     "deployments_by_tenant",
     "headline",
@@ -64,14 +64,6 @@ __all__ = [
 ]
 
 TENANT = "tenant_id"
-
-
-class TenantMismatchWarning(UserWarning):
-    """Deployments fetched from one workspace name another in their own tenant_id."""
-
-
-class DuplicateDeploymentsWarning(UserWarning):
-    """Deployments came from more than one workspace; each is in the day once."""
 
 
 #: Why a copy of a deployment was dropped, in the manifest's order: another workspace's copy

@@ -70,13 +70,13 @@ Documented choices (the spec is silent on them):
 
 from __future__ import annotations
 
+from analysis.errors import OriginalNameConflictWarning as OriginalNameConflictWarning
+from analysis.errors import RejectedRecordError as RejectedRecordError
+from analysis.errors import UnreadableQuantityWarning as UnreadableQuantityWarning
 from analysis.secrets import REDACTED
 
 from .flattener import (
     Flattener,
-    OriginalNameConflictWarning,
-    RejectedRecordError,
-    UnreadableQuantityWarning,
     deployments_dataframe,
     flatten,
     flatten_providers,
@@ -96,9 +96,6 @@ __all__ = [
     "TABLE_SCHEMAS",
     "TIMESTAMP",
     "Flattener",
-    "OriginalNameConflictWarning",
-    "RejectedRecordError",
-    "UnreadableQuantityWarning",
     "deployments_dataframe",
     "flatten",
     "flatten_providers",

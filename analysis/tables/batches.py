@@ -48,6 +48,7 @@ import msgspec
 import pyarrow as pa
 
 from analysis.arrowpool import building_pool
+from analysis.errors import WorkerLost as WorkerLost
 from analysis.pages import Page, keys_of
 
 from .flattener import Flattener
@@ -80,18 +81,6 @@ def workers_after(source_bytes: int | None) -> int:
     if source_bytes is not None and source_bytes >= WORKERS_AT_ONCE_BYTES:
         return BATCH_RECORDS
     return WORKERS_AFTER
-
-
-class WorkerLost(RuntimeWarning):
-    """A worker process stopped (killed for memory, say) or hung; this process reads on alone."""
-
-    def __init__(self, why: str = "") -> None:
-        super().__init__(why)
-        self.why = why
-
-    def __str__(self) -> str:
-        why = f" ({self.why})" if self.why else ""
-        return f"a worker process reading records stopped{why}; reading on in this process"
 
 
 def default_workers() -> int:

@@ -15,7 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis import rawjson
-from analysis.errors import ExportError
+from analysis.errors import OriginalNameConflictWarning as OriginalNameConflictWarning
+from analysis.errors import RejectedRecordError as RejectedRecordError
+from analysis.errors import UnreadableQuantityWarning as UnreadableQuantityWarning
 from analysis.gcpause import paused_gc
 from analysis.pages import Page
 
@@ -38,20 +40,6 @@ from .typed import FALLBACK_ERRORS, TypedReader
 
 if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences import it
     import pandas as pd
-
-
-class RejectedRecordError(ExportError):
-    """Raised in strict mode for the first record that cannot be read."""
-
-
-class UnreadableQuantityWarning(UserWarning):
-    """Containers sent resource quantities that are not Kubernetes quantities (`"١٢"`, `" 2 "`):
-    their columns are null, never 0, and `dims report` lists each with its reason."""
-
-
-class OriginalNameConflictWarning(UserWarning):
-    """Deployments sent a field under the spec's name and the published service's name
-    (`cache_cpu` and `redis_cpu`) with different values: the spec's name was kept."""
 
 
 #: Tables whose rows take the workspace they were fetched from (`Page.tenant_id`, or the

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from repo import ROOT
@@ -383,3 +385,172 @@ def test_the_command_line_keeps_blas_to_one_thread_unless_told(given, expected, 
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
     assert done.stdout.strip().splitlines()[-1] == f"{expected} True", done.stderr[-2000:]
+
+
+# -- errors and warnings: one home, all exported ----------------------------------------------
+
+
+def _imported_modules() -> list[ModuleType]:
+    """Every module of analysis/, imported (`__main__` modules run a program: not those)."""
+    return [importlib.import_module(name) for name in MODULES if not name.endswith("__main__")]
+
+
+def _reported_classes() -> dict[str, type]:
+    """Every DimsError and every warning class defined anywhere in analysis/, by name."""
+    from analysis.errors import DimsError
+
+    found: dict[str, type] = {}
+    for module in _imported_modules():
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and value.__module__ == module.__name__
+                and issubclass(value, DimsError | Warning)
+            ):
+                assert name not in found, f"two classes named {name}"
+                found[name] = value
+    return found
+
+
+def test_every_error_and_warning_lives_in_errors_and_is_exported_from_analysis():
+    import analysis
+    from analysis import errors
+
+    found = _reported_classes()
+    elsewhere = [f"{c.__module__}.{n}" for n, c in found.items() if c.__module__ != errors.__name__]
+    assert elsewhere == [], "define these in analysis/errors.py"
+    assert {"DimsError", "DimsWarning", "WorkspacesFailed", "WorkerLost"} <= set(found)
+    warnings = [n for n, c in found.items() if issubclass(c, Warning)]
+    assert [n for n in warnings if not issubclass(found[n], errors.DimsWarning)] == []
+    assert sorted(n for n in found if analysis.__all__.count(n) != 1) == []
+    assert sorted(n for n in found if analysis._HOMES.get(n) != ".errors") == []
+    assert sorted(n for n in found if getattr(analysis, n) is not found[n]) == []
+
+
+def test_no_error_or_warning_is_exported_twice():
+    """`analysis` exports them; a module's `__all__` that lists one too is a second door."""
+    found = _reported_classes()
+    twice = [
+        f"{module.__name__}.__all__ lists {name}"
+        for module in _imported_modules()
+        if module.__name__ != "analysis"
+        for name in getattr(module, "__all__", ())
+        if name in found
+    ]
+    assert twice == []
+
+
+def _drawn_trees(doc: str) -> dict[str, tuple[str, ...]]:
+    """name -> the bases a tree in `doc` draws for it (the parent; and a category in
+    parentheses). A tree is a block of lines, each `├── Name`, `└── Name` or a bare root."""
+    drawn: dict[str, tuple[str, ...]] = {}
+    for block in doc.split("\n\n"):
+        lines = [line[4:] for line in block.splitlines() if line.startswith("    ")]
+        if not lines or not all(re.fullmatch(r"[│├└─ ]*\w+.*", line) for line in lines):
+            continue
+        parents: list[str] = []
+        for line in lines:
+            match = re.match(r"([│├└─ ]*?)(\w+)(?:\s+\((\w+)\))?", line)
+            assert match is not None
+            depth = len(match[1]) // 4
+            parents[depth:] = [match[2]]
+            drawn[match[2]] = (*parents[depth - 1 : depth], *filter(None, [match[3]]))
+    return drawn
+
+
+def test_the_trees_drawn_in_the_errors_docstring_are_the_classes():
+    from analysis import errors
+
+    assert errors.__doc__ is not None
+    drawn = _drawn_trees(errors.__doc__)
+    found = _reported_classes()
+    assert sorted(drawn) == sorted(found)
+    actual = {
+        name: tuple(base.__name__ for base in cls.__bases__ if base not in (Exception, Warning))
+        for name, cls in found.items()
+    }
+    assert drawn == actual
+
+
+# -- sync and async twins -----------------------------------------------------------------------
+
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _parameters(node: Function) -> list[tuple[str, str, str]]:
+    """(name, kind, default) of each parameter, as written."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    found = [
+        (arg.arg, "positional only" if arg in args.posonlyargs else "positional", default)
+        for arg, default in zip(positional, defaults, strict=True)
+    ]
+    found += [(args.vararg.arg, "*", None)] if args.vararg else []
+    found += [
+        (arg.arg, "keyword only", default)
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    ]
+    found += [(args.kwarg.arg, "**", None)] if args.kwarg else []
+    return [(name, kind, "" if d is None else ast.unparse(d)) for name, kind, d in found]
+
+
+def _twins() -> list[tuple[str, Function, Function]]:
+    """(where, sync, async) for every public function or method `x` with a twin `ax`."""
+    pairs = []
+    for name, path in MODULES.items():
+        scopes = [(name, ast.parse(path.read_text(encoding="utf-8")).body)]
+        while scopes:
+            where, body = scopes.pop()
+            functions = {n.name: n for n in body if isinstance(n, Function)}
+            for fname, node in functions.items():
+                if not fname.startswith("_") and f"a{fname}" in functions:
+                    pairs.append((f"{where}.{fname}", node, functions[f"a{fname}"]))
+            scopes += [(f"{where}.{n.name}", n.body) for n in body if isinstance(n, ast.ClassDef)]
+    return pairs
+
+
+def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
+    twins = _twins()
+    assert "analysis.fetch.fetch_deployments" in [where for where, _, _ in twins]
+    differ = [
+        f"{where}: {_parameters(sync)} != {_parameters(asynchronous)}"
+        for where, sync, asynchronous in twins
+        if _parameters(sync) != _parameters(asynchronous)
+    ]
+    assert differ == [], "\n".join(differ)
+
+
+# -- seams: nothing reaches into another object's insides --------------------------------------
+
+
+def test_no_module_reads_another_objects_private_attributes():
+    """`x._name` only on `self` or `cls`: the generated client's `_httpx_args`, httpx's
+    clients' `_transport` are theirs (dims keeps what it needs, e.g. `DimsClient.transport`)."""
+    offenders = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                offenders.append(f"{name}:{node.lineno} {ast.unparse(node)}")
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_only_the_transport_touches_httpx_extensions():
+    """The transport and the fetch layer meet in typed functions (`with_decoder`,
+    `decoded_json`): no other module reads or writes a request's or response's extensions."""
+    offenders = []
+    for name, path in MODULES.items():
+        if name == "analysis.connection.transport":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr == "extensions") or (
+                isinstance(node, ast.Constant) and node.value == "extensions"
+            ):
+                offenders.append(f"{name}:{node.lineno}")
+    assert offenders == [], "\n".join(offenders)

@@ -231,3 +231,21 @@ def test_worker_processes_keep_each_pages_workspace_and_count_mismatches(tmp_pat
         assert tenant == tenant_of[deployment_id]
     assert result.manifest.fetch.workspaces[b].tenant_id_elsewhere == 1
     assert result.manifest.fetch.workspaces[a].tenant_id_elsewhere == 0
+
+
+def test_workspaces_failed_says_and_carries_each_workspaces_outcome():
+    """Built from plain data (errors.py knows no storage), with the message it always had."""
+    outcomes = {
+        "B": {"status": "failed", "error": "GET /v2/deployments failed: HTTP 403: no"},
+        "A": {"status": "fetched", "deployments": 1234},
+    }
+    failure = WorkspacesFailed(outcomes)
+    assert str(failure) == (
+        "1 of 2 workspace(s) failed, so nothing was published: B: GET /v2/deployments failed: "
+        "HTTP 403: no; fetched: A (1,234 deployments); fix the failed ones, or pass "
+        "--allow-partial to publish the others"
+    )
+    assert failure.workspaces == outcomes and failure.workspaces is not outcomes
+    everyone = WorkspacesFailed({"A": {"status": "failed", "error": "e1"}, "B": outcomes["B"]})
+    assert str(everyone).endswith("A: e1; B: GET /v2/deployments failed: HTTP 403: no; every "
+                                  "workspace failed")  # fmt: skip

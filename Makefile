@@ -53,21 +53,20 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 notebooks lab: $(STAMP)
-	$(BIN)/pip install -q -c requirements.lock -e '.[dev,lab]'
+	$(BIN)/uv pip install -q --python $(BIN)/python -c requirements.lock -e '.[dev,lab]'
 	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 venv: $(STAMP)
 
-$(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml $(wildcard analysis/*/*.[ch])
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c requirements.lock -e .
-	touch $(PRODUCT)
+# Set up by tools/setup-venv.sh (uv into .venv, then the pinned packages), one line a step.
+$(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml tools/setup-venv.sh \
+		$(wildcard analysis/*/*.[ch])
+	@PYTHON=$(PYTHON) tools/setup-venv.sh product
+	@touch $(PRODUCT)
 
 $(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt
-	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev]'
-	PYTHON=$(BIN)/python tools/spark-s3a-jars.sh $(VENV)/spark-jars
-	touch $(STAMP)
+	@PYTHON=$(PYTHON) tools/setup-venv.sh dev
+	@touch $(STAMP)
 
 clean:
 	rm -rf $(VENV) dims-data dims-demo .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Usage: tools/setup-venv.sh product|dev — sets up .venv for `make demo` (product: dims and
+# what it needs) or for the other targets (dev: the test tools too), one line per step.
+#
+# Why uv: it installs the same pinned packages (requirements.lock as constraints) as pip
+# would, several times sooner (parallel downloads, no per-package resolver passes; measured
+# in the README's "The two commands"). uv itself comes from PyPI into .venv, pinned by the
+# lock; where it cannot be installed, pip does the work and the line says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:?usage: tools/setup-venv.sh product|dev}
+python=${PYTHON:-python3}
+venv=.venv
+bin=$venv/bin
+
+now() { date +%s.%N; }
+step() {  # step "what it does" command...: runs the command, then one line with its time
+  local label=$1 started
+  shift
+  started=$(now)
+  "$@"
+  awk -v label="$label" -v a="$started" -v b="$(now)" \
+    'BEGIN { printf "setup: %s (%.1f s)\n", label, b - a }'
+}
+
+install() {  # install ARGS...: with uv when it is there, else with pip
+  if [ -x "$bin/uv" ]; then
+    "$bin/uv" pip install --quiet --python "$bin/python" --compile-bytecode \
+      -c requirements.lock "$@"
+  else
+    "$bin/python" -m pip install -q -c requirements.lock "$@"
+  fi
+}
+
+if [ ! -x "$bin/python" ]; then
+  step "made $venv with $("$python" --version 2>&1)" "$python" -m venv "$venv"
+fi
+if [ ! -x "$bin/uv" ]; then
+  if ! step "installed uv into $venv" \
+      "$bin/python" -m pip install -q --disable-pip-version-check -c requirements.lock uv; then
+    echo "setup: uv could not be installed; pip installs the packages (slower)" >&2
+  fi
+fi
+case $what in
+  product)
+    step "installed dims and what it needs" install -e . ;;
+  dev)
+    step "installed the test and development tools" install -e '.[dev]'
+    step "fetched the jars Spark needs for s3a:// (tests/storage/test_spark.py)" \
+      env PYTHON="$bin/python" tools/spark-s3a-jars.sh "$venv/spark-jars" ;;
+  *)
+    echo "usage: tools/setup-venv.sh product|dev" >&2
+    exit 2 ;;
+esac

@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PRODUCT := $(VENV)/.installed-product
 STAMP   := $(VENV)/.installed-dev
 
-.PHONY: demo test test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
+.PHONY: demo test docs test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
 
 demo: $(PRODUCT)
 	$(BIN)/dims demo
@@ -15,7 +15,12 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$site"; status=$$?; rm -rf "$$site"; exit $$status
 	$(BIN)/pytest -n 2
+
+# The reference site (docs/ and the API pages from the docstrings) at http://127.0.0.1:8000
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # The tests that drive the C modules (the tables, the dumps' array split, batches in workers).
 C_TESTS := tests/tables tests/storage/test_dumps.py tests/storage/test_arraysplit.py
@@ -69,4 +74,4 @@ $(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt
 	@touch $(STAMP)
 
 clean:
-	rm -rf $(VENV) dims-data dims-demo .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) dims-data dims-demo .pytest_cache .ruff_cache .hypothesis .site

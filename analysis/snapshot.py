@@ -1,13 +1,13 @@
 """One snapshot, end to end: a source's pages → tables → the Parquet dataset.
 
-`dims export` and the notebooks call these. This module owns the order (the README's
-Layout): it opens the writer's session (`storage.writer.open_snapshot`: the output checked
-and held before any request), pulls the source's pages (the service's listings, several
-workspaces', a dump's), reads them into tables in batches (`tables`) and hands each batch's
-tables to the session; after the last page it waits for what the source lists beside its
-pages (providers, repositories, each workspace's outcome), adds those through the same
-reader, and publishes with the fetch's evidence. Storage is handed finished things and
-never calls back into a source.
+`dims export` and the notebooks call these. This module owns the order (docs/layout.md, the
+flow of one export): it opens the writer's session (`storage.writer.open_snapshot`: the
+output checked and held before any request), pulls the source's pages (the service's
+listings, several workspaces', a dump's), reads them into tables in batches (`tables`) and
+hands each batch's tables to the session; after the last page it waits for what the source
+lists beside its pages (providers, repositories, each workspace's outcome), adds those
+through the same reader, and publishes with the fetch's evidence. Storage is handed
+finished things and never calls back into a source.
 
 Options and filters are checked once, here at the edge (`analysis.options`): every entry
 point takes an `ExportOptions` and `Filters`, or the same as keyword arguments.
@@ -137,7 +137,7 @@ def take_snapshot(
     """Fetch every deployment, provider and referenced repository; write one snapshot.
 
     `source` is one client, or several workspaces' (tenant_id -> its client), fetched
-    concurrently into one snapshot (the README's "Many workspaces"). `options` and
+    concurrently into one snapshot (docs/workspaces.md). `options` and
     `filters` may also be given as keyword arguments (`take_snapshot(client, out,
     snapshot_date=day, status="READY")`); a keyword option wins over `options`.
     When a workspace fails, nothing is published (WorkspacesFailed names it) unless

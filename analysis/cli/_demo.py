@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
 
 from ..progress import Progress
 from ._options import DEMO_OUT, add_fleet, add_out, add_rollout
@@ -50,5 +54,26 @@ def run(args: argparse.Namespace) -> int:
         say(diff_snapshots(args.out).summary())
     path = write_report(args.out, snapshot_date=result.snapshot_date)
     say(f"report: {path if isinstance(path, str) else path.resolve()}")
-    say("next: open the report, or explore with `.venv/bin/dims --help` and notebooks/")
+    say(next_steps(args.out, rolled_out=args.roll_out is not None))
     return 0
+
+
+def next_steps(out: Path | str, *, rolled_out: bool) -> str:
+    """The commands to run next, exactly as they run from here (the README's walkthrough)."""
+    dims = _this_command()
+    where = shlex.quote(str(out))
+    query = "select deployment_type, count(*) as deployments from deployments group by 1"
+    lines = ["next:", f"  {dims} sql --out {where} {shlex.quote(query)}"]
+    if not rolled_out:
+        lines.append(f"  {dims} demo --out {where} --roll-out 0.12.0   # a second day: a release")
+    lines += [f"  {dims} diff --out {where}", f"  {dims} report --out {where}"]
+    return "\n".join(lines)
+
+
+def _this_command() -> str:
+    """How this dims was called, when that is a path (`.venv/bin/dims`), else `dims`."""
+    called = sys.argv[0] if sys.argv else ""
+    if Path(called).name != "dims":
+        return "dims"
+    relative = os.path.relpath(called)
+    return shlex.quote(relative if not relative.startswith("..") else called)

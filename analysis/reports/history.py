@@ -79,7 +79,8 @@ def _pick_dates(
             raise DatasetError(
                 f"diff needs two snapshots in {out_dir}; found {len(dates)}"
                 + (f" ({', '.join(dates)})" if dates else "")
-                + ": export again on another day, or pass --from/--to"
+                + ": export again on another day, or pass --from/--to (with the demo: `dims "
+                "demo --roll-out VERSION` writes the day before a release and the day after)"
             )
         from_date = earlier[-1]
     assert to_date is not None

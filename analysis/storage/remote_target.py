@@ -1,6 +1,6 @@
 """Publishing a snapshot to object storage, where there is no rename and no lock.
 
-How a snapshot stays whole (the README's Data safety section says the same for users):
+How a snapshot stays whole (docs/object-storage.md says the same for users):
 
 1. Uploaded aside. Every table's finished file goes to `DIR/_staging/<export id>/…` (the
    dataset's layout below it). Each object is one PUT or one multipart upload, which the

@@ -1,6 +1,6 @@
 """Write one snapshot of every table as a Hive-partitioned Parquet dataset, safely.
 
-Layout (the dataset contract in the README; paths from `analysis.storage.paths`):
+Layout (the dataset contract in docs/dataset.md; paths from `analysis.storage.paths`):
 `DIR/<table>/snapshot_date=YYYY-MM-DD/part-0.parquet`, zstd, explicit schemas from
 `analysis.tables`, `timestamp[us, UTC]`, and in every file's metadata the schema version
 (`dims.schema_version`), `dims.snapshot_at`, `dims.export_id` and `dims.filters`. Every table

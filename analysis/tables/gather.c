@@ -36,7 +36,7 @@
  * program that would read or write out of bounds is refused when made, and making one runs
  * no Python code; a rule that calls back into the Gatherer is refused (RuntimeError), so a
  * rollback never restores rows already taken; the Gatherer is GC-tracked. One interpreter,
- * with the GIL: single-phase init, a static type and process-wide globals (README).
+ * with the GIL: single-phase init, a static type and process-wide globals (docs/install.md).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -226,14 +226,14 @@ def test_dims_sql_without_a_dataset_says_what_to_do(tmp_path):
 
 
 def test_the_readme_duckdb_example_counts_each_deployment_once(two_days):
-    """The README's example, run as written (in the dataset's parent folder)."""
+    """The dataset page's example, run as written (in the dataset's parent folder)."""
     out, _, second = two_days
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "dataset.md").read_text()
     block = readme.split("```python\nfrom analysis.storage.reader import duckdb_connection", 1)[1]
     code = "from analysis.storage.reader import duckdb_connection" + block.split("```", 1)[0]
     code = code.replace('"dims-data"', repr(str(out)))
     namespace: dict = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # our own README, run as written
+    exec(compile(code, "docs/dataset.md", "exec"), namespace)  # our own docs, run as written
     assert namespace["fleet"] == len(second)
 
 

@@ -121,7 +121,7 @@ def test_history_counts_match_every_days_own_rows(
     assert per_day == [(day, len(fleets[day])) for day in DAYS]
 
 
-#: The README's plain-DuckDB query (Reading from other engines), with the folder filled in.
+#: The plain-DuckDB query of docs/dataset.md (Reading from other engines), the folder filled in.
 README_DUCKDB = """
 select deployment_type, count(*), sum(cpu)
 from read_parquet('{out}/deployments/*/*.parquet', hive_partitioning = true)

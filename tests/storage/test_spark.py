@@ -255,8 +255,8 @@ def test_spark_aggregates_match_pandas(spark: Any, dataset: Path) -> None:
     }
     assert per_day == {DAYS[0]: DAY1_FLEET, DAYS[1]: FLEET}
 
-    # The README's snippet; deployments without a cpu figure left out (SQL sums them to
-    # null, pandas to 0).
+    # The snippet of docs/dataset.md; deployments without a cpu figure left out (SQL sums
+    # them to null, pandas to 0).
     latest_day = deployments.agg(F.max("snapshot_date")).first()[0]
     assert latest_day == DAYS[-1]
     latest = deployments.where(F.col("snapshot_date") == latest_day).where(F.col("cpu").isNotNull())

@@ -139,7 +139,7 @@ def _connect(args: argparse.Namespace, tenant_id: str | None) -> DimsClient:
         tenant_header=args.tenant_header,
         allow_insecure_http=args.allow_insecure_http,
         timeout=args.timeout,
-        retry=RetryPolicy(attempts=args.retries + 1),
+        retry=RetryPolicy(retries=args.retries),
         limits=_limits(args),
     )
 

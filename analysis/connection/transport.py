@@ -55,9 +55,11 @@ log = logging.getLogger("dims.transport")
 #: Parses a 200 JSON body instead of orjson.loads (the fetch layer reads pages as raw
 #: msgspec values). It raises ValueError for a body that is not JSON, retried like one.
 JsonDecoder = Callable[[bytes], Any]
-#: httpx extension keys, used only in this module (`with_decoder`, `decoded_json`).
+#: httpx extension keys, used only in this module (`with_decoder`, `decoded_json`,
+#: `with_refusal_hints`).
 _DECODER = "dims.decoder"
 _DECODED = "dims.json"
+_REFUSAL_HINTS = "dims.refusal_hints"
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,19 @@ def decoded_json(response: httpx.Response) -> Decoded | None:
     if _DECODED in response.extensions:
         return Decoded(response.extensions[_DECODED])
     return None
+
+
+def with_refusal_hints(request: httpx.Request, hints: Mapping[int, str]) -> None:
+    """Say what an error status of `request` means for the credentials it carries (401: was
+    a key sent at all, and from which setting): the typed error gives that advice instead of
+    its class's. Whoever attaches the credentials knows it (`settings.ApiKeyAuth`); the
+    hints never hold the key itself."""
+    request.extensions[_REFUSAL_HINTS] = hints
+
+
+def _refusal_hint(response: httpx.Response) -> str | None:
+    hints: Mapping[int, str] = response.request.extensions.get(_REFUSAL_HINTS, {})
+    return hints.get(response.status_code)
 
 
 @dataclass(frozen=True, init=False)
@@ -525,7 +540,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def _verdict(self, response: httpx.Response) -> httpx.Response:
         if self.raise_errors:
-            raise_for_status(response)
+            raise_for_status(response, _refusal_hint(response))
         return response
 
     @staticmethod

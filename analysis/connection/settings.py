@@ -18,14 +18,14 @@ import ipaddress
 import os
 import warnings
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import attrs
 import httpx
 
 from generated_client import Client
 
-from .. import codehost, defaults
+from .. import codehost, defaults, spec
 from ..errors import ConfigurationError, add_secret, scrub_http_logs
 from ..secrets import protect_generated_models
 from .transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints
@@ -35,6 +35,10 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 DEFAULT_API_KEY_HEADER = defaults.API_KEY_HEADER  # from openapi.yaml's securitySchemes
 DEFAULT_TENANT_HEADER = defaults.TENANT_HEADER
 DEFAULT_TIMEOUT = httpx.Timeout(defaults.TIMEOUT_S, connect=10.0)
+
+#: The first segment of every path of the API (`/v1`, `/v2`: openapi.yaml's paths), which
+#: the generated client adds to the base URL itself.
+VERSION_PREFIXES = frozenset("/" + path.split("/")[1] for path in spec.document()["paths"])
 
 ENV_BASE_URL = "DIMS_BASE_URL"
 ENV_API_KEY = "DIMS_API_KEY"
@@ -229,7 +233,8 @@ class Settings:
                 "(analysis.snapshot.take_workspaces_snapshot)"
             )
         settings.validate()
-        return settings
+        root = without_version_prefix(settings.base_url)
+        return settings if root == settings.base_url else replace(settings, base_url=root)
 
     def validate(self) -> None:
         try:
@@ -254,6 +259,23 @@ class Settings:
         if self.tenant_id:
             check_credential(self.tenant_id, TENANT_SETTING)
         codehost.check(self.code_host)
+
+
+def without_version_prefix(url: str) -> str:
+    """A valid base URL without the API's version prefix at its end.
+
+    `https://host/v2` is what the service's documentation shows next to its paths, and the
+    generated client adds `/v2/deployments` itself: kept, the prefix would make every request
+    `/v2/v2/...`, whose 404 blames the identifier. So it is dropped, with one warning."""
+    head, _, last = url.rpartition("/")
+    if f"/{last}" not in VERSION_PREFIXES or not httpx.URL(url).path.endswith(f"/{last}"):
+        return url
+    warnings.warn(
+        f"the base URL {url!r} ends in /{last}, the API's version prefix, which dims adds to "
+        f"every path itself; using {head!r}",
+        stacklevel=4,
+    )
+    return head
 
 
 @attrs.define

@@ -183,10 +183,15 @@ class APIError(DimsError):
 
     hint = "check the request and the service's status"
 
-    def __init__(self, request: str, status_code: int, detail: str) -> None:
+    def __init__(
+        self, request: str, status_code: int, detail: str, hint: str | None = None
+    ) -> None:
         self.request = request
         self.status_code = status_code
         self.detail = detail = scrub(detail)
+        #: What to do: the class's advice, or the caller's when it knows more (a 401 says
+        #: whether a key was sent at all, and which setting gave it).
+        self.hint = hint or self.hint
         super().__init__(f"{request} failed: HTTP {status_code}: {detail} ({self.hint})")
 
 
@@ -309,8 +314,9 @@ def _detail(response: httpx.Response) -> str:
     return scrubbed_line(detail if isinstance(detail, str) else orjson.dumps(detail).decode())
 
 
-def error_for(response: httpx.Response) -> APIError:
-    """The typed error for a non-success response."""
+def error_for(response: httpx.Response, hint: str | None = None) -> APIError:
+    """The typed error for a non-success response; `hint`, when given, says what to do
+    instead of the class's advice."""
     status = response.status_code
     if status in (401, 403):
         cls: type[APIError] = AuthenticationError
@@ -324,12 +330,12 @@ def error_for(response: httpx.Response) -> APIError:
         cls = ServerError
     else:
         cls = APIError
-    return cls(describe(response.request), status, _detail(response))
+    return cls(describe(response.request), status, _detail(response), hint)
 
 
-def raise_for_status(response: httpx.Response) -> None:
+def raise_for_status(response: httpx.Response, hint: str | None = None) -> None:
     if response.status_code >= 400:
-        raise error_for(response)
+        raise error_for(response, hint)
 
 
 # --- secrets in text from the service ------------------------------------------------------

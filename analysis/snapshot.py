@@ -167,13 +167,19 @@ def take_workspaces_snapshot(
 
 
 def snapshot_from_dump(
-    path: str | Path, out_dir: str | Path, options: ExportOptions | None = None, **keywords: Any
+    path: str | Path,
+    out_dir: str | Path,
+    options: ExportOptions | None = None,
+    *,
+    progress: Progress | None = None,
+    **keywords: Any,
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service (`dims export --from-json`).
 
     Records are read as raw JSON text (`read_dump(raw=True)`), the fast typed reader's input.
     The dump's size tells the reader whether worker processes repay their start at once.
-    Options only: a dump is not filtered.
+    Options only: a dump is not filtered. `progress` counts the pages read, with the dump's
+    record count as its total when the reading knows it up front.
     """
     chosen, unknown = ExportOptions.given(options, keywords)
     if unknown:
@@ -182,7 +188,9 @@ def snapshot_from_dump(
         size: int | None = Path(path).stat().st_size
     except OSError:
         size = None  # read_dump says what is wrong with it
-    return export_snapshot(read_dump(path, raw=True), out_dir, chosen, source_bytes=size)
+    pages = read_dump(path, raw=True, on_total=progress.total if progress else None)
+    counted = progress.page if progress else None
+    return export_snapshot(pages, out_dir, chosen, progress=counted, source_bytes=size)
 
 
 def export_snapshot(

@@ -45,7 +45,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 @pytest.fixture(scope="session")
 def fast_retry() -> RetryPolicy:
     """Retries that recover from a fault in milliseconds, not seconds, and give up in 20 s."""
-    return RetryPolicy(attempts=6, initial_backoff=0.01, max_backoff=0.05, total_seconds=20)
+    return RetryPolicy(retries=5, initial_backoff=0.01, max_backoff=0.05, total_seconds=20)
 
 
 @pytest.fixture(scope="session")

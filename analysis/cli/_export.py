@@ -109,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
         "workers": args.workers,
     }
     if args.from_json is not None:
-        result = snapshot_from_dump(args.from_json, args.out, **writing)
+        with Progress() as progress:
+            progress.describe(f"reading {args.from_json.name or args.from_json}")
+            result = snapshot_from_dump(args.from_json, args.out, progress=progress, **writing)
     else:
         from ..connection import tenant_ids  # the service path only
 
@@ -139,7 +141,7 @@ def _connect(args: argparse.Namespace, tenant_id: str | None) -> DimsClient:
         tenant_header=args.tenant_header,
         allow_insecure_http=args.allow_insecure_http,
         timeout=args.timeout,
-        retry=RetryPolicy(attempts=args.retries + 1),
+        retry=RetryPolicy(retries=args.retries),
         limits=_limits(args),
     )
 

@@ -169,7 +169,8 @@ def add_limits(parser: argparse.ArgumentParser) -> None:
         "--retries",
         type=bounded(0, 20),
         default=defaults.RETRIES,
-        help=f"retries per request (default {defaults.RETRIES})",
+        help=f"attempts per request after the first, 0: one attempt, as curl's and pip's "
+        f"--retries (default {defaults.RETRIES}; from Python: RetryPolicy(retries=N))",
     )
     group.add_argument(
         "--deadline",

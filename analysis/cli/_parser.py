@@ -6,11 +6,18 @@ its module, and a module is imported only when its command is chosen (as pip's
 `commands/__init__.py` does): `dims --help` imports none of them, `dims sql` only `_sql`,
 since start-up time matters for a command line. `build_parser()` defines every command, for
 tests and help tools.
+
+Like git, gh and kubectl: `dims` alone prints the help (exit 0, as gh and kubectl do; git
+exits 1); an unknown command or option is one line with a "did you mean" and exit 2; no
+option may be abbreviated (`--ou` for `--out` would silently change meaning the day an
+option `--outline` is added, and break scripts); a usage error in a command points at that
+command's help.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
@@ -55,11 +62,40 @@ def command_module(name: str) -> CommandModule:
     return cast(CommandModule, importlib.import_module(f".{COMMANDS[name].module}", __package__))
 
 
+def did_you_mean(word: str, candidates: Sequence[str], quote: bool = False) -> str:
+    """`; did you mean X?` for a mistyped `word`, or "" when nothing is near.
+
+    An abbreviation names every candidate it could be (dims accepts none of them); a typo,
+    the closest candidate."""
+    found = sorted(c for c in candidates if c.startswith(word)) if len(word.strip("-")) > 1 else []
+    if not found:  # compared without the dashes, which every option shares
+        names = {candidate.lstrip("-"): candidate for candidate in candidates}
+        near = difflib.get_close_matches(word.lstrip("-"), list(names), n=1, cutoff=0.6)
+        found = [names[name] for name in near]
+    if not found:
+        return ""
+    shown = [repr(c) if quote else c for c in found]
+    alternatives = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
+    return f"; did you mean {alternatives}?"
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line, like every other error dims reports."""
+    """argparse, but a usage error is one line, like every other error dims reports, and no
+    option may be abbreviated."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+    def refuse_unrecognized(self, extras: Sequence[str]) -> NoReturn:
+        """The arguments this parser has no place for, with the option meant if one is near."""
+        unknown = [arg.partition("=")[0] for arg in extras if arg.startswith("--")]
+        options = [option for option in self._option_string_actions if option.startswith("--")]
+        hint = did_you_mean(unknown[0], options) if unknown else ""
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
 _DEBUG_HELP = "show tracebacks and debug logs (anywhere on the line)"
@@ -84,7 +120,8 @@ class CommandLine:
         common.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP
         )
-        commands = self.parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+        # not required: `dims` alone prints the help (see `parse`)
+        commands = self.parser.add_subparsers(dest="command", metavar="COMMAND")
         self._commands = {
             name: commands.add_parser(
                 name, help=command.help, description=command.help, parents=[common]
@@ -104,11 +141,23 @@ class CommandLine:
         """The arguments of `dims ARGV`, only the command named there defined.
 
         argparse takes the first argument that is no option as the command, since `dims`'s
-        own options take no value: it is found here the same way, before argparse gets there."""
+        own options take no value: it is found here the same way, before argparse gets there.
+        Arguments the command has no place for are refused by the command's parser, so the
+        error points at its help (argparse would have the top-level parser refuse them)."""
         named = next((arg for arg in argv if not arg.startswith("-")), None)
+        if named is not None and named not in self._commands:
+            hint = did_you_mean(named, list(self._commands), quote=True)
+            self.parser.error(f"unknown command {named!r}{hint}")
         if named is not None:
             self.define(named)
-        return self.parser.parse_args(argv)
+        args, extras = self.parser.parse_known_args(argv)
+        if extras:
+            chosen = self._commands.get(args.command) if args.command else None
+            (chosen or self.parser).refuse_unrecognized(extras)
+        if args.command is None:
+            self.parser.print_help()
+            self.parser.exit()
+        return args
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,23 +18,27 @@ import ipaddress
 import os
 import warnings
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import attrs
 import httpx
 
 from generated_client import Client
 
-from .. import codehost, defaults
+from .. import codehost, defaults, spec
 from ..errors import ConfigurationError, add_secret, scrub_http_logs
 from ..secrets import protect_generated_models
-from .transport import ResponseLimits, RetryPolicy, RetryTransport
+from .transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints
 
 #: The embedded sandbox's default address (`dims sandbox`).
 DEFAULT_BASE_URL = "http://127.0.0.1:8765"
 DEFAULT_API_KEY_HEADER = defaults.API_KEY_HEADER  # from openapi.yaml's securitySchemes
 DEFAULT_TENANT_HEADER = defaults.TENANT_HEADER
 DEFAULT_TIMEOUT = httpx.Timeout(defaults.TIMEOUT_S, connect=10.0)
+
+#: The first segment of every path of the API (`/v1`, `/v2`: openapi.yaml's paths), which
+#: the generated client adds to the base URL itself.
+VERSION_PREFIXES = frozenset("/" + path.split("/")[1] for path in spec.document()["paths"])
 
 ENV_BASE_URL = "DIMS_BASE_URL"
 ENV_API_KEY = "DIMS_API_KEY"
@@ -91,6 +95,27 @@ def check_credential(value: str, what: str) -> None:
 
 KEY_SETTING = "the API key (DIMS_API_KEY / --api-key)"
 TENANT_SETTING = "the tenant id (DIMS_TENANT_ID / --tenant-id)"
+#: Where a key given as an argument came from, as a 401's message names it.
+KEY_ARGUMENT = "--api-key or api_key="
+
+
+def _refusal_hints(key_from: str | None, tenant_id: str | None) -> dict[int, str]:
+    """What a 401 and a 403 mean for requests carrying this key and tenant: whether a key
+    was sent at all, and which setting gave it (`key_from`: None when none was sent). A
+    missing key and a wrong one call for different fixes; the key itself is never shown."""
+    if key_from is None:
+        missing = f"no API key was sent: set {ENV_API_KEY} or pass --api-key"
+        return {401: missing, 403: missing}
+    key = f"the API key sent, from {key_from},"
+    refused = f"{key} was refused: check it, or give another with {ENV_API_KEY} or --api-key"
+    if tenant_id:
+        forbidden = (
+            f"{key} has no access to tenant {tenant_id!r}, from {ENV_TENANT_ID} or --tenant-id: "
+            "check the tenant id, or use a key of that workspace"
+        )
+    else:
+        forbidden = f"{key} has no access to this; use a key that has"
+    return {401: refused, 403: forbidden}
 
 
 class ApiKeyAuth(httpx.Auth):
@@ -104,7 +129,10 @@ class ApiKeyAuth(httpx.Auth):
         api_key_header: str = DEFAULT_API_KEY_HEADER,
         tenant_header: str = DEFAULT_TENANT_HEADER,
         allow_insecure_http: bool = False,
+        key_from: str | None = None,
     ) -> None:
+        """`key_from` names the setting the key came from (`DIMS_API_KEY`, `--api-key`), for
+        the message of a 401 or 403; it defaults to naming both."""
         if api_key:
             add_secret(api_key)  # scrubbed from text the service sends, even if malformed
             check_credential(api_key, KEY_SETTING)
@@ -115,6 +143,8 @@ class ApiKeyAuth(httpx.Auth):
         self._api_key_header = api_key_header
         self._tenant_header = tenant_header
         self._allow_insecure_http = allow_insecure_http
+        sent_from = (key_from or f"{ENV_API_KEY} or --api-key") if api_key else None
+        self._refusal_hints = _refusal_hints(sent_from, tenant_id)
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "unset"
@@ -126,6 +156,7 @@ class ApiKeyAuth(httpx.Auth):
             request.headers[self._api_key_header] = self._api_key
         if self._tenant_id:
             request.headers[self._tenant_header] = self._tenant_id
+        with_refusal_hints(request, self._refusal_hints)
         yield request
 
 
@@ -171,6 +202,8 @@ class Settings:
     allow_insecure_http: bool = False
     #: The repositories path's code-host segment (`codehost` as the spec writes it).
     code_host: str = codehost.DEFAULT
+    #: The setting the key came from (`DIMS_API_KEY`, or the argument), for a 401's message.
+    api_key_from: str | None = None
 
     @classmethod
     def resolve(
@@ -188,6 +221,7 @@ class Settings:
         settings = cls(
             base_url=(base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/"),
             api_key=clean_credential(key, KEY_SETTING),
+            api_key_from=(KEY_ARGUMENT if api_key else ENV_API_KEY) if key else None,
             tenant_id=clean_credential(tenant_id or os.environ.get(ENV_TENANT_ID), TENANT_SETTING),
             code_host=codehost.resolve(code_host),
             **options,  # type: ignore[arg-type]
@@ -199,7 +233,8 @@ class Settings:
                 "(analysis.snapshot.take_workspaces_snapshot)"
             )
         settings.validate()
-        return settings
+        root = without_version_prefix(settings.base_url)
+        return settings if root == settings.base_url else replace(settings, base_url=root)
 
     def validate(self) -> None:
         try:
@@ -224,6 +259,23 @@ class Settings:
         if self.tenant_id:
             check_credential(self.tenant_id, TENANT_SETTING)
         codehost.check(self.code_host)
+
+
+def without_version_prefix(url: str) -> str:
+    """A valid base URL without the API's version prefix at its end.
+
+    `https://host/v2` is what the service's documentation shows next to its paths, and the
+    generated client adds `/v2/deployments` itself: kept, the prefix would make every request
+    `/v2/v2/...`, whose 404 blames the identifier. So it is dropped, with one warning."""
+    head, _, last = url.rpartition("/")
+    if f"/{last}" not in VERSION_PREFIXES or not httpx.URL(url).path.endswith(f"/{last}"):
+        return url
+    warnings.warn(
+        f"the base URL {url!r} ends in /{last}, the API's version prefix, which dims adds to "
+        f"every path itself; using {head!r}",
+        stacklevel=4,
+    )
+    return head
 
 
 @attrs.define
@@ -293,6 +345,7 @@ def connect(
         api_key_header=settings.api_key_header,
         tenant_header=settings.tenant_header,
         allow_insecure_http=settings.allow_insecure_http,
+        key_from=settings.api_key_from,
     )
     if not isinstance(timeout, httpx.Timeout):
         timeout = httpx.Timeout(timeout)

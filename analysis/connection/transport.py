@@ -27,6 +27,7 @@ import logging
 import math
 import ssl
 import time
+import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -54,9 +55,11 @@ log = logging.getLogger("dims.transport")
 #: Parses a 200 JSON body instead of orjson.loads (the fetch layer reads pages as raw
 #: msgspec values). It raises ValueError for a body that is not JSON, retried like one.
 JsonDecoder = Callable[[bytes], Any]
-#: httpx extension keys, used only in this module (`with_decoder`, `decoded_json`).
+#: httpx extension keys, used only in this module (`with_decoder`, `decoded_json`,
+#: `with_refusal_hints`).
 _DECODER = "dims.decoder"
 _DECODED = "dims.json"
+_REFUSAL_HINTS = "dims.refusal_hints"
 
 
 @dataclass(frozen=True)
@@ -80,26 +83,92 @@ def decoded_json(response: httpx.Response) -> Decoded | None:
     return None
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try. The defaults are bounded: at most 6 attempts and 60 s per request."""
+def with_refusal_hints(request: httpx.Request, hints: Mapping[int, str]) -> None:
+    """Say what an error status of `request` means for the credentials it carries (401: was
+    a key sent at all, and from which setting): the typed error gives that advice instead of
+    its class's. Whoever attaches the credentials knows it (`settings.ApiKeyAuth`); the
+    hints never hold the key itself."""
+    request.extensions[_REFUSAL_HINTS] = hints
 
-    attempts: int = 6
-    total_seconds: float = 60.0
-    initial_backoff: float = 0.2
-    max_backoff: float = 8.0
-    jitter: float = 0.2
+
+def _refusal_hint(response: httpx.Response) -> str | None:
+    hints: Mapping[int, str] = response.request.extensions.get(_REFUSAL_HINTS, {})
+    return hints.get(response.status_code)
+
+
+@dataclass(frozen=True, init=False)
+class RetryPolicy:
+    """How hard to try. The defaults are bounded: at most 5 retries and 60 s per request.
+
+    `retries` counts the attempts after the first, as `dims --retries`, curl's and pip's
+    `--retries` do: `retries=0` sends each request once. (`attempts=N`, which counted the
+    first one too, still works as `retries=N - 1`, with a DeprecationWarning.)
+    """
+
+    #: Attempts after the first, for the statuses and failures worth another one.
+    retries: int
+    total_seconds: float
+    initial_backoff: float
+    max_backoff: float
+    jitter: float
     #: Longest Retry-After honoured; a longer one gives up at once rather than stall.
-    max_retry_after: float = 30.0
-    statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504})
-    validate_json: bool = True
-    #: Attempts when the connection is refused or cannot be made at all: once more, for a
-    #: service restarting; a wrong URL then fails in well under a second, not ~8 s.
-    connect_attempts: int = 2
+    max_retry_after: float
+    statuses: frozenset[int]
+    validate_json: bool
+    #: Retries when the connection is refused or cannot be made at all: one, for a service
+    #: restarting; a wrong URL then fails in well under a second, not ~8 s.
+    connect_retries: int
+
+    def __init__(
+        self,
+        retries: int = defaults.RETRIES,
+        total_seconds: float = 60.0,
+        initial_backoff: float = 0.2,
+        max_backoff: float = 8.0,
+        jitter: float = 0.2,
+        max_retry_after: float = 30.0,
+        statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504}),
+        validate_json: bool = True,
+        connect_retries: int = 1,
+        *,
+        attempts: int | None = None,
+        connect_attempts: int | None = None,
+    ) -> None:
+        if attempts is not None:
+            retries = _retries_of("attempts", attempts, "retries")
+        if connect_attempts is not None:
+            connect_retries = _retries_of("connect_attempts", connect_attempts, "connect_retries")
+        if retries < 0 or connect_retries < 0:
+            raise ValueError(f"retries must be 0 or more: {retries}, {connect_retries}")
+        chosen = {
+            "retries": retries,
+            "total_seconds": total_seconds,
+            "initial_backoff": initial_backoff,
+            "max_backoff": max_backoff,
+            "jitter": jitter,
+            "max_retry_after": max_retry_after,
+            "statuses": statuses,
+            "validate_json": validate_json,
+            "connect_retries": connect_retries,
+        }
+        for name, value in chosen.items():  # frozen: as the generated __init__ would
+            object.__setattr__(self, name, value)
 
     @classmethod
     def none(cls) -> RetryPolicy:
-        return cls(attempts=1)
+        return cls(retries=0)
+
+
+def _retries_of(old: str, attempts: int, new: str) -> int:
+    """`attempts` (the first one included) as retries, with the deprecation said once."""
+    warnings.warn(
+        f"RetryPolicy({old}={attempts}) is deprecated: it counts the first attempt too; "
+        f"write RetryPolicy({new}={attempts - 1}), the attempts after the first, as "
+        "`dims --retries` counts them",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return attempts - 1
 
 
 MIB = defaults.MIB
@@ -434,7 +503,8 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 exc.retry_after is not None and exc.retry_after > self.policy.max_retry_after
             )
         if isinstance(exc, httpx.ConnectError):
-            return state.attempt_number < min(self.policy.connect_attempts, self.policy.attempts)
+            retries = min(self.policy.connect_retries, self.policy.retries)
+            return state.attempt_number <= retries
         return isinstance(exc, httpx.TransportError)
 
     def _before_sleep(self, state: tenacity.RetryCallState) -> None:
@@ -447,7 +517,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def _retrying_kwargs(self) -> dict[str, Any]:
         return {
-            "stop": tenacity.stop_after_attempt(self.policy.attempts)
+            "stop": tenacity.stop_after_attempt(self.policy.retries + 1)
             | tenacity.stop_after_delay(self.policy.total_seconds),
             "wait": self._wait,
             "retry": self._should_retry,
@@ -470,7 +540,7 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def _verdict(self, response: httpx.Response) -> httpx.Response:
         if self.raise_errors:
-            raise_for_status(response)
+            raise_for_status(response, _refusal_hint(response))
         return response
 
     @staticmethod

@@ -98,6 +98,7 @@ def read_dump(
     page_size: int = 1000,
     raw: bool = False,
     max_record_bytes: int = MAX_RECORD_BYTES,
+    on_total: Callable[[int], object] | None = None,
 ) -> Iterator[Page]:
     """Yield the dump's records as Pages of at most `page_size` records.
 
@@ -109,30 +110,44 @@ def read_dump(
     and NDJSON still come parsed. The array's syntax is checked as it is split; what only
     a full parse finds (a number out of range, bad UTF-8 in a string) is reported by the
     Flattener with the record's position.
+
+    `on_total(n)` is told how many records the dump holds where that is known before the
+    reading (an array split whole), for a progress bar's total.
     """
     path = Path(path)
     if page_size < 1 or max_record_bytes < 1:
         raise ValueError("page_size and max_record_bytes must be at least 1")
     if _is_pipe(path):
-        return _read_pipe(path, page_size=page_size, raw=raw, max_record_bytes=max_record_bytes)
+        options = {"raw": raw, "max_record_bytes": max_record_bytes, "on_total": on_total}
+        return _read_pipe(path, page_size=page_size, **options)
     limit = max_record_bytes
     first = _first_char(path)
     if path.suffix.lower() in _NDJSON_SUFFIXES:
         return _read_ndjson(path, page_size, limit)
     if first == "[":
-        if raw and _size(path) <= WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR:
-            return _pages_of_elements(path, _indexed(_split_whole(path, limit)), page_size)
-        if _size(path) <= WHOLE_FILE_LIMIT:
-            return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
-        if raw and arraysplit is not None:
-            return _pages_of_elements(path, _raw_blocks(path, limit), page_size)
-        return _pages_of_elements(path, _chunked_array(path, raw, limit), page_size)
+        return _read_array(path, page_size, raw, limit, on_total)
     if first == "{" and _is_ndjson(path, limit):
         return _read_ndjson(path, page_size, limit)
     document = _load_whole(path)
     if isinstance(document, dict) and "resources" in document:
         return iter(_split_page(path, document, path.name, page_size))
     raise DumpError(f"{path}: {_EXPECTED}; got {_shape(document)}")
+
+
+def _read_array(
+    path: Path, page_size: int, raw: bool, limit: int, on_total: Callable[[int], object] | None
+) -> Iterator[Page]:
+    """A top-level array: split whole, parsed whole, or read in blocks, by its size."""
+    if raw and _size(path) <= WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR:
+        elements = _split_whole(path, limit)
+        if on_total is not None:
+            on_total(_records_in(elements))
+        return _pages_of_elements(path, _indexed(elements), page_size)
+    if _size(path) <= WHOLE_FILE_LIMIT:
+        return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
+    if raw and arraysplit is not None:
+        return _pages_of_elements(path, _raw_blocks(path, limit), page_size)
+    return _pages_of_elements(path, _chunked_array(path, raw, limit), page_size)
 
 
 # --- shapes -----------------------------------------------------------------------------
@@ -401,6 +416,18 @@ def _page_or_raw(value: msgspec.Raw) -> Any:
     except (msgspec.ValidationError, msgspec.DecodeError):
         return value  # not an object: the flattener rejects it
     return rawjson.loads(memoryview(value))
+
+
+def _records_in(elements: list[Any]) -> int:
+    """How many records an array's elements hold: one each, a page's resources each."""
+    if type(elements) is _Run:
+        return len(elements)
+    return sum(
+        len(element["resources"])
+        if type(element) is dict and type(element.get("resources")) is list
+        else 1
+        for element in elements
+    )
 
 
 def _indexed(elements: list[Any]) -> Iterable[tuple[int, Any]]:

@@ -9,9 +9,9 @@ one-line error after a bounded number of attempts (a persistent one), never a ha
 |  1  | 429 + Retry-After: 1           | waits >= 1 s, retried, every record once              |
 |  2  | 429 + Retry-After > the policy | RateLimitError at once (no stall), one request        |
 | 3-6 | 500 / 502 / 503 / 504          | transient: every record once; persistent: ServerError |
-|     |                                | after exactly `attempts` requests                     |
+|     |                                | after exactly `retries` + 1 requests                  |
 |  7  | connection reset (no answer)   | transient: retried; persistent: TransportError        |
-|  8  | read timeout                   | TransportError (ReadTimeout) after `attempts` tries   |
+|  8  | read timeout                   | TransportError (ReadTimeout) after `retries` + 1 tries|
 |  9  | truncated 200 body             | transient: retried; persistent: ResponseFormatError   |
 | 10  | non-JSON body (HTML 500 page)  | transient: retried; persistent: ServerError, one line |
 | 11  | offset ignored (first page     | PaginationError naming the offset, a few requests     |
@@ -54,11 +54,13 @@ from generated_client.api.deployments import list_deployments
 from generated_client.models import ValidationErrorBody
 
 N = 30
-ATTEMPTS = 3
+RETRIES = 2
+#: Requests a persistent fault gets: the first, then RETRIES more.
+ATTEMPTS = RETRIES + 1
 #: Retries that recover from every-Nth faults, with backoffs short enough for a test.
-RECOVER = RetryPolicy(attempts=6, initial_backoff=0.005, max_backoff=0.02, jitter=0.0)
+RECOVER = RetryPolicy(retries=5, initial_backoff=0.005, max_backoff=0.02, jitter=0.0)
 #: A persistent fault exhausts these quickly and exactly.
-GIVE_UP = RetryPolicy(attempts=ATTEMPTS, initial_backoff=0.005, max_backoff=0.02, jitter=0.0)
+GIVE_UP = RetryPolicy(retries=RETRIES, initial_backoff=0.005, max_backoff=0.02, jitter=0.0)
 PROVIDERS = "/v2/auth/providers"
 
 
@@ -140,7 +142,7 @@ def test_row03_06_server_errors_with_requests_in_flight_lose_nothing():
 
 @pytest.mark.parametrize("status", [500, 502, 503, 504])
 def test_row03_06_server_errors_persistent_fail_after_exactly_the_attempts(status):
-    """A service that keeps failing gets `attempts` requests, then a typed one-line error."""
+    """A service that keeps failing gets `retries` + 1 requests, then a typed one-line error."""
     with run_sandbox(
         deployments=N, seed=2, faults=Faults(error_every=1, error_status=status)
     ) as sb:
@@ -187,7 +189,7 @@ def test_row08_read_timeout_is_a_transport_error_after_bounded_attempts():
         with pytest.raises(TransportError, match="ReadTimeout") as info:
             list(fetch.fetch_deployments(client, page_size=10))
         # each attempt gave up on its slow answer (no timed assertion: the count shows it)
-        assert retry_transport(client).stats.by_reason == {"ReadTimeout": ATTEMPTS - 1}
+        assert retry_transport(client).stats.by_reason == {"ReadTimeout": RETRIES}
     assert_one_line(info.value)
 
 

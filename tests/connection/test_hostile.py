@@ -45,7 +45,7 @@ from analysis.errors import (
 )
 
 DIMS = Path(sys.executable).parent / "dims"
-FAST = RetryPolicy(attempts=3, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
+FAST = RetryPolicy(retries=2, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
 SMALL = ResponseLimits(deadline=30.0, max_body_bytes=1 * MIB, max_decoded_bytes=2 * MIB)
 KEY = "dims-key-CANARY-hostile-4c1e9a"
 
@@ -88,7 +88,7 @@ def test_row07_a_dripping_body_ends_at_the_deadline(mode):
 def test_row07_the_deadline_covers_every_attempt(mode):
     """A service that never answers within the read timeout: retries stop at the deadline."""
     with serve(announces(100)) as server:
-        policy = RetryPolicy(attempts=50, initial_backoff=0.01, max_backoff=0.01, jitter=0.0)
+        policy = RetryPolicy(retries=49, initial_backoff=0.01, max_backoff=0.01, jitter=0.0)
         client = connect(
             server.base_url, retry=policy, timeout=0.3, limits=ResponseLimits(deadline=1.0)
         )

@@ -54,7 +54,7 @@ API_KEY = "dims-key-CANARY-5f2a0e"
 WRONG_KEY = "dims-wrong-key-CANARY-77c1d3"
 CANARIES = (CANARY_SECRET, CANARY_ENV, API_KEY, WRONG_KEY)
 DIMS = Path(sys.executable).parent / "dims"
-FAST = RetryPolicy(attempts=2, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
+FAST = RetryPolicy(retries=1, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
 
 
 def leaks(text: str | bytes) -> list[str]:

@@ -186,7 +186,7 @@ def test_retry_after_is_honoured():
 
 def test_persistent_server_error_is_a_typed_error_after_bounded_attempts():
     with run_sandbox(deployments=30, seed=1, faults=Faults(error_every=1)) as sb:
-        client = connect(sb.base_url, retry=RetryPolicy(attempts=3, initial_backoff=0.01))
+        client = connect(sb.base_url, retry=RetryPolicy(retries=2, initial_backoff=0.01))
         with pytest.raises(ServerError, match="HTTP 503"):
             list(fetch.iter_deployments(client))
         assert retry_transport(client).stats.retries >= 2
@@ -194,7 +194,7 @@ def test_persistent_server_error_is_a_typed_error_after_bounded_attempts():
 
 def test_persistent_truncation_is_a_format_error():
     with run_sandbox(deployments=30, seed=1, faults=Faults(truncate_every=1)) as sb:
-        client = connect(sb.base_url, retry=RetryPolicy(attempts=2, initial_backoff=0.01))
+        client = connect(sb.base_url, retry=RetryPolicy(retries=1, initial_backoff=0.01))
         with pytest.raises(ResponseFormatError, match="truncated or non-JSON"):
             fetch.list_providers(client)
 
@@ -283,7 +283,7 @@ def test_environment_configures_the_client(monkeypatch, sandbox):
 def test_connection_refused_is_one_clear_line():
     from analysis.errors import TransportError
 
-    client = connect("http://127.0.0.1:9", retry=RetryPolicy(attempts=2, initial_backoff=0.01))
+    client = connect("http://127.0.0.1:9", retry=RetryPolicy(retries=1, initial_backoff=0.01))
     with pytest.raises(TransportError) as info:
         fetch.list_providers(client)
     message = str(info.value)

@@ -229,7 +229,7 @@ def test_text_that_is_not_json_is_still_an_error(tmp_path):
 
 # --- the service: a page holding such a record --------------------------------------------------
 
-FAST = RetryPolicy(attempts=2, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
+FAST = RetryPolicy(retries=1, initial_backoff=0.005, max_backoff=0.01, jitter=0.0)
 
 
 @BAD

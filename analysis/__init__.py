@@ -17,7 +17,10 @@ if TYPE_CHECKING:
     from .connection import Settings, connect
     from .connection.transport import RetryPolicy
     from .errors import (
+        APIConnectionError,
         APIError,
+        APIStatusError,
+        APITimeoutError,
         AuthenticationError,
         CodeHostWarning,
         ConfigurationError,
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
         OriginalNameConflictWarning,
         PaginationError,
         PagingWarning,
+        PermissionDeniedError,
         PriceSheetError,
         RateLimitError,
         RejectedRecordError,
@@ -56,7 +60,10 @@ if TYPE_CHECKING:
 
 #: public name -> the module that holds it
 _HOMES = {
+    "APIConnectionError": ".errors",
     "APIError": ".errors",
+    "APIStatusError": ".errors",
+    "APITimeoutError": ".errors",
     "AuthenticationError": ".errors",
     "CodeHostWarning": ".errors",
     "ConfigurationError": ".errors",
@@ -69,13 +76,14 @@ _HOMES = {
     "ExportError": ".errors",
     "ExportWaitWarning": ".errors",
     "LeaseLost": ".errors",
-    "ManifestError": ".errors",
     "ListingShiftedWarning": ".errors",
+    "ManifestError": ".errors",
     "NotFoundError": ".errors",
     "ObjectStoreError": ".errors",
     "OriginalNameConflictWarning": ".errors",
     "PaginationError": ".errors",
     "PagingWarning": ".errors",
+    "PermissionDeniedError": ".errors",
     "PriceSheetError": ".errors",
     "RateLimitError": ".errors",
     "RejectedRecordError": ".errors",
@@ -98,7 +106,10 @@ _HOMES = {
 }
 
 __all__ = [
+    "APIConnectionError",
     "APIError",
+    "APIStatusError",
+    "APITimeoutError",
     "AuthenticationError",
     "CodeHostWarning",
     "ConfigurationError",
@@ -119,6 +130,7 @@ __all__ = [
     "Page",
     "PaginationError",
     "PagingWarning",
+    "PermissionDeniedError",
     "PriceSheetError",
     "RateLimitError",
     "RejectedRecordError",

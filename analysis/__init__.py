@@ -1,5 +1,12 @@
 """dims analysis layer: connect → fetch → tables → export → reports.
 
+`Client` and `AsyncClient` are the SDK: resources (`client.deployments.list()`, …) that
+yield the generated client's typed models, in the shape openai-python's users know. Under
+them, and still public, is the layer they are built on: `connect()` (the generated client,
+configured), `fetch` (paging, concurrency, workspaces, raw records) and
+`analysis.snapshot.take_snapshot` (an export); reach for it to stream raw records or to
+tune what the SDK chooses for you.
+
 The public entry points are re-exported here and imported when first used, so that
 `import analysis.cli` (and `dims --help`) loads only what the command at hand needs.
 Every error and warning dims gives on purpose is among them (`analysis.errors` is their
@@ -57,6 +64,7 @@ if TYPE_CHECKING:
         WorkspacesFailed,
     )
     from .pages import Page
+    from .sdk import AsyncClient, Client
 
 #: public name -> the module that holds it
 _HOMES = {
@@ -103,6 +111,8 @@ _HOMES = {
     "Settings": ".connection",
     "connect": ".connection",
     "fetch": ".fetch",
+    "AsyncClient": ".sdk",
+    "Client": ".sdk",
 }
 
 __all__ = [
@@ -110,7 +120,9 @@ __all__ = [
     "APIError",
     "APIStatusError",
     "APITimeoutError",
+    "AsyncClient",
     "AuthenticationError",
+    "Client",
     "CodeHostWarning",
     "ConfigurationError",
     "DatasetError",

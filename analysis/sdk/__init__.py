@@ -21,7 +21,7 @@ one-copy rule the export's (`analysis.copies`), tables the export's readers
 from __future__ import annotations
 
 from ._async import AsyncClient, AsyncDeploymentListing
-from ._connections import Options
+from ._connections import ClientOptions
 from ._models import APIResponse
 from ._sync import Client, DeploymentListing
 
@@ -30,6 +30,6 @@ __all__ = [
     "AsyncClient",
     "AsyncDeploymentListing",
     "Client",
+    "ClientOptions",
     "DeploymentListing",
-    "Options",
 ]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from ._connections import Connections, Options, TenantIds, Timeout, resolve
+from ._connections import ClientOptions, Connections, TenantIds, Timeout, resolve
 
 
 class BaseClient:
@@ -59,7 +59,7 @@ class BaseClient:
         return type(self)(_connections=connections)
 
     @property
-    def options(self) -> Options:
+    def options(self) -> ClientOptions:
         """What this client was made with, resolved (base URL, workspaces, timeout, retries);
         the key is in it but never in its repr."""
         return self._connections.options

@@ -36,8 +36,8 @@ TenantIds: TypeAlias = str | Sequence[str] | None
 
 
 @dataclass(frozen=True)
-class Options:
-    """What a client was made with, resolved once (copies never read the environment)."""
+class ClientOptions:
+    """What a client was made with: its arguments, then `DIMS_*`, resolved and checked."""
 
     settings: Settings
     tenants: tuple[str, ...]
@@ -72,7 +72,7 @@ def resolve(
     timeout: Timeout | None,
     max_retries: int | None,
     allow_insecure_http: bool,
-) -> Options:
+) -> ClientOptions:
     """The arguments of `Client(...)`, then `DIMS_*` as `connect()` reads them, checked."""
     tenants = tuple(tenant_ids(_tenant_list(tenant_id)))
     settings = Settings.resolve(
@@ -82,7 +82,7 @@ def resolve(
         code_host=code_host,
         allow_insecure_http=allow_insecure_http,
     )
-    return Options(settings, tenants, _timeout(timeout), _retries(max_retries))
+    return ClientOptions(settings, tenants, _timeout(timeout), _retries(max_retries))
 
 
 def _tenant_list(tenant_id: TenantIds) -> list[str] | None:
@@ -120,7 +120,7 @@ def _retries(max_retries: int | None) -> int:
 class Connections:
     """The generated clients of one SDK client, one per workspace (or one, without)."""
 
-    def __init__(self, options: Options, transport: RetryTransport | None = None) -> None:
+    def __init__(self, options: ClientOptions, transport: RetryTransport | None = None) -> None:
         self.options = options
         policy = RetryPolicy(attempts=options.max_retries + 1)
         self.transport = (
@@ -155,7 +155,7 @@ class Connections:
         tenants = options.tenants
         if tenant_id is not None:
             tenants = tuple(tenant_ids(_tenant_list(tenant_id)))
-        chosen = Options(
+        chosen = ClientOptions(
             options.settings,
             tenants,
             options.timeout if timeout is None else _timeout(timeout),

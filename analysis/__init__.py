@@ -1,5 +1,12 @@
 """dims analysis layer: connect → fetch → tables → export → reports.
 
+`Client` and `AsyncClient` are the SDK: resources (`client.deployments.list()`, …) that
+yield the generated client's typed models, in the shape openai-python's users know. Under
+them, and still public, is the layer they are built on: `connect()` (the generated client,
+configured), `fetch` (paging, concurrency, workspaces, raw records) and
+`analysis.snapshot.take_snapshot` (an export); reach for it to stream raw records or to
+tune what the SDK chooses for you.
+
 The public entry points are re-exported here and imported when first used, so that
 `import analysis.cli` (and `dims --help`) loads only what the command at hand needs.
 Every error and warning dims gives on purpose is among them (`analysis.errors` is their
@@ -17,7 +24,10 @@ if TYPE_CHECKING:
     from .connection import Settings, connect
     from .connection.transport import RetryPolicy
     from .errors import (
+        APIConnectionError,
         APIError,
+        APIStatusError,
+        APITimeoutError,
         AuthenticationError,
         CodeHostWarning,
         ConfigurationError,
@@ -37,6 +47,7 @@ if TYPE_CHECKING:
         OriginalNameConflictWarning,
         PaginationError,
         PagingWarning,
+        PermissionDeniedError,
         PriceSheetError,
         RateLimitError,
         RejectedRecordError,
@@ -53,10 +64,14 @@ if TYPE_CHECKING:
         WorkspacesFailed,
     )
     from .pages import Page
+    from .sdk import AsyncClient, Client
 
 #: public name -> the module that holds it
 _HOMES = {
+    "APIConnectionError": ".errors",
     "APIError": ".errors",
+    "APIStatusError": ".errors",
+    "APITimeoutError": ".errors",
     "AuthenticationError": ".errors",
     "CodeHostWarning": ".errors",
     "ConfigurationError": ".errors",
@@ -69,13 +84,14 @@ _HOMES = {
     "ExportError": ".errors",
     "ExportWaitWarning": ".errors",
     "LeaseLost": ".errors",
-    "ManifestError": ".errors",
     "ListingShiftedWarning": ".errors",
+    "ManifestError": ".errors",
     "NotFoundError": ".errors",
     "ObjectStoreError": ".errors",
     "OriginalNameConflictWarning": ".errors",
     "PaginationError": ".errors",
     "PagingWarning": ".errors",
+    "PermissionDeniedError": ".errors",
     "PriceSheetError": ".errors",
     "RateLimitError": ".errors",
     "RejectedRecordError": ".errors",
@@ -95,11 +111,18 @@ _HOMES = {
     "Settings": ".connection",
     "connect": ".connection",
     "fetch": ".fetch",
+    "AsyncClient": ".sdk",
+    "Client": ".sdk",
 }
 
 __all__ = [
+    "APIConnectionError",
     "APIError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AsyncClient",
     "AuthenticationError",
+    "Client",
     "CodeHostWarning",
     "ConfigurationError",
     "DatasetError",
@@ -119,6 +142,7 @@ __all__ = [
     "Page",
     "PaginationError",
     "PagingWarning",
+    "PermissionDeniedError",
     "PriceSheetError",
     "RateLimitError",
     "RejectedRecordError",

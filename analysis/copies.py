@@ -69,11 +69,22 @@ class OneCopy:
         """`pages` with every copy that loses left out, then the pages of late winners."""
         try:
             for page in pages:
-                yield from self._kept(page)
-            for page in self._held.pages():
-                yield dataclasses.replace(page, replaces=self._replaced)
+                yield from self.kept(page)
+            yield from self.late_pages()
         finally:
-            self._held.close()
+            self.close()
+
+    # The same, pushed a page at a time (`pages` pulls an iterable; an async fetch cannot
+    # hand it one): `kept` for each page, then `late_pages`, then `close`.
+
+    def late_pages(self) -> Iterator[Page]:
+        """After the last page: the late winners, each page naming every id they replace."""
+        for page in self._held.pages():
+            yield dataclasses.replace(page, replaces=self._replaced)
+
+    def close(self) -> None:
+        """Let go of the late winners held (their spool file)."""
+        self._held.close()
 
     def dropped(self, tenant: str) -> dict[str, int]:
         """Copies listed by `tenant` that another workspace's copy replaced, by rule."""
@@ -85,7 +96,7 @@ class OneCopy:
         not one of this export's (such a deployment stays that workspace's in the day)."""
         return frozenset(i for i, lister in self._foreign.items() if lister == tenant)
 
-    def _kept(self, page: Page) -> Iterator[Page]:
+    def kept(self, page: Page) -> Iterator[Page]:
         """The page, or its runs of copies kept (each with its own first_index, so rejected
         records still name their place in the listing)."""
         index = self._index.get(page.tenant_id) if page.tenant_id is not None else None

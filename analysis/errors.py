@@ -11,13 +11,15 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     DimsError
     ├── ConfigurationError          the settings cannot work; nothing was sent
     │   └── PriceSheetError         a price file or price option
-    ├── TransportError              the service could not be reached, after retries
-    │   └── DeadlineExceededError   one request outlasted its deadline
+    ├── APIConnectionError          the service could not be reached, after retries
+    │   └── APITimeoutError         a request timed out, after retries
+    │       └── DeadlineExceededError   one request outlasted its deadline
     ├── ResponseFormatError         a 200 whose body is not the JSON the spec promises
     │   └── ResponseTooLargeError   a body beyond the size limits
     ├── PaginationError             the listing's paging broke its rule
-    ├── APIError                    the service answered with an error status
-    │   ├── AuthenticationError     401, 403
+    ├── APIStatusError              the service answered with an error status
+    │   ├── AuthenticationError     401: no key, or a key the service refused
+    │   ├── PermissionDeniedError   403: a key the service knows, refused this workspace
     │   ├── NotFoundError           404
     │   ├── ValidationError         400, 422
     │   ├── RateLimitError          429, after retries
@@ -31,6 +33,16 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     │   └── ManifestError          a day's manifest is not one dims wrote
     ├── ObjectStoreError            object storage refused or failed an operation
     └── ReportError                 a report could not be written
+
+Two classes keep their earlier names as aliases, the same class under two names, so an
+`except` written for either catches what it always did: `TransportError` is
+`APIConnectionError` and `APIError` is `APIStatusError`. The new names, and the attributes
+of a status error (`status_code`, `response`, `headers`, `body`; `retry_after` of a 429),
+are openai-python's. As there, a 403 is a `PermissionDeniedError` and not an
+`AuthenticationError`: the service knew the key and refused it the workspace, and a handler
+that asks for a new key would be wrong about it. Unlike there, `APIError` is not also the
+base of the connection errors: it keeps the meaning it always had in dims (catch
+`DimsError` for every failure).
 
 The warnings (filter `DimsWarning` for all of them; each keeps the standard category it
 always had, so a filter on UserWarning or RuntimeWarning still sees it):
@@ -58,6 +70,8 @@ the two trees above are the classes' own).
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import logging
 import re
 from collections.abc import Mapping
@@ -89,8 +103,17 @@ class PriceSheetError(ConfigurationError):
     """A price file or price option cannot be used; the message names the file and key."""
 
 
-class TransportError(DimsError):
+class APIConnectionError(DimsError):
     """The service could not be reached or did not answer, after retries."""
+
+
+#: Its name before openai-python's: the same class.
+TransportError = APIConnectionError
+
+
+class APITimeoutError(APIConnectionError):
+    """A request timed out (connecting or reading, each within the client's `timeout`) on
+    every attempt."""
 
 
 class ResponseFormatError(DimsError):
@@ -174,17 +197,30 @@ class ResponseTooLargeError(ResponseFormatError):
     """The service sent a body larger than the limit, as sent or once decompressed."""
 
 
-class DeadlineExceededError(TransportError):
+class DeadlineExceededError(APITimeoutError):
     """One request (its attempts and waits included) did not finish within the deadline."""
 
 
-class APIError(DimsError):
-    """The service answered with an error status."""
+class APIStatusError(DimsError):
+    """The service answered with an error status (after retries, for the statuses retried).
+
+    `response` is the last answer, its body read; the request it carries has no secret
+    header (`without_secrets`). `headers` are the response's; `body` is its JSON (a dict for
+    FastAPI's `{"detail": …}`), or its text when it is not JSON, secrets scrubbed from both
+    as from `detail`. Errors built by hand (a message, no response) have empty headers and
+    no body.
+    """
 
     hint = "check the request and the service's status"
 
     def __init__(
-        self, request: str, status_code: int, detail: str, hint: str | None = None
+        self,
+        request: str,
+        status_code: int,
+        detail: str,
+        hint: str | None = None,
+        *,
+        response: httpx.Response | None = None,
     ) -> None:
         self.request = request
         self.status_code = status_code
@@ -192,26 +228,46 @@ class APIError(DimsError):
         #: What to do: the class's advice, or the caller's when it knows more (a 401 says
         #: whether a key was sent at all, and which setting gave it).
         self.hint = hint or self.hint
+        self.response = response
+        self.body = None if response is None else _body(response)
         super().__init__(f"{request} failed: HTTP {status_code}: {detail} ({self.hint})")
 
+    @property
+    def headers(self) -> Mapping[str, str]:
+        return {} if self.response is None else self.response.headers
 
-class AuthenticationError(APIError):
+
+#: Its name before openai-python's: the same class.
+APIError = APIStatusError
+
+
+class AuthenticationError(APIStatusError):
     hint = "check DIMS_API_KEY / --api-key and DIMS_TENANT_ID / --tenant-id"
 
 
-class NotFoundError(APIError):
+class PermissionDeniedError(APIStatusError):
+    hint = "check DIMS_API_KEY / --api-key and DIMS_TENANT_ID / --tenant-id"
+
+
+class NotFoundError(APIStatusError):
     hint = "check the identifier; list the records to see which exist"
 
 
-class ValidationError(APIError):
+class ValidationError(APIStatusError):
     hint = "check the parameter values against the interface spec"
 
 
-class RateLimitError(APIError):
+class RateLimitError(APIStatusError):
     hint = "the service kept rate-limiting after retries; lower --concurrency or retry later"
 
+    @property
+    def retry_after(self) -> float | None:
+        """Seconds the last answer asked to wait (its Retry-After, in seconds or as a date),
+        or None when it named none."""
+        return retry_after(self.headers.get("retry-after"))
 
-class ServerError(APIError):
+
+class ServerError(APIStatusError):
     hint = "the service failed after retries; retry later"
 
 
@@ -314,23 +370,88 @@ def _detail(response: httpx.Response) -> str:
     return scrubbed_line(detail if isinstance(detail, str) else orjson.dumps(detail).decode())
 
 
-def error_for(response: httpx.Response, hint: str | None = None) -> APIError:
+#: The class of each error status dims names; other 4xx are APIStatusError, 5xx ServerError.
+_STATUS_ERRORS: dict[int, type[APIStatusError]] = {
+    400: ValidationError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    422: ValidationError,
+    429: RateLimitError,
+}
+
+
+def error_for(response: httpx.Response, hint: str | None = None) -> APIStatusError:
     """The typed error for a non-success response; `hint`, when given, says what to do
     instead of the class's advice."""
     status = response.status_code
-    if status in (401, 403):
-        cls: type[APIError] = AuthenticationError
-    elif status == 404:
-        cls = NotFoundError
-    elif status in (400, 422):
-        cls = ValidationError
-    elif status == 429:
-        cls = RateLimitError
-    elif status >= 500:
-        cls = ServerError
-    else:
-        cls = APIError
-    return cls(describe(response.request), status, _detail(response), hint)
+    cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else APIStatusError)
+    return cls(
+        describe(response.request),
+        status,
+        _detail(response),
+        hint,
+        response=without_secrets(response),
+    )
+
+
+def without_secrets(response: httpx.Response) -> httpx.Response:
+    """`response` (its body read) with a copy of its request that lacks every header holding
+    a secret (the API key the auth flow added): an error, or a raw response, may be logged
+    or pickled whole, and must not carry the key with it."""
+    import httpx  # here: this module is imported by the CLI before httpx is needed
+
+    request = response.request
+    headers = [(k, v) for k, v in request.headers.items() if scrub(v) == v]
+    return httpx.Response(
+        response.status_code,
+        headers=response.headers,
+        content=response.content,
+        request=httpx.Request(request.method, request.url, headers=headers),
+    )
+
+
+def _body(response: httpx.Response) -> Any:
+    """The body as JSON (a dict, a list, …), else as text; secrets scrubbed from both."""
+    text = scrub(response.text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def retry_after(value: str | None) -> float | None:
+    """Seconds a Retry-After header asks to wait (delta-seconds, or an HTTP date from now;
+    never below 0), or None for no header or one that is neither."""
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT; RFC 850 forms parse without a zone
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+def connection_error(
+    base_url: httpx.URL, method: str, url: str, exc: httpx.TransportError
+) -> APIConnectionError:
+    """One line naming the full URL and the last failure (the transport retried it, as many
+    times as its policy allows; `--retries` sets that): APITimeoutError for a timeout."""
+    import httpx  # here: see without_secrets
+
+    where = base_url.join(url).copy_with(query=None)
+    service = f"{base_url.scheme}://{base_url.netloc.decode()}"
+    cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
+    return cls(
+        f"{method.upper()} {where} failed: {type(exc).__name__}: {str(exc) or 'no detail'} "
+        f"(is the service up at {service}? check DIMS_BASE_URL / --base-url)"
+    )
 
 
 def raise_for_status(response: httpx.Response, hint: str | None = None) -> None:

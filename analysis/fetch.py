@@ -1,5 +1,9 @@
 """Every record from the service: auto-pagination, concurrency, dedupe, sync and async.
 
+The layer under the SDK (`analysis.Client`, whose listings are these functions' pages as
+typed models), public and kept: it takes a client from `connect()` and yields raw records,
+for who wants them as the service sent them, or the page and listing statistics.
+
 Requests are built by the generated client (`<operation>_request_kwargs`), so URLs and
 parameter encoding come from openapi.yaml; responses are read raw and parsed once with
 orjson instead of through the generated models, because a single malformed record must be
@@ -48,18 +52,19 @@ from generated_client.models import Deployment
 from . import codehost, defaults, rawjson, spec
 from .connection.settings import code_host_of
 from .connection.transport import decoded_json, with_decoder
-from .errors import CodeHostWarning as CodeHostWarning
 from .errors import (
+    APIConnectionError,
     ConfigurationError,
     ListingShiftedWarning,
     NotFoundError,
     PaginationError,
     PagingWarning,
     ResponseFormatError,
-    TransportError,
+    connection_error,
     describe,
     raise_for_status,
 )
+from .errors import CodeHostWarning as CodeHostWarning
 from .evidence import FetchEvidence, Integrations, ListingStats, TypeSources
 from .options import FetchLimits, Filters
 from .options import filter_names as filter_names  # public here since the first release
@@ -224,15 +229,8 @@ async def _asend(http: httpx.AsyncClient, kwargs: dict[str, Any]) -> httpx.Respo
 
 def _transport_error(
     base_url: httpx.URL, kwargs: dict[str, Any], exc: httpx.TransportError
-) -> TransportError:
-    """One line naming the full URL and the last failure (the transport retried it, as
-    many times as its policy allows; `--retries` sets that)."""
-    url = base_url.join(kwargs["url"]).copy_with(query=None)
-    service = f"{base_url.scheme}://{base_url.netloc.decode()}"
-    return TransportError(
-        f"{kwargs['method'].upper()} {url} failed: {type(exc).__name__}: "
-        f"{exc or 'no detail'} (is the service up at {service}? check DIMS_BASE_URL / --base-url)"
-    )
+) -> APIConnectionError:
+    return connection_error(base_url, kwargs["method"], kwargs["url"], exc)
 
 
 # -- paging ---------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 """One snapshot, end to end: a source's pages → tables → the Parquet dataset.
 
-`dims export` and the notebooks call these. This module owns the order (docs/layout.md, the
-flow of one export): it opens the writer's session (`storage.writer.open_snapshot`: the
-output checked and held before any request), pulls the source's pages (the service's
-listings, several workspaces', a dump's), reads them into tables in batches (`tables`) and
-hands each batch's tables to the session; after the last page it waits for what the source
-lists beside its pages (providers, repositories, each workspace's outcome), adds those
-through the same reader, and publishes with the fetch's evidence. Storage is handed
+`dims export`, the notebooks and the SDK (`Client.take_snapshot`) call these; the SDK's
+in-memory tables are the same export kept in memory (`fetch_tables`). This module owns the
+order (docs/layout.md, the flow of one export): it opens the writer's session
+(`storage.writer.open_snapshot`: the output checked and held before any request), pulls the
+source's pages (the service's listings, several workspaces', a dump's), reads them into
+tables in batches (`tables`) and hands each batch's tables to the session; after the last
+page it waits for what the source lists beside its pages (providers, repositories, each
+workspace's outcome), adds those through the same reader, and publishes with the fetch's
+evidence. Storage is handed
 finished things and never calls back into a source.
 
 Options and filters are checked once, here at the edge (`analysis.options`): every entry
@@ -19,13 +21,14 @@ import datetime as dt
 import itertools
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import codehost
 from .arrowpool import building_pool
@@ -52,6 +55,7 @@ if TYPE_CHECKING:  # the service path's modules load only when it runs (`--from-
 __all__ = [
     "ExportResult",
     "export_snapshot",
+    "fetch_tables",
     "snapshot_from_dump",
     "take_snapshot",
     "take_workspaces_snapshot",
@@ -249,30 +253,42 @@ def _from_service(
     filters: Filters,
     progress: Progress | None,
 ) -> ExportResult:
-    """One client's fleet: the pages, then the providers and repositories listed beside
-    them, and the fetch's evidence."""
-    from . import fetch
-
+    """One client's fleet, written as one snapshot."""
     started = time.perf_counter()
     with open_snapshot(out_dir, options, filters) as session:
         if progress is not None:
             _show_retries(client, progress)
-        side = _SideListings(client, options.concurrency)
-        try:
-            reading = _Reading(session, options)
-            reading.read(side.pages(client, options, filters, progress))
-            repositories = side.repositories.result()  # waits for every listing
-        finally:
-            side.repositories.close()
-        reading.flattener.add_providers(side.providers)
-        if repositories.by_integration:
-            reading.flattener.add_repositories(repositories.by_integration)
-        counts = reading.finish()
-        evidence = fetch.export_evidence(filters, side.stats, side.providers, repositories)
+        counts, evidence, notes = _read_service(session, client, options, filters, progress)
         published = session.publish(counts, _section(evidence))
-    result = _result(published, session, started, _notes(side.stats, repositories))
+    result = _result(published, session, started, notes)
     warn_every_repository_not_found(result.manifest.fetch)
     return result
+
+
+def _read_service(
+    session: _Session,
+    client: Client,
+    options: ExportOptions,
+    filters: Filters,
+    progress: Progress | None,
+) -> tuple[Counts, FetchEvidence, list[str]]:
+    """One client's fleet into `session`: the pages, then the providers and repositories
+    listed beside them. The counts, the fetch's evidence and the summary's notes."""
+    from . import fetch
+
+    side = _SideListings(client, options.concurrency)
+    try:
+        reading = _Reading(session, options)
+        reading.read(side.pages(client, options, filters, progress))
+        repositories = side.repositories.result()  # waits for every listing
+    finally:
+        side.repositories.close()
+    reading.flattener.add_providers(side.providers)
+    if repositories.by_integration:
+        reading.flattener.add_repositories(repositories.by_integration)
+    counts = reading.finish()
+    evidence = fetch.export_evidence(filters, side.stats, side.providers, repositories)
+    return counts, evidence, _notes(side.stats, repositories)
 
 
 def _from_workspaces(
@@ -282,32 +298,45 @@ def _from_workspaces(
     filters: Filters,
     progress: Progress | None,
 ) -> ExportResult:
-    """Several workspaces fetched concurrently: their pages, then each one's outcome."""
-    from .workspace_fetch import WorkspaceFetch
-
+    """Several workspaces fetched concurrently, written as one snapshot."""
     started = time.perf_counter()
     with open_snapshot(out_dir, options, filters) as session:
         if progress is not None:
             progress.describe(f"fetching {len(clients)} workspace(s)")
-        fetcher = WorkspaceFetch(
-            clients,
-            concurrency=options.concurrency,
-            page_size=options.page_size,
-            limits=options.limits,
-            progress=progress,
-            filters=filters,
-        )
-        reading = _Reading(session, options)
-        reading.read(fetcher.pages())
-        found = fetcher.outcome()
-        failed = sum(w.error is not None for w in found)
-        if failed and (not options.allow_partial or failed == len(found)):
-            raise WorkspacesFailed(_outcomes(found))
-        _add_listed(reading.flattener, found)
-        published = session.publish(reading.finish(), workspaces=found)
+        counts, found = _read_workspaces(session, clients, options, filters, progress)
+        published = session.publish(counts, workspaces=found)
     result = _result(published, session, started, workspace_notes(published.manifest))
     warn_every_repository_not_found(result.manifest.fetch)
     return result
+
+
+def _read_workspaces(
+    session: _Session,
+    clients: Mapping[str, Client],
+    options: ExportOptions,
+    filters: Filters,
+    progress: Progress | None,
+) -> tuple[Counts, list[Workspace]]:
+    """Several workspaces into `session`: their pages, then each one's outcome (a failure
+    is WorkspacesFailed, unless `allow_partial` and another workspace worked)."""
+    from .workspace_fetch import WorkspaceFetch
+
+    fetcher = WorkspaceFetch(
+        clients,
+        concurrency=options.concurrency,
+        page_size=options.page_size,
+        limits=options.limits,
+        progress=progress,
+        filters=filters,
+    )
+    reading = _Reading(session, options)
+    reading.read(fetcher.pages())
+    found = fetcher.outcome()
+    failed = sum(w.error is not None for w in found)
+    if failed and (not options.allow_partial or failed == len(found)):
+        raise WorkspacesFailed(_outcomes(found))
+    _add_listed(reading.flattener, found)
+    return reading.finish(), found
 
 
 def _show_retries(client: Client, progress: Progress) -> None:
@@ -388,11 +417,23 @@ def _result(
 # --- records into tables -----------------------------------------------------------------
 
 
+class _Session(Protocol):
+    """Where `_Reading` hands the tables it reads: a writer's session (`SnapshotWriter`),
+    or `_InMemory`, which keeps them."""
+
+    @property
+    def snapshot_at(self) -> dt.datetime: ...
+
+    def write(self, tables: Mapping[str, pa.Table]) -> None: ...
+
+    def replace(self, replaced: Collection[str]) -> pa.Table: ...
+
+
 class _Reading:
     """One export's records read into tables (in batches, on every core) and handed to the
     writer's session as they are read."""
 
-    def __init__(self, session: SnapshotWriter, options: ExportOptions) -> None:
+    def __init__(self, session: _Session, options: ExportOptions) -> None:
         self.session = session
         self.options = options
         self.flattener = Flattener(
@@ -480,6 +521,84 @@ def _late_tables(flattener: Flattener, pages: Iterable[Page]) -> Iterator[dict[s
             batch = []
     if batch:
         yield read_batch(flattener, batch).tables
+
+
+# --- the same tables, in memory ----------------------------------------------------------
+
+
+def fetch_tables(
+    source: Client | Mapping[str, Client],
+    options: ExportOptions | None = None,
+    filters: Mapping[str, Any] | None = None,
+    *,
+    progress: Progress | None = None,
+    **keywords: Any,
+) -> dict[str, pa.Table]:
+    """Every table `take_snapshot` would write for `source`, kept in memory: nothing is
+    written, no dataset folder is needed.
+
+    The export's own path, step for step (the fleet tagged by the typed listings, the
+    providers, the repositories of the integrations the deployments name; several
+    workspaces concurrently, each deployment once; the same readers and batches), so the
+    tables equal those an export of the same fleet writes, row for row (`snapshot_at`
+    aside: now, unless the options name one). Options that only concern files
+    (`snapshot_date`, `row_group_records`, …) change nothing here.
+    """
+    chosen, wanted = _edge(options, filters, keywords)
+    memory = _InMemory(_utc_now(chosen.snapshot_at))
+    if isinstance(source, Mapping):
+        _read_workspaces(memory, source, chosen, wanted, progress)
+    else:
+        _, evidence, _ = _read_service(memory, source, chosen, wanted, progress)
+        warn_every_repository_not_found(_section(evidence))
+    return memory.tables()
+
+
+def _utc_now(at: dt.datetime | None) -> dt.datetime:
+    """`at` in UTC (naive is read as UTC), or now: what a writer's session takes."""
+    moment = at or dt.datetime.now(dt.UTC)
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+
+
+#: The column naming the deployment of each row: its own id in `deployments`.
+_DEPLOYMENT_KEY = {"deployments": "id"}
+
+
+class _InMemory:
+    """A writer's session that keeps each table's batches instead of writing them.
+
+    `replace` takes the replaced copies' rows out as the writer's does (`deployments` by
+    id, the child tables by deployment_id; rejected records, providers and repositories
+    never), so late winners end where an export puts them: after every other row."""
+
+    def __init__(self, snapshot_at: dt.datetime) -> None:
+        self.snapshot_at = snapshot_at
+        self._parts: dict[str, list[pa.Table]] = {}
+
+    def write(self, tables: Mapping[str, pa.Table]) -> None:
+        for name, table in tables.items():
+            self._parts.setdefault(name, []).append(table)
+
+    def replace(self, replaced: Collection[str]) -> pa.Table:
+        """The rows of deployments `replaced` out of every table; theirs (id, tenant_id)."""
+        ids = pa.array(sorted(replaced), pa.string())
+        removed = pa.table(
+            {"id": pa.array([], pa.string()), "tenant_id": pa.array([], pa.string())}
+        )
+        for name, parts in self._parts.items():
+            key = _DEPLOYMENT_KEY.get(name, "deployment_id")
+            table = pa.concat_tables(parts)
+            if key not in table.column_names:
+                continue
+            mask = pc.fill_null(pc.is_in(table[key], value_set=ids), False)
+            if name == "deployments":
+                removed = table.filter(mask).select(["id", "tenant_id"])
+            self._parts[name] = [table.filter(pc.invert(mask))]
+        return removed
+
+    def tables(self) -> dict[str, pa.Table]:
+        """Every table, its batches as one table each (chunks kept: no copy)."""
+        return {name: pa.concat_tables(parts) for name, parts in self._parts.items()}
 
 
 # --- what the summary says ----------------------------------------------------------------

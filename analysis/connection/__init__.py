@@ -2,13 +2,16 @@
 
 `connect()` gives the generated client with a timeout, bounded retries and response
 limits (`transport`), and the key sent only where it is safe to (`settings`). Everything
-above it (fetch, the CLI) talks to the service through the client it returns, and reads
-the JSON the transport parsed through `with_decoder` and `decoded_json`.
+above it (fetch, the CLI, the SDK's `analysis.Client`, which makes one such client per
+workspace over one transport) talks to the service through the client it returns, and
+reads the JSON the transport parsed through `with_decoder` and `decoded_json`. It stays
+public: the generated operations (`list_deployments.sync(client=…)`) take its client.
 """
 
 from __future__ import annotations
 
 from .settings import (
+    DEFAULT_TIMEOUT,
     ApiKeyAuth,
     DimsClient,
     Settings,
@@ -31,6 +34,7 @@ from .transport import (
 )
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "MIB",
     "ApiKeyAuth",
     "Decoded",

@@ -216,6 +216,12 @@ class Settings:
         **options: object,
     ) -> Settings:
         """Arguments first, then `DIMS_*` environment variables, then the sandbox default."""
+        if tenant_id is not None and not isinstance(tenant_id, str):
+            raise ConfigurationError(
+                f"{TENANT_SETTING} must be one id (a str), got {type(tenant_id).__name__}: "
+                "for several workspaces use analysis.Client(tenant_id=[…]), or "
+                "connect() once per workspace"
+            )
         key = api_key or os.environ.get(ENV_API_KEY)
         add_secret(key or "")  # as given, whitespace and all: a service may echo it back
         settings = cls(
@@ -229,7 +235,8 @@ class Settings:
         if settings.tenant_id and "," in settings.tenant_id:
             raise ConfigurationError(
                 f"{TENANT_SETTING} names several workspaces; a client takes one (tenant_id=…): "
-                "export several with `dims export --tenant-id A --tenant-id B` "
+                "use analysis.Client, which takes several, or export them with "
+                "`dims export --tenant-id A --tenant-id B` "
                 "(analysis.snapshot.take_workspaces_snapshot)"
             )
         settings.validate()
@@ -328,6 +335,8 @@ def connect(
     An error status raises dims' typed error (`AuthenticationError`, `NotFoundError`, …),
     through the generated operations too; `raise_errors=False` hands back the generated
     client's parsed error bodies instead (`ErrorDetail`, `ValidationErrorBody`).
+    One workspace per client (`tenant_id` is one id): `analysis.Client`, built on this,
+    takes several.
     """
     scrub_http_logs()
     settings = Settings.resolve(

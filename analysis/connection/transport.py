@@ -484,6 +484,23 @@ class RetryTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     def __repr__(self) -> str:
         return f"RetryTransport(policy={self.policy!r}, limits={self.limits!r})"
 
+    def with_policy(self, policy: RetryPolicy) -> RetryTransport:
+        """A transport retrying by `policy` over this one's connections (its pools made now,
+        if not yet, so both share them): a client copy with other retries keeps its
+        connections. Closing either closes them for both."""
+        if self._sync is None:
+            self._sync = DeadlineTransport()
+        if self._async is None:
+            self._async = httpx.AsyncHTTPTransport()
+        return RetryTransport(
+            policy,
+            limits=self.limits,
+            sync_transport=self._sync,
+            async_transport=self._async,
+            on_retry=self.on_retry,
+            raise_errors=self.raise_errors,
+        )
+
     # -- tenacity wiring ---------------------------------------------------------------
     def _wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None

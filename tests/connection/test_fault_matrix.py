@@ -18,7 +18,7 @@ one-line error after a bounded number of attempts (a persistent one), never a ha
 |     | again, response offset grows)  |                                                       |
 | 12  | listing shifts while paging    | one ListingShiftedWarning, duplicates dropped         |
 | 13  | 401 wrong key                  | AuthenticationError, not retried                      |
-| 14  | 403 (tenant the key can't see) | AuthenticationError, one line, not retried           |
+| 14  | 403 (tenant the key can't see) | PermissionDeniedError, one line, not retried         |
 | 15  | 404 for an integration         | NotFoundError; fetch_repositories lists it missing    |
 | 16  | 422 bad limit / filter value   | ValidationError naming the parameter, not retried     |
 
@@ -43,6 +43,7 @@ from analysis.errors import (
     AuthenticationError,
     NotFoundError,
     PaginationError,
+    PermissionDeniedError,
     RateLimitError,
     ResponseFormatError,
     ServerError,
@@ -292,13 +293,16 @@ def test_row13_401_wrong_key_is_an_authentication_error_without_retry():
 
 
 def test_row14_403_forbidden():
+    """A 403 is not an AuthenticationError (the key was known, the workspace refused: issue
+    29, as openai-python has it); its one line is what it always was."""
     with run_sandbox(deployments=N, seed=10, api_key="right-key") as sb:
         client = connect(sb.base_url, api_key="right-key", tenant_id=str(uuid.UUID(int=7)))
-        with pytest.raises(AuthenticationError, match="HTTP 403") as info:
+        with pytest.raises(PermissionDeniedError, match="HTTP 403") as info:
             list(fetch.fetch_deployments(client))
         assert sb.stats.faults["forbidden"] == 1
         assert retry_transport(client).stats.retries == 0
     assert info.value.status_code == 403
+    assert not isinstance(info.value, AuthenticationError)
     assert "right-key" not in str(info.value)
     assert "DIMS_TENANT_ID" in str(info.value)
     assert_one_line(info.value)

@@ -396,7 +396,8 @@ def _imported_modules() -> list[ModuleType]:
 
 
 def _reported_classes() -> dict[str, type]:
-    """Every DimsError and every warning class defined anywhere in analysis/, by name."""
+    """Every DimsError and every warning class defined anywhere in analysis/, by name (its
+    own: an alias, a second name bound to a class, is in `_aliases`)."""
     from analysis.errors import DimsError
 
     found: dict[str, type] = {}
@@ -405,11 +406,50 @@ def _reported_classes() -> dict[str, type]:
             if (
                 isinstance(value, type)
                 and value.__module__ == module.__name__
+                and value.__name__ == name
                 and issubclass(value, DimsError | Warning)
             ):
                 assert name not in found, f"two classes named {name}"
                 found[name] = value
     return found
+
+
+def _aliases() -> dict[str, type]:
+    """Second names of error classes in analysis.errors (an earlier name kept), by name."""
+    from analysis import errors
+
+    return {
+        name: value
+        for name, value in vars(errors).items()
+        if isinstance(value, type)
+        and issubclass(value, errors.DimsError | Warning)
+        and value.__name__ != name
+    }
+
+
+def test_every_alias_of_an_error_is_exported_and_named_in_the_docstring():
+    """`TransportError` is `APIConnectionError` (issue 29): an old name is kept as the same
+    class, exported as it was, and the docstring says which class it names."""
+    import analysis
+    from analysis import errors
+
+    aliases = _aliases()
+    assert {"TransportError", "APIError"} <= set(aliases)
+    assert errors.__doc__ is not None
+    doc = " ".join(errors.__doc__.split())
+    for name, cls in aliases.items():
+        assert getattr(analysis, name) is cls and analysis.__all__.count(name) == 1
+        assert analysis._HOMES[name] == ".errors"
+        assert f"`{name}` is `{cls.__name__}`" in doc, name
+    elsewhere = [
+        f"{module.__name__}.{name}"
+        for module in _imported_modules()
+        if module is not errors
+        for name, value in vars(module).items()
+        if isinstance(value, type) and value.__module__ == module.__name__
+        and value.__name__ != name and issubclass(value, errors.DimsError | Warning)
+    ]  # fmt: skip
+    assert elsewhere == []
 
 
 def test_every_error_and_warning_lives_in_errors_and_is_exported_from_analysis():

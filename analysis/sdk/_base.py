@@ -1,0 +1,81 @@
+"""What `Client` and `AsyncClient` share: how they are made, copied and shown.
+
+Each twin adds its resources (`_attach`) and how it closes; everything else is here, once.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from ._connections import ClientOptions, Connections, TenantIds, Timeout, resolve
+
+
+class BaseClient:
+    """A client of the service: its connections (one per workspace) and its options."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        tenant_id: TenantIds = None,
+        code_host: str | None = None,
+        timeout: Timeout | None = None,
+        max_retries: int | None = None,
+        allow_insecure_http: bool = False,
+        _connections: Connections | None = None,
+    ) -> None:
+        """`_connections` is `with_options`' own: a copy's, shared with its origin."""
+        if _connections is None:
+            options = resolve(
+                base_url=base_url,
+                api_key=api_key,
+                tenant_id=tenant_id,
+                code_host=code_host,
+                timeout=timeout,
+                max_retries=max_retries,
+                allow_insecure_http=allow_insecure_http,
+            )
+            _connections = Connections(options)
+        self._connections = _connections
+        self._attach(_connections)
+
+    def _attach(self, connections: Connections) -> None:
+        """Make the resources (each twin its own) over `connections`."""
+
+    def with_options(
+        self,
+        *,
+        timeout: Timeout | None = None,
+        max_retries: int | None = None,
+        tenant_id: TenantIds = None,
+    ) -> Self:
+        """A copy with these options (the others as here), sharing this client's
+        connections: cheap to make per call. Closing it leaves them open; closing this
+        client closes them for both."""
+        connections = self._connections.copy(
+            timeout=timeout, max_retries=max_retries, tenant_id=tenant_id
+        )
+        return type(self)(_connections=connections)
+
+    @property
+    def options(self) -> ClientOptions:
+        """What this client was made with, resolved (base URL, workspaces, timeout, retries);
+        the key is in it but never in its repr."""
+        return self._connections.options
+
+    @property
+    def base_url(self) -> str:
+        return self.options.settings.base_url
+
+    @property
+    def tenant_ids(self) -> tuple[str, ...]:
+        """The workspaces every call covers, in order (empty: no X-Tenant-Id is sent)."""
+        return self.options.tenants
+
+    @property
+    def max_retries(self) -> int:
+        return self.options.max_retries
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.options!r})"

@@ -1,0 +1,149 @@
+"""A client of several workspaces (`tenant_id=[…]`, issue 29): every call covers each of
+them, and a listing yields each deployment once, the copy an export of the same workspaces
+keeps (tests/overlap.py's fleet: stale copies, copies of a workspace not asked for, a
+record naming no workspace), sync and async, in memory as in an export."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from uuid import UUID
+
+import pandas as pd
+import pytest
+from overlap import STALE_VERSION, overlapping
+
+import analysis
+from analysis.errors import ConfigurationError, WorkspacesFailed
+from analysis.sandbox import Faults, generate_fleet, run_sandbox
+from analysis.storage import read_table
+
+SEED = 13
+CLAIMED_NAME = "claimed-by-a"
+
+
+def overlap_with_a_claimed_copy():
+    """overlapping(), and one of B's deployments that C lists as it is and A lists as its
+    own (tenant_id A): A's copy, which comes later when C is given first, wins."""
+    o = overlapping(SEED)
+    theirs = [r for r in o.own(o.b) if r["id"] not in (o.of_b["id"],)][3]
+    claimed = copy.deepcopy(theirs)
+    claimed["tenant_id"], claimed["name"] = o.a, CLAIMED_NAME
+    o.fleet.list_also(o.c, [theirs])
+    o.fleet.list_also(o.a, [claimed])
+    return o, theirs["id"]
+
+
+def kept(o, claimed_id, order):
+    """id -> (own tenant_id, image_version, name) of each copy an export of `order` keeps."""
+    records, _ = o.expected(order)
+    out = {r["id"]: (r.get("tenant_id"), r["image_version"], r["name"]) for r in records}
+    theirs = next(r for r in o.fleet.deployments if r["id"] == claimed_id)
+    out[claimed_id] = (o.a, theirs["image_version"], CLAIMED_NAME)
+    return out
+
+
+def in_order(frame):
+    """Rows in one order whatever order they came in."""
+    return frame.sort_values(list(frame.columns), na_position="first").reset_index(drop=True)
+
+
+def seen(models):
+    """The same of the models (a record naming no workspace: None)."""
+    return {
+        str(m.id): (
+            str(m.tenant_id) if isinstance(m.tenant_id, UUID) else None,
+            m.image_version,
+            m.name,
+        )
+        for m in models
+    }
+
+
+def test_a_listing_of_several_workspaces_yields_the_exports_copies_once(tmp_path):
+    o, claimed_id = overlap_with_a_claimed_copy()
+    order = [o.c, o.a]  # C first: A's copies of the stale and the claimed come late
+    with (
+        run_sandbox(fleet=o.fleet) as sb,
+        analysis.Client(base_url=sb.base_url, tenant_id=order) as client,
+    ):
+        assert client.tenant_ids == tuple(order)
+        models = list(client.deployments.list(page_size=7))
+        pages = list(client.deployments.list(page_size=7).pages())
+        frames = client.deployments.list().to_pandas()
+        with (  # the export tells of the copies it dropped, as the test's fleet has them
+            pytest.warns(analysis.DuplicateDeploymentsWarning),
+            pytest.warns(analysis.TenantMismatchWarning),
+        ):
+            exported = client.take_snapshot(tmp_path / "out")
+    ids = [str(m.id) for m in models]
+    assert len(ids) == len(set(ids))  # each once
+    assert seen(models) == kept(o, claimed_id, order)
+    assert STALE_VERSION not in {m.image_version for m in models}
+    assert {p.tenant_id for p in pages} == set(order)
+    assert any(p.replaces for p in pages)  # late winners come last, naming what they replace
+    for name, frame in frames.items():  # the workspaces' pages interleave as they come
+        written = read_table(exported.out_dir, name).drop(columns=["snapshot_at", "snapshot_date"])
+        mine = frame.drop(columns=["snapshot_at"])
+        pd.testing.assert_frame_equal(in_order(mine), in_order(written), obj=name)
+    rows = frames["deployments"].set_index("id")
+    assert {i: rows.loc[i, "name"] for i in ids} == {str(m.id): m.name for m in models}
+
+
+def test_the_async_client_yields_the_same_copies():
+    o, claimed_id = overlap_with_a_claimed_copy()
+    order = [o.c, o.a]
+    with run_sandbox(fleet=o.fleet) as sb:
+
+        async def main():
+            async with analysis.AsyncClient(base_url=sb.base_url, tenant_id=order) as client:
+                models = [m async for m in client.deployments.list(page_size=7)]
+                pages = [p async for p in client.deployments.list(page_size=7).pages()]
+                tables = await client.deployments.list().to_arrow()
+                return models, pages, tables
+
+        models, pages, tables = asyncio.run(main())
+    assert seen(models) == kept(o, claimed_id, order)
+    assert len(models) == len({m.id for m in models})
+    assert sorted(str(m.id) for m in models) == sorted(tables["deployments"]["id"].to_pylist())
+    assert any(p.replaces for p in pages)
+
+
+def test_the_workspaces_come_from_dims_tenant_id_too(monkeypatch):
+    fleet = generate_fleet(40, seed=3, tenants=3)
+    with run_sandbox(fleet=fleet) as sb:
+        first, second, _ = fleet.tenant_ids()
+        monkeypatch.setenv("DIMS_TENANT_ID", f"{first},{second}")
+        with analysis.Client(base_url=sb.base_url) as client:
+            assert client.tenant_ids == (first, second)
+            got = sorted(str(m.id) for m in client.deployments.list())
+            providers = client.providers.list()
+            with pytest.raises(ConfigurationError, match=r"with_options\(tenant_id=…\)"):
+                client.deployments.with_raw_response.list()
+            one = client.with_options(tenant_id=second)
+            raw = one.deployments.with_raw_response.list(page_size=100)
+    want = sorted(r["id"] for r in fleet.deployments if r["tenant_id"] in (first, second))
+    assert got == want
+    assert [p.id for p in providers] == [p["id"] for p in fleet.providers]  # each once
+    assert {str(d.tenant_id) for d in raw.parse().resources} == {second}
+
+
+def test_a_failing_workspace_is_its_typed_error_or_the_exports_one():
+    fleet = generate_fleet(30, seed=3, tenants=2)
+    good, bad = fleet.tenant_ids()
+    faults = Faults(fail_tenant=bad, fail_tenant_status=500)
+    with (
+        run_sandbox(fleet=fleet, faults=faults) as sb,
+        analysis.Client(base_url=sb.base_url, tenant_id=[good, bad], max_retries=0) as c,
+    ):
+        with pytest.raises(analysis.ServerError, match="HTTP 500"):
+            list(c.deployments.list())
+        with pytest.raises(WorkspacesFailed, match=f"{bad}: GET"):
+            c.deployments.list().to_arrow()
+
+
+def test_a_tenant_id_of_the_wrong_kind_is_one_line():
+    with pytest.raises(ConfigurationError, match="tenant_id must be a workspace id or a list"):
+        analysis.Client(base_url="http://127.0.0.1:8765", tenant_id=7)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="empty workspace"):
+        analysis.Client(base_url="http://127.0.0.1:8765", tenant_id=["a", ""])

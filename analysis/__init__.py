@@ -1,4 +1,4 @@
-"""dims analysis layer: connect → fetch → tables → export → reports.
+"""dims analysis layer: the sources (fetch, dumps) → tables → storage → reports.
 
 The public entry points are re-exported here and imported when first used, so that
 `import analysis.cli` (and `dims --help`) loads only what the command at hand needs.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .lazy import exports
+from . import _lazy
 
 if TYPE_CHECKING:
     from . import fetch
-    from .connection import Settings, connect
-    from .connection.transport import RetryPolicy
+    from ._progress import Progress
+    from .connection import RetryPolicy, Settings, connect
     from .errors import (
         APIError,
         AuthenticationError,
@@ -91,7 +91,8 @@ _HOMES = {
     "WorkerLost": ".errors",
     "WorkspacesFailed": ".errors",
     "Page": ".pages",
-    "RetryPolicy": ".connection.transport",
+    "Progress": "._progress",
+    "RetryPolicy": ".connection",
     "Settings": ".connection",
     "connect": ".connection",
     "fetch": ".fetch",
@@ -120,6 +121,7 @@ __all__ = [
     "PaginationError",
     "PagingWarning",
     "PriceSheetError",
+    "Progress",
     "RateLimitError",
     "RejectedRecordError",
     "ReportError",
@@ -140,4 +142,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = exports(__name__, globals(), _HOMES)
+__getattr__, __dir__ = _lazy.exports(__name__, globals(), _HOMES)

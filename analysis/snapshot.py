@@ -1,7 +1,7 @@
 """One snapshot, end to end: a source's pages → tables → the Parquet dataset.
 
 `dims export` and the notebooks call these. This module owns the order (the README's
-Layout): it opens the writer's session (`storage.writer.open_snapshot`: the output checked
+Layout): it opens the writer's session (`storage.open_snapshot`: the output checked
 and held before any request), pulls the source's pages (the service's listings, several
 workspaces', a dump's), reads them into tables in batches (`tables`) and hands each batch's
 tables to the session; after the last page it waits for what the source lists beside its
@@ -28,26 +28,31 @@ import msgspec
 import pyarrow as pa
 
 from . import codehost
-from .arrowpool import building_pool
+from ._arrowpool import building_pool
+from ._gcpause import paused_gc
+from .dumps import read_dump
 from .errors import CodeHostWarning
 from .errors import WorkspacesFailed as WorkspacesFailed
 from .evidence import FetchEvidence, Integrations, UnsetType, Workspace
-from .gcpause import paused_gc
 from .options import ExportOptions, Filters
 from .pages import Page
-from .storage.dumps import read_dump
+from .storage import Counts, Published, SnapshotWriter, describe_replaced, headline, open_snapshot
 from .storage.manifest import FetchSection, Manifest, WorkspaceFetch
 from .storage.paths import Location
-from .storage.workspaces import headline
-from .storage.writer import Counts, Published, SnapshotWriter, describe_replaced, open_snapshot
-from .tables import Flattener
-from .tables.batches import BATCH_RECORDS, Batches, default_workers, read_batch, workers_after
+from .tables import (
+    BATCH_RECORDS,
+    Batches,
+    Flattener,
+    default_workers,
+    read_batch,
+    workers_after,
+)
 
 if TYPE_CHECKING:  # the service path's modules load only when it runs (`--from-json` skips them)
     from generated_client import Client
 
     from . import fetch
-    from .progress import Progress
+    from ._progress import Progress
 
 __all__ = [
     "ExportResult",
@@ -161,7 +166,7 @@ def take_workspaces_snapshot(
 ) -> ExportResult:
     """`take_snapshot` of several workspaces (tenant_id -> its client): the same path.
 
-    The day keeps the rows of workspaces not fetched now (`analysis.storage.workspaces`).
+    The day keeps the rows of workspaces not fetched now (`analysis.storage._workspaces`).
     """
     return take_snapshot(dict(clients), out_dir, options, filters, progress=progress, **keywords)
 
@@ -275,7 +280,7 @@ def _from_workspaces(
     progress: Progress | None,
 ) -> ExportResult:
     """Several workspaces fetched concurrently: their pages, then each one's outcome."""
-    from .workspace_fetch import WorkspaceFetch
+    from .fetch import WorkspaceFetch
 
     started = time.perf_counter()
     with open_snapshot(out_dir, options, filters) as session:
@@ -406,7 +411,7 @@ class _Reading:
         (`Page.replaces`): the rest of the source are such pages, read by `finish`."""
         source = iter(pages)
         workers = self.options.workers
-        # one pause for the whole loop (see analysis.gcpause), tables built in a faster pool
+        # one pause for the whole loop (see analysis._gcpause), tables built in a faster pool
         with paused_gc(), building_pool():
             batches = Batches(
                 self.flattener,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import io
 
-from analysis import connect, fetch
+from analysis import Progress, connect, fetch
 from analysis.connection import retry_transport
-from analysis.progress import Progress
 from analysis.sandbox import Faults, run_sandbox
 
 

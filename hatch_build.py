@@ -1,5 +1,5 @@
-"""Builds dims' compiled modules (`analysis.tables.columnar`, `.unknownkeys`, `.gather`,
-`analysis.storage.arraysplit`) at `pip install`,
+"""Builds dims' compiled modules (`analysis.tables._columnar`, `._unknownkeys`, `._gather`,
+`analysis.dumps._arraysplit`) at `pip install`,
 and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
 
 They are built in place (next to their sources, git-ignored), so that an editable install
@@ -19,10 +19,10 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCES = {
-    "analysis.tables.columnar": ["analysis/tables/columnar.c"],
-    "analysis.tables.unknownkeys": ["analysis/tables/unknownkeys.c"],
-    "analysis.tables.gather": ["analysis/tables/gather.c"],
-    "analysis.storage.arraysplit": ["analysis/storage/arraysplit.c"],
+    "analysis.tables._columnar": ["analysis/tables/_columnar.c"],
+    "analysis.tables._unknownkeys": ["analysis/tables/_unknownkeys.c"],
+    "analysis.tables._gather": ["analysis/tables/_gather.c"],
+    "analysis.dumps._arraysplit": ["analysis/dumps/_arraysplit.c"],
 }
 
 

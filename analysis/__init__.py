@@ -1,4 +1,4 @@
-"""dims analysis layer: connect → fetch → tables → export → reports.
+"""dims analysis layer: the sources (fetch, dumps) → tables → storage → reports.
 
 `Client` and `AsyncClient` are the SDK: resources (`client.deployments.list()`, …) that
 yield the generated client's typed models, in the shape openai-python's users know. Under
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .lazy import exports
+from . import _lazy
 
 if TYPE_CHECKING:
     from . import fetch
-    from .connection import Settings, connect
-    from .connection.transport import RetryPolicy
+    from ._progress import Progress
+    from .connection import RetryPolicy, Settings, connect
     from .errors import (
         APIConnectionError,
         APIError,
@@ -107,7 +107,8 @@ _HOMES = {
     "WorkerLost": ".errors",
     "WorkspacesFailed": ".errors",
     "Page": ".pages",
-    "RetryPolicy": ".connection.transport",
+    "Progress": "._progress",
+    "RetryPolicy": ".connection",
     "Settings": ".connection",
     "connect": ".connection",
     "fetch": ".fetch",
@@ -144,6 +145,7 @@ __all__ = [
     "PagingWarning",
     "PermissionDeniedError",
     "PriceSheetError",
+    "Progress",
     "RateLimitError",
     "RejectedRecordError",
     "ReportError",
@@ -164,4 +166,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = exports(__name__, globals(), _HOMES)
+__getattr__, __dir__ = _lazy.exports(__name__, globals(), _HOMES)

@@ -342,6 +342,13 @@ def one_line(text: str, limit: int = _DETAIL_MAX) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def first_line(error: BaseException) -> str:
+    """An error's first line, as one line: DuckDB's messages run over several lines (the
+    query, a caret), and the first says it."""
+    text = str(error).strip()
+    return one_line(text.splitlines()[0] if text else type(error).__name__)
+
+
 def scrubbed_line(text: str, limit: int = _DETAIL_MAX) -> str:
     """Text from the service as one short line, secrets replaced before it is cut (a key
     cut in two would leave a piece that no longer matches). Only the start of a long text

@@ -1,7 +1,7 @@
 """What a fetch hands on besides its pages: its evidence of completeness, and each
 workspace's outcome.
 
-The fetch side fills these (`analysis.fetch`, `analysis.workspace_fetch`); the orchestrator
+The fetch side fills these (`analysis.fetch`: one workspace or several); the orchestrator
 (`analysis.snapshot`) hands them to storage, which keeps the evidence in the snapshot's
 manifest (`analysis.storage.manifest`: these structures are that manifest's `fetch`
 section, so their field order is the JSON's). They live here, below both, so that storage
@@ -114,7 +114,7 @@ class Workspace:
     #: Why it failed (one line), or None. A failed workspace publishes nothing.
     error: str | None = None
     #: Copies of deployments it listed that another workspace's copy replaced, by the rule
-    #: that decided (`analysis.copies`: "owner", "order").
+    #: that decided (`analysis.fetch._copies`: "owner", "order").
     duplicates: dict[str, int] = field(default_factory=dict)
     #: Ids of deployments kept from it whose own tenant_id names a workspace not exported
     #: with it: when the day already has such a deployment, that workspace's row stays.

@@ -19,7 +19,8 @@ from typing import Any
 
 import msgspec
 
-from . import rawjson, spec
+from . import _rawjson as rawjson
+from . import spec
 
 #: Where a record names its own type: `source_config.deployment_type` (openapi.yaml).
 _OWN_TYPE_PATH = spec.own_type_path()
@@ -47,7 +48,7 @@ class Page:
     tags: Mapping[str, str] | None = None
     #: The workspace (`X-Tenant-Id`) the page was fetched from; None when none was sent.
     tenant_id: str | None = None
-    #: Set on the pages of late winners (`analysis.copies`), which come after every other
+    #: Set on the pages of late winners (`analysis.fetch._copies`), which come after every other
     #: page of the stream: every id whose rows already written the late winners replace,
     #: each with the workspace whose copy those rows are (the same mapping on each page).
     replaces: Mapping[str, str] | None = None

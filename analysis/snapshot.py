@@ -3,13 +3,12 @@
 `dims export`, the notebooks and the SDK (`Client.take_snapshot`) call these; the SDK's
 in-memory tables are the same export kept in memory (`fetch_tables`). This module owns the
 order (docs/layout.md, the flow of one export): it opens the writer's session
-(`storage.writer.open_snapshot`: the output checked and held before any request), pulls the
+(`storage.open_snapshot`: the output checked and held before any request), pulls the
 source's pages (the service's listings, several workspaces', a dump's), reads them into
 tables in batches (`tables`) and hands each batch's tables to the session; after the last
 page it waits for what the source lists beside its pages (providers, repositories, each
 workspace's outcome), adds those through the same reader, and publishes with the fetch's
-evidence. Storage is handed
-finished things and never calls back into a source.
+evidence. Storage is handed finished things and never calls back into a source.
 
 Options and filters are checked once, here at the edge (`analysis.options`): every entry
 point takes an `ExportOptions` and `Filters`, or the same as keyword arguments.
@@ -31,26 +30,31 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import codehost
-from .arrowpool import building_pool
+from ._arrowpool import building_pool
+from ._gcpause import paused_gc
+from .dumps import read_dump
 from .errors import CodeHostWarning
 from .errors import WorkspacesFailed as WorkspacesFailed
 from .evidence import FetchEvidence, Integrations, UnsetType, Workspace
-from .gcpause import paused_gc
 from .options import ExportOptions, Filters
 from .pages import Page
-from .storage.dumps import read_dump
+from .storage import Counts, Published, SnapshotWriter, describe_replaced, headline, open_snapshot
 from .storage.manifest import FetchSection, Manifest, WorkspaceFetch
 from .storage.paths import Location
-from .storage.workspaces import headline
-from .storage.writer import Counts, Published, SnapshotWriter, describe_replaced, open_snapshot
-from .tables import Flattener
-from .tables.batches import BATCH_RECORDS, Batches, default_workers, read_batch, workers_after
+from .tables import (
+    BATCH_RECORDS,
+    Batches,
+    Flattener,
+    default_workers,
+    read_batch,
+    workers_after,
+)
 
 if TYPE_CHECKING:  # the service path's modules load only when it runs (`--from-json` skips them)
     from generated_client import Client
 
     from . import fetch
-    from .progress import Progress
+    from ._progress import Progress
 
 __all__ = [
     "ExportResult",
@@ -165,7 +169,7 @@ def take_workspaces_snapshot(
 ) -> ExportResult:
     """`take_snapshot` of several workspaces (tenant_id -> its client): the same path.
 
-    The day keeps the rows of workspaces not fetched now (`analysis.storage.workspaces`).
+    The day keeps the rows of workspaces not fetched now (`analysis.storage._workspaces`).
     """
     return take_snapshot(dict(clients), out_dir, options, filters, progress=progress, **keywords)
 
@@ -299,6 +303,7 @@ def _from_workspaces(
     progress: Progress | None,
 ) -> ExportResult:
     """Several workspaces fetched concurrently, written as one snapshot."""
+
     started = time.perf_counter()
     with open_snapshot(out_dir, options, filters) as session:
         if progress is not None:
@@ -319,7 +324,7 @@ def _read_workspaces(
 ) -> tuple[Counts, list[Workspace]]:
     """Several workspaces into `session`: their pages, then each one's outcome (a failure
     is WorkspacesFailed, unless `allow_partial` and another workspace worked)."""
-    from .workspace_fetch import WorkspaceFetch
+    from .fetch import WorkspaceFetch
 
     fetcher = WorkspaceFetch(
         clients,
@@ -455,7 +460,7 @@ class _Reading:
         (`Page.replaces`): the rest of the source are such pages, read by `finish`."""
         source = iter(pages)
         workers = self.options.workers
-        # one pause for the whole loop (see analysis.gcpause), tables built in a faster pool
+        # one pause for the whole loop (see analysis._gcpause), tables built in a faster pool
         with paused_gc(), building_pool():
             batches = Batches(
                 self.flattener,

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from analysis.storage.dumps import read_dump
+from analysis.dumps import read_dump
 from analysis.tables import Flattener
 
 from .fleetdata import dump_path

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from analysis.sandbox.fleet import Fleet, generate_fleet
+from analysis.sandbox import Fleet, generate_fleet
 
 DATA = Path(__file__).parent / "data"
 SEED = 0

@@ -1,6 +1,6 @@
 """Independent, plain-Python figures over raw fleet dicts, for checking the reports.
 
-Nothing here imports analysis.tables, analysis.quantities or analysis.reports: the reports
+Nothing here imports analysis.tables (its quantities included) or analysis.reports: the reports
 read Parquet written by the export, these read the raw JSON-shaped records, so a shared bug
 cannot make both sides agree. Only the field names come from analysis.spec (the contract).
 """

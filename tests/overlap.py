@@ -21,7 +21,7 @@ import pytest
 from analysis import reports
 from analysis.pages import Page
 from analysis.sandbox import Fleet, generate_fleet
-from analysis.storage.reader import read_arrow
+from analysis.storage import read_arrow
 from analysis.tables import TABLE_NAMES, flatten
 
 STALE_VERSION = "0.0.1-stale"

@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..progress import Progress
+from .._progress import Progress
 from ._options import DEMO_OUT, add_fleet, add_out, add_rollout
 from ._output import say
 
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from ..reports import write_report
     from ..sandbox import roll_out, run_sandbox
     from ..snapshot import take_snapshot
-    from ..storage.writer import check_writable
+    from ..storage import check_writable
 
     check_writable(args.out)
     today = dt.datetime.now(dt.UTC).date()

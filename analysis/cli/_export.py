@@ -7,9 +7,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from .. import defaults, spec
+from .._gcpause import paused_gc
+from .._progress import Progress
 from ..errors import ConfigurationError
-from ..gcpause import paused_gc
-from ..progress import Progress
 from ._options import (
     add_connection,
     add_filters,
@@ -22,8 +22,7 @@ from ._options import (
 from ._output import say
 
 if TYPE_CHECKING:
-    from ..connection import DimsClient
-    from ..connection.transport import ResponseLimits
+    from ..connection import DimsClient, ResponseLimits
 
 #: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
 EXIT_PARTIAL = 3
@@ -90,7 +89,7 @@ def _add_writing(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     filters = filters_of(args)
     if args.from_json is not None:  # read and split on a thread while pyarrow is imported
-        from ..storage.dumps import read_ahead
+        from ..dumps import read_ahead
 
         read_ahead(args.from_json)
     with paused_gc():  # imports allocate much and free little: about 10% sooner without it
@@ -148,7 +147,7 @@ def _connect(args: argparse.Namespace, tenant_id: str | None) -> DimsClient:
 
 def _limits(args: argparse.Namespace) -> ResponseLimits:
     """The per-request limits of the options (made here: `--from-json` never imports httpx)."""
-    from ..connection.transport import ResponseLimits
+    from ..connection import ResponseLimits
 
     return ResponseLimits(
         deadline=args.deadline,
@@ -161,7 +160,8 @@ def _export_workspaces(
     args: argparse.Namespace, tenants: list[str], options: dict[str, Any], filters: dict[str, Any]
 ) -> int:
     """One snapshot of several workspaces; exit 3 when --allow-partial left some out."""
-    from ..snapshot import WorkspacesFailed, take_workspaces_snapshot
+    from ..errors import WorkspacesFailed
+    from ..snapshot import take_workspaces_snapshot
 
     clients = {tenant: _connect(args, tenant) for tenant in tenants}
     try:

@@ -40,8 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..reports import DEFAULT_PRICES, load_prices, write_report
-    from ..reports.report import report_files
+    from ..reports import DEFAULT_PRICES, load_prices, report_files, write_report
 
     started = time.perf_counter()
     prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)

@@ -18,10 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """One DuckDB query over the dataset's views (analysis.storage.reader.duckdb_connection)."""
+    """One DuckDB query over the dataset's views (analysis.storage.duckdb_connection)."""
     import duckdb
 
-    from ..storage.reader import DatasetError, duckdb_connection, first_line
+    from ..errors import DatasetError, first_line
+    from ..storage import duckdb_connection
 
     connection = duckdb_connection(args.out, views=_views_named(args.query))
     try:

@@ -1,7 +1,7 @@
 """The connection layer: settings, the key attached safely, and the transport under it.
 
 `connect()` gives the generated client with a timeout, bounded retries and response
-limits (`transport`), and the key sent only where it is safe to (`settings`). Everything
+limits (`_transport`), and the key sent only where it is safe to (`_settings`). Everything
 above it (fetch, the CLI, the SDK's `analysis.Client`, which makes one such client per
 workspace over one transport) talks to the service through the client it returns, and
 reads the JSON the transport parsed through `with_decoder` and `decoded_json`. It stays
@@ -10,7 +10,7 @@ public: the generated operations (`list_deployments.sync(client=…)`) take its 
 
 from __future__ import annotations
 
-from .settings import (
+from ._settings import (
     DEFAULT_TIMEOUT,
     ApiKeyAuth,
     DimsClient,
@@ -21,7 +21,7 @@ from .settings import (
     retry_transport,
     tenant_ids,
 )
-from .transport import (
+from ._transport import (
     MIB,
     Decoded,
     JsonDecoder,

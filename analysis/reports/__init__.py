@@ -18,14 +18,22 @@ Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_work
 breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
 `diff(…, tenant_ids=[…])` narrow a report or a diff to some workspaces.
 
-`write_report` writes the files of `dims report`; `diff` is `dims diff`, and
-`changed_deployments(diff(...))` the deployments it lists.
+Image versions sort in version order, not as text (0.10.1 is newer than 0.4.12):
+`sort_versions`, `version_rank` (a pandas sort key), `version_key`, `parse_version`.
+
+`write_report` writes the files of `dims report` (`report_files` lists them); `diff` is
+`dims diff`, and `changed_deployments(diff(...))` the deployments it lists.
+
+Inside, each module one job: `_frames` (a snapshot loaded once), `_measures`, `_prices`,
+`_capacity`, `_images` and `_versions`, `_history` (across snapshots, `diff`), `_charts`,
+`_html` and `_report` (the HTML report and its files).
 """
 
+# older paths of three classes (their home is `analysis.errors`, their door `analysis`)
 from analysis.errors import DatasetError as DatasetError
 from analysis.errors import PriceSheetError as PriceSheetError
 from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
-from analysis.reports.capacity import (
+from analysis.reports._capacity import (
     anomalies,
     capacity_by,
     capacity_by_component,
@@ -45,15 +53,16 @@ from analysis.reports.capacity import (
     pod_requests,
     rightsizing,
 )
-from analysis.reports.frames import Snapshot, load_snapshot, snapshot_days
-from analysis.reports.history import (
+from analysis.reports._charts import component_colors
+from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
+from analysis.reports._history import (
     DiffResult,
     changed_deployments,
     diff,
     version_changes,
     versions_over_time,
 )
-from analysis.reports.images import (
+from analysis.reports._images import (
     deployments_behind,
     image_version_summary,
     newest_share_by_type,
@@ -62,13 +71,9 @@ from analysis.reports.images import (
     pending_rollouts,
     versions_by_type,
 )
-from analysis.reports.prices import (
-    DEFAULT_PRICES,
-    HOURS_PER_MONTH,
-    PriceSheet,
-    load_prices,
-)
-from analysis.reports.report import build_html, write_report
+from analysis.reports._prices import DEFAULT_PRICES, HOURS_PER_MONTH, PriceSheet, load_prices
+from analysis.reports._report import build_html, report_files, write_report
+from analysis.reports._versions import parse_version, sort_versions, version_key, version_rank
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -86,6 +91,7 @@ __all__ = [
     "capacity_summary",
     "changed_deployments",
     "component_capacity",
+    "component_colors",
     "cost_by_deployment",
     "db_capacity",
     "db_capacity_total",
@@ -102,11 +108,16 @@ __all__ = [
     "newest_version",
     "overcommit",
     "overcommit_total",
+    "parse_version",
     "pending_rollouts",
     "pod_requests",
+    "report_files",
     "rightsizing",
     "snapshot_days",
+    "sort_versions",
     "version_changes",
+    "version_key",
+    "version_rank",
     "versions_by_type",
     "versions_over_time",
     "write_report",

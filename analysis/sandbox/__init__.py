@@ -2,12 +2,16 @@
 
 It is the default target of `make demo`, the tests and the notebooks, so that everything
 runs without access to the real service, deterministically, and with injectable faults.
+
+Inside: `_fleet` (the seeded fleet), `_query` (a listing's parameters checked as the service
+does), `_faults` (what can go wrong, and the counters), `_app` (the ASGI app), `_server` (it
+served on loopback). It knows the spec, none of dims' layers.
 """
 
-from .app import create_app
-from .faults import Faults, SandboxStats
-from .fleet import Fleet, fleet_dump_bytes, generate_fleet, roll_out
-from .server import SandboxHandle, run_sandbox, serve
+from ._app import create_app
+from ._faults import Faults, SandboxStats
+from ._fleet import Fleet, fleet_dump_bytes, generate_fleet, roll_out
+from ._server import SandboxHandle, run_sandbox, serve
 
 __all__ = [
     "Faults",

@@ -18,7 +18,6 @@ from generated_client.models import Deployment, DeploymentPage, OAuthProvider, R
 
 from .. import fetch
 from ..connection import DimsClient
-from ..copies import OneCopy
 from ..errors import NotFoundError
 from ..options import Filters
 from ..pages import Page
@@ -61,7 +60,7 @@ class AsyncDeploymentListing(Listing):
             yield dataclasses.replace(page, tenant_id=tenant)
 
     async def _workspace_pages(self, clients: dict[str | None, DimsClient]) -> AsyncIterator[Page]:
-        copies = OneCopy([t for t in clients if t is not None])
+        copies = fetch.OneCopy([t for t in clients if t is not None])
         try:
             for tenant, client in clients.items():
                 async for page in self._tenant_pages(tenant, client):

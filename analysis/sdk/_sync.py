@@ -12,7 +12,6 @@ from generated_client.models import Deployment, DeploymentPage, OAuthProvider, R
 
 from .. import fetch
 from ..connection import DimsClient
-from ..copies import OneCopy
 from ..errors import NotFoundError
 from ..options import Filters
 from ..pages import Page
@@ -49,12 +48,12 @@ class DeploymentListing(Listing):
 
         Of several workspaces: each one's pages in turn (`Page.tenant_id` says whose), each
         deployment once; a copy that replaces one already passed on comes last, on a page
-        whose `replaces` names the ids it replaces (`analysis.copies`)."""
+        whose `replaces` names the ids it replaces (`analysis.fetch.OneCopy`)."""
         clients = self._clients()
         if len(clients) == 1:
             ((tenant, client),) = clients.items()
             return self._tenant_pages(tenant, client)
-        copies = OneCopy([t for t in clients if t is not None])
+        copies = fetch.OneCopy([t for t in clients if t is not None])
         return copies.pages(p for t, c in clients.items() for p in self._tenant_pages(t, c))
 
     def _tenant_pages(self, tenant: str | None, client: DimsClient) -> Iterator[Page]:

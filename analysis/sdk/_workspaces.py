@@ -1,7 +1,7 @@
 """Each deployment once across several workspaces, for a stream that cannot take one back.
 
 An export may write a deployment's copy and later replace it with a better one
-(`analysis.copies`: the owner's copy wins, else the first workspace's). A stream of models
+(`analysis.fetch.OneCopy`: the owner's copy wins, else the first workspace's). A stream of models
 handed to the user cannot take one back, so the SDK lists the workspaces one after another
 in the order given, judges every copy with the export's own `OneCopy`, and holds back the
 only copies a later one can beat: those whose own tenant_id does not name the workspace
@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..copies import OneCopy
+from ..fetch import OneCopy
 from ..pages import Page, id_and_tenant
 
 #: A record with the page it came on and its place there (what a model's error names).

@@ -9,7 +9,7 @@ DIR/filtered/<slug of the filters>/…                    a filtered export: the
 DIR/.dims.lock, DIR/.tmp-…                              the writer's lock and work folders
 ```
 
-On object storage (`DIR` is a URI such as `s3://bucket/prefix`: `analysis.storage.remote`) the
+On object storage (`DIR` is a URI such as `s3://bucket/prefix`: `analysis.storage._remote`) the
 snapshot's keys are the same; instead of the lock and work folders there are
 `DIR/_leases/<export id>.json` (who is exporting) and `DIR/_staging/<export id>/…` (a snapshot
 uploaded but not yet published).

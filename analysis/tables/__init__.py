@@ -20,21 +20,27 @@ Why this shape:
   checked in Python, every reject with its reason) is the reference. Records that arrive as
   raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to a fast reader,
   derived from the same plans, which writes the same rows or gives the record back to the
-  careful reader: the compiled lane (`gathered`: msgspec Structs read by `gather.c` straight
+  careful reader: the compiled lane (`_gathered`: msgspec Structs read by `_gather.c` straight
   into Arrow buffers), or where that was not built, the Python typed reader.
 
-The package, from the bottom up (each module imports only those above it):
-- `rules`: spec facts, value conversion, reading plans and shape checks: what both readers
+The package's inside, from the bottom up (each module imports only those above it; the
+names users and the other layers need are exported here):
+- `_quantities`: Kubernetes' resource quantities (`500m`, `256Mi`), parsed or refused with
+  a reason (`parse_quantity`, `quantity_problem`);
+- `_rules`: spec facts, value conversion, reading plans and shape checks: what both readers
   apply, written once;
-- `arrays`: rows of typed values laid out as Arrow arrays, in C (`columnar.c`, built at
+- `_arrays`: rows of typed values laid out as Arrow arrays, in C (`_columnar.c`, built at
   install by hatch_build.py), pyarrow converting what it is not sure of;
-- `careful`: the careful reader (plans compiled from the spec into Python);
-- `redaction`: secret values out of anything kept or shown;
-- `layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);
-- `rows`: the rows of every table and the record being read, shared by both readers;
-- `typed`: the fast reader (msgspec Structs derived from the plans) in Python;
-- `gathered`: the compiled lane: the same Structs read into Arrow buffers by `gather.c`;
-- `flattener`: pages in, Arrow tables out (`Flattener`), and conveniences for notebooks.
+- `_careful`: the careful reader (plans compiled from the spec into Python);
+- `_redaction`: secret values out of anything kept or shown;
+- `_layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);
+- `_rows`: the rows of every table and the record being read, shared by both readers;
+- `_typed`: the fast reader (msgspec Structs derived from the plans) in Python, with the
+  scan for unknown fields in C (`_unknownkeys.c`);
+- `_gathered`: the compiled lane: the same Structs read into Arrow buffers by `_gather.c`;
+- `_flattener`: pages in, Arrow tables out (`Flattener`), and conveniences for notebooks;
+- `_batches`: batches of pages read by worker processes, their tables back in order
+  (`Batches`, for the orchestrator).
 
 Documented choices (the spec is silent on them):
 - A deployment without an `id` is rejected ("id: missing"): child tables need it.
@@ -50,9 +56,9 @@ Documented choices (the spec is silent on them):
   outside years 1-9999 in UTC (`0001-01-01T00:00:00+01:00` is in year 0) is refused
   ("date-time outside years 1-9999 in UTC"): Python's datetime, hence pyarrow's
   `to_pylist` and pandas' objects, cannot hold it. Every reader applies this rule
-  (`rules.parse_datetime`; the compiled lane's C reading of the common form alike).
+  (`_rules.parse_datetime`; the compiled lane's C reading of the common form alike).
 - A container's resource quantity that Kubernetes' grammar refuses (`"١٢"`, `"２"`, `" 2 "`,
-  `"1GB"`; `analysis.quantities`) is a rejected value, not a rejected record: the
+  `"1GB"`; `parse_quantity`) is a rejected value, not a rejected record: the
   container's row is kept, that quantity's column (`cpu_request`, ...) is null, never 0,
   its text stays in `resources_requests_json` / `resources_limits_json`, the export counts
   them (`UnreadableQuantityWarning`, the manifest's `unreadable_quantities`), and the
@@ -70,12 +76,14 @@ Documented choices (the spec is silent on them):
 
 from __future__ import annotations
 
+# older paths of three classes (their home is `analysis.errors`, their door `analysis`)
 from analysis.errors import OriginalNameConflictWarning as OriginalNameConflictWarning
 from analysis.errors import RejectedRecordError as RejectedRecordError
 from analysis.errors import UnreadableQuantityWarning as UnreadableQuantityWarning
 from analysis.secrets import REDACTED
 
-from .flattener import (
+from ._batches import BATCH_RECORDS, Batches, default_workers, read_batch, workers_after
+from ._flattener import (
     Flattener,
     deployments_dataframe,
     flatten,
@@ -84,28 +92,39 @@ from .flattener import (
     to_dataframes,
     to_pandas,
 )
-from .layout import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, table_schemas
-from .redaction import redact
-from .rules import TIMESTAMP, is_nullable, is_password, snake_case, to_json_text
+from ._layout import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, table_schemas
+from ._quantities import cpu_cores, memory_mib, parse_quantity
+from ._quantities import problem as quantity_problem
+from ._redaction import redact
+from ._rules import TIMESTAMP, is_nullable, is_password, snake_case, to_json_text
 
 __all__ = [
+    "BATCH_RECORDS",
     "REDACTED",
     "SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
     "TABLE_NAMES",
     "TABLE_SCHEMAS",
     "TIMESTAMP",
+    "Batches",
     "Flattener",
+    "cpu_cores",
+    "default_workers",
     "deployments_dataframe",
     "flatten",
     "flatten_providers",
     "flatten_repositories",
     "is_nullable",
     "is_password",
+    "memory_mib",
+    "parse_quantity",
+    "quantity_problem",
+    "read_batch",
     "redact",
     "snake_case",
     "table_schemas",
     "to_dataframes",
     "to_json_text",
     "to_pandas",
+    "workers_after",
 ]

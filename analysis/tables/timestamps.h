@@ -1,5 +1,5 @@
 /* analysis/tables/timestamps.h: date-times as microseconds since the epoch in UTC, the way
- * both columnar.c and gather.c store a timestamp column. Include after <datetime.h>, in a
+ * both _columnar.c and _gather.c store a timestamp column. Include after <datetime.h>, in a
  * module that has run PyDateTime_IMPORT. */
 #ifndef DIMS_TIMESTAMPS_H
 #define DIMS_TIMESTAMPS_H

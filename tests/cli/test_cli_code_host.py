@@ -21,7 +21,7 @@ import pytest
 from cli_in_process import run
 
 from analysis.sandbox import SandboxHandle, generate_fleet, run_sandbox
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 
 DIMS = Path(sys.executable).parent / "dims"
 DAY = "2026-05-07"

@@ -15,7 +15,7 @@ from cli_in_process import run
 from overlap import overlapping
 
 from analysis.sandbox import Faults, run_sandbox
-from analysis.storage.reader import read_arrow
+from analysis.storage import read_arrow
 
 DIMS = Path(sys.executable).parent / "dims"
 DAY = "2026-03-04"

@@ -18,7 +18,7 @@ import pytest
 
 from analysis import connect, fetch
 from analysis.connection import Settings
-from analysis.connection.settings import VERSION_PREFIXES
+from analysis.connection._settings import VERSION_PREFIXES
 from analysis.sandbox import run_sandbox
 from analysis.spec import document
 

@@ -37,8 +37,7 @@ import httpx
 import pytest
 
 from analysis import fetch
-from analysis.connection import connect, retry_transport
-from analysis.connection.transport import RetryPolicy
+from analysis.connection import RetryPolicy, connect, retry_transport
 from analysis.errors import (
     AuthenticationError,
     NotFoundError,

@@ -34,8 +34,7 @@ from hostile_servers import (
 )
 
 from analysis import fetch
-from analysis.connection import connect
-from analysis.connection.transport import MIB, ResponseLimits, RetryPolicy
+from analysis.connection import MIB, ResponseLimits, RetryPolicy, connect
 from analysis.errors import (
     AuthenticationError,
     DeadlineExceededError,

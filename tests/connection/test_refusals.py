@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from analysis import connect, fetch
-from analysis.errors import AuthenticationError
+from analysis.errors import APIStatusError, AuthenticationError, PermissionDeniedError
 from analysis.sandbox import run_sandbox
 
 RIGHT = "dims-right-key-5c1e2a"
@@ -38,8 +38,10 @@ def no_key_in_the_environment(monkeypatch):
     monkeypatch.delenv("DIMS_TENANT_ID", raising=False)
 
 
-def refusal(client, mode: str = "sync") -> AuthenticationError:
-    with pytest.raises(AuthenticationError) as info:
+def refusal(client, mode: str = "sync") -> APIStatusError:
+    """The error a listing's refusal raises (401: AuthenticationError, 403:
+    PermissionDeniedError), one line without the key."""
+    with pytest.raises((AuthenticationError, PermissionDeniedError)) as info:
         if mode == "sync":
             fetch.list_providers(client)
         else:
@@ -75,7 +77,7 @@ def test_a_401_with_a_key_given_as_an_argument_names_the_argument(sandbox, monke
 
 def test_a_403_names_the_tenant_the_key_cannot_see(sandbox):
     error = refusal(connect(sandbox.base_url, api_key=RIGHT, tenant_id="nobody"))
-    assert error.status_code == 403
+    assert error.status_code == 403 and isinstance(error, PermissionDeniedError)
     assert str(error).endswith(
         "(the API key sent, from --api-key or api_key=, has no access to tenant 'nobody', "
         "from DIMS_TENANT_ID or --tenant-id: check the tenant id, or use a key of that "

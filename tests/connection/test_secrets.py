@@ -27,8 +27,14 @@ import pytest
 import analysis  # noqa: F401  (importing analysis masks secret fields of generated models)
 from analysis import fetch
 from analysis.cli import main
-from analysis.connection import ApiKeyAuth, Settings, connect, retry_transport
-from analysis.connection.transport import RetryPolicy, RetryTransport
+from analysis.connection import (
+    ApiKeyAuth,
+    RetryPolicy,
+    RetryTransport,
+    Settings,
+    connect,
+    retry_transport,
+)
 from analysis.errors import (
     AuthenticationError,
     ConfigurationError,
@@ -514,7 +520,7 @@ def test_a_logged_traceback_does_not_show_a_secret(caplog):
 def test_a_store_error_cut_at_its_limit_leaves_no_piece_of_a_credential():
     """An object store's message is cut to 200 characters: a credential it quotes across
     the cut is replaced before, so no piece of it is shown."""
-    from analysis.storage import remote
+    from analysis.storage import _remote as remote
 
     secret = "zqE1/zqE2+zqE3-store-credential"
     add_secret(secret)

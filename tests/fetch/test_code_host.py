@@ -32,7 +32,7 @@ from analysis.connection import DimsClient, Settings, code_host_of, connect
 from analysis.errors import ConfigurationError, NotFoundError
 from analysis.sandbox import SandboxHandle, generate_fleet, run_sandbox
 from analysis.snapshot import take_snapshot, take_workspaces_snapshot
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 from generated_client import Client
 
 DAY = dt.date(2026, 5, 6)

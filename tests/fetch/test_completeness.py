@@ -34,7 +34,7 @@ from analysis.errors import PaginationError
 from analysis.pages import own_type
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
 from analysis.snapshot import take_snapshot
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 
 N = 537  # not a multiple of any page size or cap below
 

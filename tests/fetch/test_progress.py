@@ -7,9 +7,8 @@ import re
 import threading
 import time
 
-from analysis import connect, fetch
+from analysis import Progress, connect, fetch
 from analysis.connection import retry_transport
-from analysis.progress import Progress
 from analysis.sandbox import Faults, run_sandbox
 
 

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import pandas as pd
 import pytest
 
-from analysis.reports.charts import ADOPTION_BARS_UP_TO, adoption_chart
+from analysis.reports._charts import ADOPTION_BARS_UP_TO, adoption_chart
 
 
 def over_time(days: int) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import pytest
 
 from analysis import reports
 from analysis.reports import DatasetError
-from analysis.reports.history import CHANGE_COLUMNS
+from analysis.reports._history import CHANGE_COLUMNS
 from analysis.sandbox import generate_fleet
 
 DATES = ("2025-06-01", "2025-06-08", "2025-06-15")

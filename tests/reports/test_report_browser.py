@@ -21,7 +21,7 @@ import pytest
 from PIL import Image
 
 from analysis import reports
-from analysis.reports.charts import PALETTE
+from analysis.reports._charts import PALETTE
 from analysis.sandbox import generate_fleet
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -360,7 +360,7 @@ def test_html_is_self_contained_and_secret_free(report_path, fleet, canaries) ->
 
 
 def test_html_tables_escape_values() -> None:
-    from analysis.reports import html
+    from analysis.reports import _html as html
 
     frame = pd.DataFrame({"name": ['<script>alert("x")</script>', "a & b"], "cpu": [1.5, 2.0]})
     rendered = html.table(frame)
@@ -452,7 +452,7 @@ def test_importing_the_reports_leaves_the_notebook_backend_alone():
 
     code = (
         "import matplotlib; matplotlib.use('pdf'); import analysis.reports; "
-        "from analysis.reports import charts; "
+        "from analysis.reports import _charts; "
         "assert matplotlib.get_backend() == 'pdf', matplotlib.get_backend()"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -545,7 +545,7 @@ def test_to_svg_saves_every_text_as_written() -> None:
     """Texts made outside the charts' style (a title, tick labels drawn later) stay plain."""
     from matplotlib.figure import Figure
 
-    from analysis.reports import charts
+    from analysis.reports import _charts as charts
 
     fig = Figure()
     ax = fig.subplots()

@@ -7,7 +7,7 @@ import random
 import pandas as pd
 import pytest
 
-from analysis import versions
+from analysis.reports import _versions as versions
 
 ORDERED = [
     "0.4.12",

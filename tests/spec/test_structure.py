@@ -2,9 +2,13 @@
 
 - No import cycle between its modules (module-level imports and imports inside functions
   alike: a lazy import only hides a cycle).
-- No module uses another module's `_private` name: a helper two modules need is public in
-  one of them, or the two are one package with a clear inside.
-- Every public package says what it exports (`__all__`) and exports only what it has.
+- Private means private: no module uses another module's `_private` name, nor imports a
+  `_module` of a package it is not inside (C modules included); a helper two modules need
+  is public in one of them, or the two are one package with a clear inside.
+- Every package says what it exports (`__all__`), and that is what it has: the public names
+  it defines or re-exports, no more, no fewer.
+- Imports follow one declared order, the house's (`HOUSE`: one export's hops,
+  docs/layout.md): downwards only, and nothing on the sink's side reaches a source.
 - No function in analysis/ or benchmarks/ is longer than 60 lines (ruff's C901, configured in
   pyproject.toml, keeps their branching simple too).
 """
@@ -29,6 +33,8 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+#: The compiled modules (hatch_build.py builds each `.c` into the module of its name).
+C_MODULES = {module_name(p) for p in PACKAGE.rglob("*.c")}
 
 
 def resolve(current: str, node: ast.ImportFrom) -> str:
@@ -53,7 +59,7 @@ def imports_of(name: str) -> list[tuple[str, str | None, int]]:
             target = resolve(name, node)
             for alias in node.names:
                 sub = f"{target}.{alias.name}"
-                if sub in MODULES:  # `from package import module`
+                if sub in MODULES or sub in C_MODULES:  # `from package import module`
                     found.append((sub, None, node.lineno))
                 else:
                     found.append((target, alias.name, node.lineno))
@@ -97,11 +103,16 @@ def test_no_import_cycle_between_modules():
     assert cycles == [], " ; ".join(" -> ".join(c) for c in cycles)
 
 
+def _is_private(name: str) -> bool:
+    last = name.rpartition(".")[2]
+    return last.startswith("_") and not last.startswith("__")
+
+
 def test_no_module_uses_another_modules_private_names():
     offenders = []
     for name in MODULES:
         for target, imported, line in imports_of(name):
-            if imported and imported.startswith("_") and not imported.startswith("__"):
+            if imported and _is_private(imported):
                 offenders.append(f"{name}:{line} imports {target}.{imported}")
         tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
         aliases = {
@@ -117,16 +128,49 @@ def test_no_module_uses_another_modules_private_names():
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
                 and node.value.id in aliases
-                and node.attr.startswith("_")
-                and not node.attr.startswith("__")
+                and _is_private(node.attr)
             ):
                 offenders.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr}")
     assert offenders == [], "\n".join(offenders)
 
 
-@pytest.mark.parametrize(
-    "name", [n for n, p in MODULES.items() if p.name == "__init__.py" and n.count(".") <= 1]
-)
+def _inside(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_no_module_imports_the_inside_of_a_package_it_is_not_in():
+    """A `_module` (httpx's `_client.py`, msgspec's `_core`) is its package's inside: only
+    modules of that package (or of packages within it) import it; everyone else takes the
+    names the package exports. `analysis._lazy` serves all of `analysis`; nothing outside
+    `analysis.tables` imports `analysis.tables._batches`."""
+    assert {"analysis.tables._gather", "analysis.dumps._arraysplit"} <= C_MODULES
+    offenders = [
+        f"{name}:{line} imports {target}"
+        for name in MODULES
+        for target, _, line in imports_of(name)
+        if (target in MODULES or target in C_MODULES)
+        and _is_private(target)
+        and not _inside(name, target.rpartition(".")[0])
+    ]
+    assert offenders == [], "\n".join(offenders)
+
+
+def test_internal_modules_are_private():
+    """Each package's modules are `_`-prefixed but the ones users import by name: the
+    dataset's two contracts in storage (`paths`, `manifest`). A new public module is a
+    decision: add it here and to the README's Layout."""
+    public = sorted(
+        name
+        for name in MODULES.keys() | C_MODULES
+        if name.count(".") == 2 and not name.rpartition(".")[2].startswith("_")
+    )
+    assert public == ["analysis.storage.manifest", "analysis.storage.paths"]
+
+
+PACKAGES = [n for n, p in MODULES.items() if p.name == "__init__.py"]
+
+
+@pytest.mark.parametrize("name", PACKAGES)
 def test_packages_export_what_they_declare(name):
     module = importlib.import_module(name)
     exported = getattr(module, "__all__", None)
@@ -136,9 +180,171 @@ def test_packages_export_what_they_declare(name):
     assert len(set(exported)) == len(exported)
 
 
-#: What a source (HTTP, a dump) and the orchestrator are: storage never reaches them.
-SOURCES = ("analysis.fetch", "analysis.workspace_fetch", "analysis.connection", "generated_client")
+def _bound_names(name: str) -> set[str]:
+    """The names a package's `__init__` binds for its users: what it defines, what it
+    imports from dims (a re-export) and what it exports lazily (`_HOMES`); not what it
+    imports from elsewhere for its own use, nor what only a type checker sees."""
+    found: set[str] = set()
+    for node in ast.parse(MODULES[name].read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.ImportFrom) and resolve(name, node).startswith("analysis"):
+            found |= {alias.asname or alias.name for alias in node.names}
+    found |= set(getattr(importlib.import_module(name), "_HOMES", {}))
+    return {n for n in found if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_a_packages_all_is_its_public_members(name):
+    """httpx's test of its exported members, for every package: `__all__` lists every public
+    name the package defines or re-exports, and only those. The errors and warnings are
+    `analysis`' to export (an older path to one, `analysis.reports.DatasetError`, is kept
+    out of any other `__all__`)."""
+    errors = set(_reported_classes()) if name != "analysis" else set()
+    members = _bound_names(name) - errors
+    declared = set(importlib.import_module(name).__all__)
+    unlisted, unbound = sorted(members - declared), sorted(declared - members)
+    assert (unlisted, unbound) == ([], []), "(public but not in __all__, in __all__ only)"
+
+
+#: The house, in the order of one export's hops (the README's Layout: sources → tables →
+#: storage → reports), then the orchestrator and the edges. `generated_client` is the wire.
+HOUSE = (
+    "generated_client",
+    "analysis.connection",
+    "analysis.fetch",
+    "analysis.dumps",
+    "analysis.tables",
+    "analysis.storage",
+    "analysis.reports",
+    "analysis.snapshot",
+    "analysis.sdk",
+    "analysis.sandbox",
+    "analysis.cli",
+)
+#: Where pages come from: the service (over the wire) and saved dumps.
+SOURCES = HOUSE[:4]
+#: Where they go: records into tables, tables into the dataset, the dataset into reports.
+SINK_SIDE = HOUSE[4:7]
 ORCHESTRATOR = "analysis.snapshot"
+#: The stand-in service knows the spec (the foundation), not dims' layers.
+STANDALONE = ("analysis.sandbox",)
+
+
+def _place(module: str) -> str | None:
+    """The entry of HOUSE that holds `module`; None for the foundation (analysis/*.py)."""
+    return next((h for h in HOUSE if module == h or module.startswith(h + ".")), None)
+
+
+def may_import(own: str | None, theirs: str | None) -> bool:
+    """Whether a module placed at `own` may import one placed at `theirs`, as derived from
+    HOUSE: the foundation is below everything and imports only itself (and the wire,
+    whose models secrets.py masks); the rest imports downwards only, the sink's side no
+    source, the stand-in service nothing but the foundation."""
+    if theirs is None or own == theirs:
+        return True
+    if own is None:
+        return theirs == "generated_client"
+    below = HOUSE.index(theirs) < HOUSE.index(own)
+    return below and own not in STANDALONE and not (own in SINK_SIDE and theirs in SOURCES)
+
+
+@pytest.mark.parametrize(
+    ("own", "theirs", "allowed"),
+    [
+        ("analysis.storage", "analysis.fetch", False),
+        ("analysis.storage", "analysis.dumps", False),
+        ("analysis.storage", "generated_client", False),
+        ("analysis.storage", ORCHESTRATOR, False),
+        ("analysis.storage", "analysis.tables", True),
+        ("analysis.fetch", "analysis.storage", False),
+        ("analysis.fetch", "analysis.tables", False),
+        ("analysis.fetch", "analysis.connection", True),
+        ("analysis.dumps", ORCHESTRATOR, False),
+        ("analysis.tables", "analysis.fetch", False),
+        ("analysis.tables", "analysis.dumps", False),
+        ("analysis.tables", "analysis.storage", False),
+        ("analysis.tables", "analysis.reports", False),
+        ("analysis.reports", "analysis.fetch", False),
+        ("analysis.reports", "analysis.connection", False),
+        ("analysis.reports", "analysis.storage", True),
+        ("analysis.reports", ORCHESTRATOR, False),
+        (ORCHESTRATOR, "analysis.fetch", True),
+        (ORCHESTRATOR, "analysis.dumps", True),
+        (ORCHESTRATOR, "analysis.storage", True),
+        (ORCHESTRATOR, "analysis.reports", True),
+        (ORCHESTRATOR, "analysis.cli", False),
+        ("analysis.sandbox", "analysis.tables", False),
+        ("analysis.cli", "analysis.sandbox", True),
+        (None, "analysis.tables", False),
+    ],
+)
+def test_the_order_allows_the_flow_and_nothing_else(own, theirs, allowed):
+    """What `may_import` derives from HOUSE, pinned for the edges issue 28 is about."""
+    assert may_import(own, theirs) is allowed
+
+
+def test_imports_follow_the_house_order():
+    """Every import of every module (inside functions too) keeps to `may_import`. The one
+    exception is `analysis` itself, the SDK's door, which names its exports' homes."""
+    assert {_place(name) for name in MODULES} == {None, *HOUSE[1:]}
+    offenders = [
+        f"{name}:{line} imports {target} ({_place(name) or 'the foundation'} -> {_place(target)})"
+        for name in MODULES
+        if name != "analysis"
+        for target, _, line in imports_of(name)
+        if (target in MODULES or target in C_MODULES or _place(target) == "generated_client")
+        and not may_import(_place(name), _place(target))
+    ]
+    assert offenders == [], "\n".join(offenders)
+
+
+def _names_taken_from(name: str, package: str) -> list[tuple[str, int]]:
+    """(name, line) of what module `name` takes from `package`: `from package import x`, or
+    `package.x` where it imported the package itself."""
+    taken = [
+        (imported, line)
+        for target, imported, line in imports_of(name)
+        if imported and target == package
+    ]
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    aliases = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and resolve(name, node) == package.rpartition(".")[0]
+        for alias in node.names
+        if alias.name == package.rpartition(".")[2]
+    }
+    taken += [
+        (node.attr, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in aliases
+    ]
+    return taken
+
+
+def test_the_reports_read_the_dataset_and_never_write_it():
+    """The reports take storage's reading side only: no name of the writer's session."""
+    import analysis.storage
+
+    taken = [
+        (name, imported, line)
+        for name in MODULES
+        if _place(name) == "analysis.reports"
+        for imported, line in _names_taken_from(name, "analysis.storage")
+    ]
+    assert {imported for _, imported, _ in taken} >= {"read_tables", "history_counts"}
+    writer = [
+        f"{name}:{line} takes {imported}"
+        for name, imported, line in taken
+        if analysis.storage._HOMES.get(imported) in ("._writer", "._workspaces")
+    ]
+    assert writer == []
 
 
 def _reaches(name: str, targets: tuple[str, ...]) -> list[str]:
@@ -152,22 +358,18 @@ def _reaches(name: str, targets: tuple[str, ...]) -> list[str]:
 
 def test_storage_never_imports_a_source_or_the_orchestrator():
     """Data flows one way: storage is handed finished tables and never calls back into the
-    fetch, the connection, the generated client or the orchestrator (issue 28)."""
+    fetch, the connection, the generated client, a dump or the orchestrator (issue 28)."""
     storage = [name for name in MODULES if name.startswith("analysis.storage")]
-    assert "analysis.storage.writer" in storage
+    assert "analysis.storage._writer" in storage
     found = [hit for name in storage for hit in _reaches(name, (*SOURCES, ORCHESTRATOR))]
     assert found == [], "\n".join(found)
 
 
 def test_the_sources_never_import_storage_or_the_orchestrator():
-    """The fetch side hands its outcome on (`analysis.evidence`) and knows nothing of where
-    it goes: `workspace_fetch` took `Workspace` from storage before issue 28."""
-    sources = [
-        name
-        for name in MODULES
-        if name in ("analysis.fetch", "analysis.workspace_fetch", "analysis.copies")
-        or name.startswith("analysis.connection")
-    ]
+    """The sources hand their outcome on (`analysis.evidence`) and know nothing of where it
+    goes: `workspace_fetch` took `Workspace` from storage before issue 28."""
+    sources = [name for name in MODULES if _place(name) in SOURCES]
+    assert {"analysis.fetch._workspaces", "analysis.dumps._reader"} <= set(sources)
     found = [hit for name in sources for hit in _reaches(name, ("analysis.storage", ORCHESTRATOR))]
     assert found == [], "\n".join(found)
 
@@ -178,7 +380,7 @@ def test_the_snapshot_writer_is_handed_data_never_a_function_or_a_source():
     import inspect
     import typing
 
-    from analysis.storage import writer
+    from analysis.storage import _writer as writer
 
     api = [writer.open_snapshot, writer.SnapshotWriter.__init__]
     api += [f for n, f in vars(writer.SnapshotWriter).items() if inspect.isfunction(f)]
@@ -196,8 +398,8 @@ def test_generated_readers_show_their_source_in_tracebacks():
     import inspect
     import traceback
 
-    from analysis.tables.layout import Layout
-    from analysis.tables.rules import compile_function
+    from analysis.tables._layout import Layout
+    from analysis.tables._rules import compile_function
 
     plan = Layout(include_env_values=False).deployment_plan
     assert "def read(obj, path, row, unknown):" in inspect.getsource(plan.read)
@@ -233,6 +435,7 @@ def test_the_cli_starts_without_the_heavy_modules():
 CLI_MACHINERY = {
     "analysis.cli",
     "analysis.cli.__main__",
+    "analysis.cli._main",
     "analysis.cli._parser",
     "analysis.cli._options",
     "analysis.cli._output",
@@ -282,7 +485,7 @@ def test_a_command_imports_its_own_module_only(argv, loaded, tmp_path):
         "try:\n    main(sys.argv[2:] + ['--out', sys.argv[1]] * (sys.argv[2] != '--help'))\n"
         "except SystemExit:\n    pass\n"
         "print([m.rpartition('.')[2] for m in sorted(sys.modules) if m.startswith('analysis.cli.')"
-        " and m.rpartition('.')[2] not in ('_parser', '_output', '_options')])"
+        " and m.rpartition('.')[2] not in ('_main', '_parser', '_output', '_options')])"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path), *argv],
@@ -323,7 +526,7 @@ def test_the_export_command_from_a_dump_never_loads_the_service_client_or_pandas
     """Run as a user runs it: the connection options (limits per request) are parsed, but
     what they configure is built only where a connection is made. And no pandas (about
     0.25 s): pyarrow imports it when it converts Python values (pa.array, pa.scalar), so
-    the tables are laid out by `analysis.tables.arrays` instead. Piped, no progress bar
+    the tables are laid out by `analysis.tables._arrays` instead. Piped, no progress bar
     is drawn, so tqdm is not imported either."""
     import subprocess
     import sys
@@ -553,7 +756,7 @@ def _twins() -> list[tuple[str, Function, Function]]:
 
 def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
     twins = _twins()
-    assert "analysis.fetch.fetch_deployments" in [where for where, _, _ in twins]
+    assert "analysis.fetch._listings.fetch_deployments" in [where for where, _, _ in twins]
     differ = [
         f"{where}: {_parameters(sync)} != {_parameters(asynchronous)}"
         for where, sync, asynchronous in twins
@@ -586,7 +789,7 @@ def test_only_the_transport_touches_httpx_extensions():
     `decoded_json`): no other module reads or writes a request's or response's extensions."""
     offenders = []
     for name, path in MODULES.items():
-        if name == "analysis.connection.transport":
+        if name == "analysis.connection._transport":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Attribute) and node.attr == "extensions") or (

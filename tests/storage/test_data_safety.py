@@ -36,7 +36,7 @@ from analysis.cli import main
 from analysis.pages import Page
 from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 from analysis.snapshot import export_snapshot
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -51,7 +51,7 @@ from pathlib import Path
 
 import analysis.snapshot
 from analysis.cli import main
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 
@@ -540,8 +540,7 @@ def test_a_probe_swept_by_a_running_export_is_no_error(tmp_path, monkeypatch):
     may sweep it between its creation and removal (seen in CI: two exports started
     together, the second failed with "No such file or directory"). The probe proved the
     folder writable; that it is gone is no error."""
-    from analysis.storage import paths
-    from analysis.storage.writer import check_writable
+    from analysis.storage import check_writable, paths
 
     real_rmdir = Path.rmdir
     swept: list[str] = []

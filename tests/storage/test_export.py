@@ -15,12 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from analysis import spec
-from analysis.errors import ConfigurationError, ExportError
+from analysis.errors import ConfigurationError, DatasetError, ExportError
 from analysis.evidence import FetchEvidence, ListingStats
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage.reader import DatasetError, read_arrow, read_table, snapshot_dates
+from analysis.storage import read_arrow, read_table, snapshot_dates
 from analysis.tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
 
 CANARY_SECRET = "CANARY-SECRET-7f3a9c"

@@ -21,16 +21,12 @@ import pandas as pd
 import pytest
 
 from analysis import reports
+from analysis.errors import DatasetError
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage.reader import (
-    DatasetError,
-    duckdb_connection,
-    history_counts,
-    latest_date,
-    read_table,
-)
+from analysis.storage import duckdb_connection, history_counts, read_table
+from analysis.storage._reader import latest_date
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"

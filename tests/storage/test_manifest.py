@@ -20,8 +20,7 @@ from analysis.pages import Page
 from analysis.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandbox
 from analysis.snapshot import export_snapshot, snapshot_from_dump, take_snapshot
 from analysis.storage import manifest as manifests
-from analysis.storage.reader import read_table
-from analysis.storage.remote import open_store
+from analysis.storage import open_store, read_table
 
 DAY = dt.date(2026, 2, 3)
 #: Written by the code before issue 28 (the scenarios below), volatile values masked.

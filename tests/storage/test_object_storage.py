@@ -3,7 +3,7 @@
 The same dump exported to a folder and to the server gives the same tables, read back from
 the server by pyarrow (a plain dataset over the table prefixes), by DuckDB (through
 `duckdb_connection`) and by `dims report` / `dims sql`. Then the safety promises of the
-object-store publisher (analysis.storage.remote_target): a racing reader never sees part of
+object-store publisher (analysis.storage._remote_target): a racing reader never sees part of
 a snapshot, a killed export leaves nothing a reader picks up and the next export cleans it,
 a second export waits for the first, and credentials never reach the output.
 """
@@ -29,21 +29,19 @@ import pytest
 from cli_in_process import run
 from object_store import S3Server
 
-from analysis.errors import ExportError
+from analysis.dumps import read_dump
+from analysis.errors import DatasetError, ExportError, ExportWaitWarning
 from analysis.sandbox import fleet_dump_bytes, generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage import remote_target
-from analysis.storage.dumps import read_dump
-from analysis.storage.reader import (
-    DatasetError,
+from analysis.storage import _remote_target as remote_target
+from analysis.storage import (
     duckdb_connection,
     history_counts,
+    open_store,
     read_arrow,
     read_tables,
     snapshot_dates,
 )
-from analysis.storage.remote import open_store
-from analysis.storage.target import ExportWaitWarning
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -187,7 +185,7 @@ STALLED_EXPORT = """
 import signal, sys, time
 from pathlib import Path
 from analysis.cli import main
-from analysis.storage.remote_target import ObjectStoreTarget
+from analysis.storage._remote_target import ObjectStoreTarget
 
 where, marker = sys.argv[1], Path(sys.argv[2])
 commit, publish_staged = ObjectStoreTarget._commit, ObjectStoreTarget._publish_staged
@@ -334,8 +332,8 @@ PAUSED_EXPORT = """
 import os, signal, sys
 from pathlib import Path
 from analysis.cli import main
-from analysis.storage import remote_target
-from analysis.storage.remote import Store
+from analysis.storage import Store
+from analysis.storage import _remote_target as remote_target
 
 marker = Path(sys.argv[1])
 remote_target.LEASE_RENEW_S, remote_target.LEASE_STALE_S = map(float, sys.argv[2:4])

@@ -14,7 +14,7 @@ from analysis import reports
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage.reader import duckdb_connection, read_arrow, read_table
+from analysis.storage import duckdb_connection, read_arrow, read_table
 from analysis.tables import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS
 
 OLD_DAY, NEW_DAY = date(2025, 4, 1), date(2025, 4, 2)

@@ -7,7 +7,7 @@ import datetime as dt
 from analysis import connect
 from analysis.sandbox import run_sandbox
 from analysis.snapshot import take_snapshot
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 
 DAY = dt.date(2026, 1, 15)
 

@@ -26,10 +26,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
+from analysis.dumps import read_dump
 from analysis.sandbox import generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage.dumps import read_dump
-from analysis.storage.reader import read_table
+from analysis.storage import read_table
 from analysis.tables import TABLE_NAMES, TABLE_SCHEMAS, TIMESTAMP
 
 # One JVM for the module: both workers of `pytest -n 2` would otherwise start one each.

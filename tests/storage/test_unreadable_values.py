@@ -26,15 +26,15 @@ from hostile_servers import lists_records, serve, within
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import fetch, rawjson
-from analysis.connection import connect
-from analysis.connection.transport import RetryPolicy
+from analysis import _rawjson as rawjson
+from analysis import fetch
+from analysis.connection import RetryPolicy, connect
+from analysis.dumps import _reader as dumps
+from analysis.dumps import read_dump
 from analysis.pages import keys_of
-from analysis.sandbox.fleet import generate_fleet
+from analysis.sandbox import generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage import dumps
-from analysis.storage.dumps import read_dump
-from analysis.tables import batches
+from analysis.tables import _batches as batches
 
 DIMS = Path(sys.executable).parent / "dims"
 #: (the field that holds it, its JSON text, the path and the words the reason must name)

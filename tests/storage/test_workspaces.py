@@ -14,12 +14,12 @@ import pytest
 
 from analysis import connect
 from analysis.connection import RetryPolicy
+from analysis.errors import TenantMismatchWarning
 from analysis.evidence import Workspace
 from analysis.pages import Page
 from analysis.sandbox import Faults, generate_fleet, roll_out, run_sandbox
 from analysis.snapshot import WorkspacesFailed, export_snapshot, take_workspaces_snapshot
-from analysis.storage.reader import duckdb_connection, read_arrow
-from analysis.storage.workspaces import TenantMismatchWarning
+from analysis.storage import duckdb_connection, read_arrow
 from analysis.tables import TABLE_NAMES
 
 DAY = dt.date(2026, 2, 3)

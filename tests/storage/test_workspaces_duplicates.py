@@ -18,12 +18,12 @@ from overlap import STALE_VERSION, assert_each_once, overlapping
 
 from analysis import connect
 from analysis.connection import RetryPolicy
-from analysis.copies import OneCopy
+from analysis.errors import DuplicateDeploymentsWarning, TenantMismatchWarning
+from analysis.fetch._copies import OneCopy
 from analysis.pages import Page
 from analysis.sandbox import Faults, generate_fleet, run_sandbox
 from analysis.snapshot import export_snapshot, take_snapshot, take_workspaces_snapshot
-from analysis.storage.reader import read_arrow
-from analysis.storage.workspaces import DuplicateDeploymentsWarning, TenantMismatchWarning
+from analysis.storage import read_arrow
 from analysis.tables import SCHEMA_VERSION, TABLE_NAMES
 
 DAY = dt.date(2026, 4, 5)
@@ -287,7 +287,7 @@ def test_a_listing_of_every_workspace_paged_first_makes_many_late_winners(tmp_pa
     """C's listing holds every workspace's deployments and comes first: every one of A's
     copies wins late (A owns them). Their raw text is spooled past a small size (to disk
     here) and read back in several batches; the day is the fleet, once each."""
-    monkeypatch.setattr("analysis.copies._SPOOL_BYTES", 4096)
+    monkeypatch.setattr("analysis.fetch._copies._SPOOL_BYTES", 4096)
     monkeypatch.setattr("analysis.snapshot.BATCH_RECORDS", 7)
     fleet = generate_fleet(60, seed=SEED, tenants=3, embed_deployment_type=True)
     a, _, c = fleet.tenant_ids()

@@ -13,10 +13,10 @@ from overlap import assert_each_once, overlapping
 
 from analysis import connect
 from analysis.connection import RetryPolicy
+from analysis.errors import DuplicateDeploymentsWarning
 from analysis.sandbox import Faults, run_sandbox
 from analysis.snapshot import WorkspacesFailed, take_workspaces_snapshot
-from analysis.storage.reader import read_arrow
-from analysis.storage.workspaces import DuplicateDeploymentsWarning
+from analysis.storage import read_arrow
 
 DAY = dt.date(2026, 5, 6)
 
@@ -67,7 +67,7 @@ def test_two_workspaces_in_one_day_on_s3_keep_each_other(s3_server, s3_out):
     assert not [key for key in keys if "/_staging/" in key]  # nothing left half-published
 
 
-@pytest.mark.filterwarnings("ignore::analysis.storage.workspaces.TenantMismatchWarning")
+@pytest.mark.filterwarnings("ignore::analysis.errors.TenantMismatchWarning")
 def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server, s3_out):
     """Issue 26 on object storage: C is given first and A's copy of its own deployment comes
     last (A is served slowly), so C's stale copy is replaced after it was written; then a

@@ -24,11 +24,12 @@ import pytest
 from hostile_servers import within
 
 from analysis import snapshot as orchestrator
+from analysis.errors import WorkerLost
 from analysis.pages import Page
-from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.sandbox import fleet_dump_bytes, generate_fleet
 from analysis.snapshot import export_snapshot, snapshot_from_dump
-from analysis.tables import Flattener, RejectedRecordError, batches
-from analysis.tables.batches import Batches, WorkerLost
+from analysis.tables import Batches, Flattener, RejectedRecordError
+from analysis.tables import _batches as batches
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])

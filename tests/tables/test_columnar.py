@@ -1,4 +1,4 @@
-"""The compiled row layout (`analysis.tables.columnar`) against pyarrow's own conversion.
+"""The compiled row layout (`analysis.tables._columnar`) against pyarrow's own conversion.
 
 Every table an export writes goes through `arrays_from_rows`; these tests hold it to the
 result pyarrow gives for the same rows (the conversion it replaced), for values the
@@ -19,9 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.tables import arrays, columnar, gathered, typed
-from analysis.tables.arrays import arrays_from_rows
-from analysis.tables.rules import TIMESTAMP
+from analysis.tables import TIMESTAMP
+from analysis.tables import _arrays as arrays
+from analysis.tables import _columnar as columnar
+from analysis.tables import _gathered as gathered
+from analysis.tables import _typed as typed
+from analysis.tables._arrays import arrays_from_rows
 
 TYPES = {"s": pa.string(), "d": pa.float64(), "i": pa.int64(), "b": pa.bool_(), "t": TIMESTAMP}
 

@@ -1,4 +1,4 @@
-"""The compiled lane (gather.c): what it keeps of a record it gives back, and what it refuses.
+"""The compiled lane (_gather.c): what it keeps of a record it gives back, and what it refuses.
 
 That it writes the careful reader's tables is tested in test_typed_reader.py (every test
 there runs with it); here: rollback, a value of the wrong type, programs it must refuse.
@@ -16,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.pages import Page
-from analysis.sandbox.fleet import generate_fleet
-from analysis.tables import Flattener, gathered
-from analysis.tables import rules as t
-from analysis.tables.gathered import GATHERED, GatheredReader
-from analysis.tables.layout import Layout
-from analysis.tables.typed import Fallback
+from analysis.sandbox import generate_fleet
+from analysis.tables import Flattener
+from analysis.tables import _gathered as gathered
+from analysis.tables import _rules as t
+from analysis.tables._gathered import GATHERED, GatheredReader
+from analysis.tables._layout import Layout
+from analysis.tables._typed import Fallback
 
 gather = gathered.gather
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)

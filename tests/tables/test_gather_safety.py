@@ -1,4 +1,4 @@
-"""gather.c held to msgspec's habits (issue 31): bad programs refused when made, rules that
+"""_gather.c held to msgspec's habits (issue 31): bad programs refused when made, rules that
 change what is being read, calls back into the Gatherer, the garbage collector, and no
 uninitialised byte handed out.
 
@@ -21,11 +21,11 @@ import msgspec
 import orjson
 import pytest
 
-from analysis.tables import gathered
-from analysis.tables.typed import Fallback
+from analysis.tables import _gathered as gathered
+from analysis.tables._typed import Fallback
 
 gather = gathered.gather
-pytestmark = pytest.mark.skipif(gather is None, reason="gather.c was not built")
+pytestmark = pytest.mark.skipif(gather is None, reason="_gather.c was not built")
 ITEM_PREFIX = ((0, gathered.FROM_ID, None), (1, gathered.FROM_POSITION, None))
 
 
@@ -224,7 +224,7 @@ def test_a_rule_that_drops_the_list_being_read_leaves_it_readable():
     box = _Box(id="d1", items=[_Item(name=_fresh("a")), _Item(name=_fresh("b"))])
 
     def post(_item: _Item) -> None:
-        box.items = None  # the list's last reference but the one gather.c holds
+        box.items = None  # the list's last reference but the one _gather.c holds
 
     reader = _gatherer([items(post)])
     reader.read(box, "d1", {}, None)
@@ -321,9 +321,9 @@ def test_a_gatherer_in_a_reference_cycle_is_collected():
 
 _BUFFERS = """
 import msgspec, orjson, pyarrow as pa
-from analysis.tables import gathered
-from analysis.tables.layout import Layout
-from analysis.tables.typed import Fallback
+from analysis.tables import _gathered as gathered
+from analysis.tables._layout import Layout
+from analysis.tables._typed import Fallback
 
 layout = Layout(False)
 reader = gathered.GatheredReader(layout, layout.schemas())

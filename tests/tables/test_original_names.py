@@ -20,7 +20,7 @@ from test_typed_reader import AT, assert_same_tables, fast_lane, flatten_both  #
 
 from analysis import spec
 from analysis.pages import Page
-from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.sandbox import fleet_dump_bytes, generate_fleet
 from analysis.tables import Flattener, OriginalNameConflictWarning
 from generated_client.models import Deployment
 

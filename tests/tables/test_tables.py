@@ -13,9 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import quantities, spec
+from analysis import spec
 from analysis.pages import Page
-from analysis.quantities import cpu_cores, memory_mib, parse_quantity
 from analysis.tables import (
     REDACTED,
     TABLE_NAMES,
@@ -23,16 +22,20 @@ from analysis.tables import (
     TIMESTAMP,
     Flattener,
     RejectedRecordError,
+    cpu_cores,
     deployments_dataframe,
     flatten,
     flatten_providers,
     flatten_repositories,
+    memory_mib,
+    parse_quantity,
     redact,
-    rules,
     snake_case,
     table_schemas,
     to_dataframes,
 )
+from analysis.tables import _quantities as quantities
+from analysis.tables import _rules as rules
 
 SECRET = "s3cr3t-VALUE-never-stored"
 ENV_SECRET = "env-VALUE-only-with-flag"

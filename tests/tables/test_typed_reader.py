@@ -23,14 +23,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_properties import ANY_JSON, invalid_record, valid_records
 
+from analysis.dumps import read_dump
 from analysis.pages import Page
-from analysis.sandbox.fleet import fleet_dump_bytes, generate_fleet
+from analysis.sandbox import fleet_dump_bytes, generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage.dumps import read_dump
-from analysis.tables import Flattener, gathered
-from analysis.tables import rules as t
-from analysis.tables.layout import Layout
-from analysis.tables.typed import EXPECTED_EXTRAS, UnknownFields, shape_type
+from analysis.tables import Flattener
+from analysis.tables import _gathered as gathered
+from analysis.tables import _rules as t
+from analysis.tables._layout import Layout
+from analysis.tables._typed import EXPECTED_EXTRAS, UnknownFields, shape_type
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
@@ -38,8 +39,8 @@ RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
 
 @pytest.fixture(scope="module", params=["compiled lane", "python typed reader"], autouse=True)
 def fast_lane(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Every test runs with both fast readers: the compiled lane (gather.c, what an export
-    uses) and the Python typed reader (what stands in where gather.c was not built)."""
+    """Every test runs with both fast readers: the compiled lane (_gather.c, what an export
+    uses) and the Python typed reader (what stands in where _gather.c was not built)."""
     built = gathered.gather
     if request.param == "python typed reader":
         gathered.gather = None  # type: ignore[assignment]
@@ -374,7 +375,7 @@ def test_raw_dump_pages_and_records_mix(tmp_path):
     assert pages[1].records == fleet[3:6] and pages[1].source == "mixed.json[3].resources"
 
 
-# --- the scan for unknown fields (unknownkeys.c): what it finds, and where it is not sure ---
+# --- the scan for unknown fields (_unknownkeys.c): what it finds, and where it is not sure ---
 
 SCAN_CASES = {
     # (what replaces the record's opening brace, whether the scan is sure of the record)

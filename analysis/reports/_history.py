@@ -1,0 +1,297 @@
+"""Across snapshots: version adoption over time and what changed between two dates.
+
+Everything here reads the dataset alone (no service), so a history survives the service and
+can be rebuilt from archived snapshots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.reports import _capacity as capacity
+from analysis.reports import _versions as versions
+from analysis.reports._frames import (
+    DatasetError,
+    Snapshot,
+    history_counts,
+    load_snapshot,
+    read_written_table,
+    snapshot_days,
+)
+from analysis.reports._measures import DB_COLUMNS, TOTALS
+
+_VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
+#: per-deployment figures compared by `diff`
+DIFF_MEASURES = [
+    "cpu_request_cores_max_scale",
+    "cpu_limit_cores_max_scale",
+    "memory_request_gib_max_scale",
+    "memory_limit_gib_max_scale",
+    "db_storage_gib",
+]
+_TOLERANCE = 1e-9
+
+
+def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
+    frame = read_written_table(out_dir, "deployments", date, columns=_VERSION_COLUMNS)
+    if frame is None:
+        raise DatasetError(f"no deployments table for snapshot {date} in {out_dir}")
+    frame = frame[[*_VERSION_COLUMNS, "snapshot_date"]].astype("object")
+    return frame.where(frame.notna(), None).rename(columns={"id": "deployment_id"})
+
+
+def versions_over_time(out_dir: str | Path) -> pd.DataFrame:
+    """Deployments per image_version per snapshot date (long form, version order per date).
+
+    Counted where the files are (only `image_version` is read, day by day), so three years
+    of daily snapshots cost a scan of one column, not a frame of every deployment ever.
+    """
+    counts = history_counts(out_dir, "deployments", ["image_version"])
+    counts = counts.rename(columns={"rows": "deployments"})
+    version = counts["image_version"].astype("object")
+    counts["image_version"] = version.where(version.notna(), None)
+    counts["deployments"] = counts["deployments"].astype("int64")
+    counts["share"] = counts["deployments"] / counts.groupby("snapshot_date")[
+        "deployments"
+    ].transform("sum")
+    counts["version_order"] = versions.version_rank(counts["image_version"].astype("object"))
+    counts = counts.sort_values(["snapshot_date", "version_order"]).drop(columns="version_order")
+    return counts.reset_index(drop=True)
+
+
+def _pick_dates(
+    out_dir: str | Path, from_date: str | date | None, to_date: str | date | None
+) -> tuple[str, str]:
+    dates = snapshot_days(out_dir)
+    for given in (from_date, to_date):
+        if given is not None and str(given) not in dates:
+            listed = ", ".join(dates) or "none"
+            raise DatasetError(f"no snapshot dated {given} in {out_dir}; available: {listed}")
+    to_date = str(to_date) if to_date is not None else (dates[-1] if dates else None)
+    if from_date is None:
+        earlier = [d for d in dates if to_date is not None and d < to_date]
+        if not earlier:
+            raise DatasetError(
+                f"diff needs two snapshots in {out_dir}; found {len(dates)}"
+                + (f" ({', '.join(dates)})" if dates else "")
+                + ": export again on another day, or pass --from/--to (with the demo: `dims "
+                "demo --roll-out VERSION` writes the day before a release and the day after)"
+            )
+        from_date = earlier[-1]
+    assert to_date is not None
+    return str(from_date), to_date
+
+
+def version_changes(
+    out_dir: str | Path, from_date: str | date | None = None, to_date: str | date | None = None
+) -> pd.DataFrame:
+    """Deployments present in both snapshots whose image_version changed (upgrade, downgrade,
+    or `changed` when either side does not parse). Defaults: the two latest snapshots."""
+    from_date, to_date = _pick_dates(out_dir, from_date, to_date)
+    old = _versions_at(out_dir, from_date)
+    new = _versions_at(out_dir, to_date)
+    return _version_changes(old, new)
+
+
+def _version_changes(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    both = new.merge(
+        old[["deployment_id", "image_version"]].rename(columns={"image_version": "from_version"}),
+        on="deployment_id",
+    ).rename(columns={"image_version": "to_version"})
+    both["change"] = [
+        versions.compare(a, b)
+        for a, b in zip(both["from_version"], both["to_version"], strict=True)
+    ]
+    changed = both[both["change"] != "same"]
+    columns = ["deployment_id", "name", "deployment_type", "from_version", "to_version", "change"]
+    return changed[columns].sort_values(["change", "name"]).reset_index(drop=True)
+
+
+@dataclass
+class DiffResult:
+    """What changed between two snapshots; every part is a DataFrame for notebooks."""
+
+    from_date: str
+    to_date: str
+    #: deployments only in `to_date`, with their image_version and size at max scale
+    added: pd.DataFrame
+    #: deployments only in `from_date`
+    removed: pd.DataFrame
+    #: deployments in both whose image_version changed (`change`: upgrade/downgrade/changed)
+    version_changes: pd.DataFrame
+    #: deployments in both whose capacity changed: `<measure>_from`, `_to`, `_delta`
+    capacity_changes: pd.DataFrame
+    #: fleet totals: measure, from, to, delta
+    capacity_totals: pd.DataFrame
+    #: What the figures do not say by themselves (a workspace in one snapshot only).
+    notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        """A summary (dates and counts); the frames are attributes, shown when asked for."""
+        listed = ", ".join(f"{k}={v:,}" for k, v in self.counts().items())
+        return f"DiffResult({self.from_date} → {self.to_date}: {listed})"
+
+    def counts(self) -> dict[str, int]:
+        change = self.version_changes["change"]
+        return {
+            "added": len(self.added),
+            "removed": len(self.removed),
+            "upgrades": int((change == "upgrade").sum()),
+            "downgrades": int((change == "downgrade").sum()),
+            "other_version_changes": int((change == "changed").sum()),
+            "capacity_changes": len(self.capacity_changes),
+        }
+
+    def summary(self) -> str:
+        """A few lines for a terminal: counts, then the fleet totals that moved."""
+        c = self.counts()
+        lines = [
+            f"dims diff {self.from_date} → {self.to_date}",
+            f"  deployments: +{c['added']} added, -{c['removed']} removed",
+            f"  image versions: {c['upgrades']} upgraded, {c['downgrades']} downgraded"
+            + (
+                f", {c['other_version_changes']} changed (unparseable)"
+                if c["other_version_changes"]
+                else ""
+            ),
+            f"  capacity changed on {c['capacity_changes']} deployments",
+            "  fleet totals (from → to, delta):",
+        ]
+        totals = self.capacity_totals
+        for measure, before, after, delta in zip(
+            totals["measure"],
+            totals["from_value"].astype(float),
+            totals["to_value"].astype(float),
+            totals["delta"].astype(float),
+            strict=True,
+        ):
+            # counts (deployments, connections) as whole numbers, measures with decimals
+            size = ",.0f" if before.is_integer() and after.is_integer() else ",.2f"
+            lines.append(
+                f"    {measure:<34} {before:>12{size}} → {after:>12{size}}  ({delta:+{size}})"
+            )
+        for kind in ("upgrade", "downgrade"):
+            frame = self.version_changes[self.version_changes["change"] == kind]
+            if len(frame):
+                moves = frame.groupby(["from_version", "to_version"], dropna=False).size()
+                top = moves.sort_values(ascending=False).head(5)
+                rows = top.reset_index().itertuples(index=False, name=None)
+                listed = "; ".join(f"{a} → {b} ×{n}" for a, b, n in rows)
+                lines.append(f"  most common {kind}s: {listed}")
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def diff(
+    out_dir: str | Path,
+    from_date: str | date | None = None,
+    to_date: str | date | None = None,
+    tenant_ids: Sequence[str] | None = None,
+) -> DiffResult:
+    """Compare two snapshots of the dataset (defaults: the two latest), of the whole
+    organisation or of the workspaces in `tenant_ids`."""
+    from_date, to_date = _pick_dates(out_dir, from_date, to_date)
+    old_snap = load_snapshot(out_dir, from_date, tenant_ids)
+    new_snap = load_snapshot(out_dir, to_date, tenant_ids)
+    old = capacity.deployment_totals(old_snap)
+    new = capacity.deployment_totals(new_snap)
+    shown = ["deployment_id", "name", "deployment_type", "image_version", *DIFF_MEASURES[:4]]
+    old_ids, new_ids = set(old["deployment_id"]), set(new["deployment_id"])
+    added = new[~new["deployment_id"].isin(old_ids)][shown].sort_values("name")
+    removed = old[~old["deployment_id"].isin(new_ids)][shown].sort_values("name")
+
+    version_cols = ["deployment_id", "name", "deployment_type", "image_version"]
+    changes = _version_changes(old[version_cols], new[version_cols])
+
+    both = new[["deployment_id", "name", "deployment_type", *DIFF_MEASURES]].merge(
+        old[["deployment_id", *DIFF_MEASURES]], on="deployment_id", suffixes=("_to", "_from")
+    )
+    out = both[["deployment_id", "name", "deployment_type"]].copy()
+    moved = pd.Series(False, index=both.index)
+    for m in DIFF_MEASURES:
+        before, after = both[f"{m}_from"].fillna(0.0), both[f"{m}_to"].fillna(0.0)
+        out[f"{m}_from"], out[f"{m}_to"], out[f"{m}_delta"] = before, after, after - before
+        moved |= (after - before).abs() > _TOLERANCE
+    capacity_changes = out[moved].sort_values(
+        "cpu_request_cores_max_scale_delta", key=lambda s: -s.abs()
+    )
+
+    totals_old = capacity.fleet_totals(old_snap)
+    totals_new = capacity.fleet_totals(new_snap)
+    measures = ["deployments", *TOTALS, *DB_COLUMNS]
+    totals = pd.DataFrame(
+        {
+            "measure": measures,
+            "from_value": [totals_old[m] for m in measures],
+            "to_value": [totals_new[m] for m in measures],
+        }
+    )
+    totals["delta"] = totals["to_value"] - totals["from_value"]
+    return DiffResult(
+        from_date=from_date,
+        to_date=to_date,
+        added=added.reset_index(drop=True),
+        removed=removed.reset_index(drop=True),
+        version_changes=changes,
+        capacity_changes=capacity_changes.reset_index(drop=True),
+        capacity_totals=totals,
+        notes=_workspace_notes(old_snap, new_snap),
+    )
+
+
+#: The columns of `changed_deployments`, in order.
+CHANGE_COLUMNS = [
+    "deployment_id",
+    "name",
+    "deployment_type",
+    "change",
+    "from_version",
+    "to_version",
+]
+
+
+def changed_deployments(result: DiffResult) -> pd.DataFrame:
+    """One row per deployment that changed between the two snapshots of a diff, the list
+    `dims diff` prints (and writes with `--changes-out`): columns `CHANGE_COLUMNS`.
+
+    `change` is `added`, `removed`, a version change (`upgrade`, `downgrade`, or `changed`
+    when either version does not parse) or `capacity`. A deployment whose version and
+    capacity both changed is listed once, as its version change, so the rows add up to the
+    deployments that moved. `from_version` and `to_version` are its image versions before
+    and after (missing where it had none: the added before, the removed after, and both for
+    a capacity change). Every column is text (`str`), as in every report frame.
+    """
+    added = result.added.assign(
+        change="added", from_version=None, to_version=result.added["image_version"]
+    )
+    removed = result.removed.assign(
+        change="removed", from_version=result.removed["image_version"], to_version=None
+    )
+    versions = result.version_changes
+    moved = set(versions["deployment_id"])
+    capacity = result.capacity_changes[~result.capacity_changes["deployment_id"].isin(moved)]
+    capacity = capacity.assign(change="capacity", from_version=None, to_version=None)
+    parts = [part.reindex(columns=CHANGE_COLUMNS) for part in (added, removed, versions, capacity)]
+    changes = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)
+    return changes.astype("str")
+
+
+def _workspace_notes(old: Snapshot, new: Snapshot) -> list[str]:
+    """A workspace in one snapshot only: its deployments count as added or removed, though
+    the cause may be an export of fewer workspaces rather than the fleet changing."""
+    notes = []
+    before = set(old.deployments["tenant_id"].dropna())
+    after = set(new.deployments["tenant_id"].dropna())
+    for gone, there, when in ((before - after, old, "from"), (after - before, new, "to")):
+        if gone:
+            notes.append(
+                f"workspace(s) only in the {when} snapshot ({there.snapshot_date}): "
+                f"{', '.join(sorted(gone))}; their deployments count as "
+                f"{'removed' if when == 'from' else 'added'}"
+            )
+    return notes

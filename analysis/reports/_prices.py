@@ -1,0 +1,419 @@
+"""Prices and monthly costs: what the capacity the fleet asks for costs a month.
+
+A `PriceSheet` holds three rates, $ per core-hour of CPU, per GiB-hour of memory and per
+GiB-month of storage, with optional overrides per deployment type. The defaults are
+OpenCost's custom-pricing defaults (CPU 0.031611 $/core-hour, RAM 0.004237 $/GiB-hour,
+storage 0.04 $/GiB-month), so a fleet without a price sheet still gets comparable figures.
+A month is 730 hours (8,760 hours a year ÷ 12), as OpenCost and cloud price lists count it.
+
+Costs price what is *reserved or allowed*, not what is used (the dataset has no usage):
+CPU and memory at min or max scale, by their requests or their limits; DB storage is priced
+once per deployment (it neither scales with replicas nor has a limit).
+
+A price file is YAML or TOML (by its suffix: `.toml` is TOML, anything else YAML):
+
+    cpu_core_hour: 0.031611
+    memory_gib_hour: 0.004237
+    storage_gib_month: 0.04
+    hours_per_month: 730
+    types:
+      prod: {cpu_core_hour: 0.045, memory_gib_hour: 0.006}
+
+A price file is read as hostile input: at most `MAX_FILE_BYTES`, YAML without anchors or
+aliases (an alias bomb is a few lines that expand beyond memory), nesting too deep to parse is
+one line, rates are finite and at most what a month of them can price, and an error quotes a
+value only shortened. A rate that is finite but makes the fleet's monthly cost overflow is
+refused where the fleet is known (`add_costs`), naming the rate.
+"""
+
+from __future__ import annotations
+
+import reprlib
+import sys
+import tomllib
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from analysis import spec
+from analysis.errors import PriceSheetError as PriceSheetError
+from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
+from analysis.reports._measures import BASES, SCALES, total_column
+
+HOURS_PER_MONTH = 730.0
+#: A month has at most 31 days of 24 hours.
+MAX_HOURS_PER_MONTH = 744.0
+#: The largest rate: a month of it (at most 744 hours) is still a finite number.
+MAX_RATE = sys.float_info.max / MAX_HOURS_PER_MONTH
+#: A price sheet is a few lines; a larger file is refused before it is read whole.
+MAX_FILE_BYTES = 64 * 1024
+#: The most a fleet's monthly cost, summed over every deployment, may come to: no bill comes
+#: near it, and it stays so far below float64's overflow (1.8e308) that a sum over any
+#: grouping, in any order, of costs within it is finite.
+COST_CEILING_USD = 1e300
+RATES = ("cpu_core_hour", "memory_gib_hour", "storage_gib_month")
+#: the keys a price file may hold at its top level
+FILE_KEYS = (*RATES, "hours_per_month", "types")
+
+
+#: How an error quotes a value from a price file: a few characters, a few items, two levels.
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = _QUOTE.maxlong = 40
+_QUOTE.maxlist = _QUOTE.maxdict = _QUOTE.maxtuple = _QUOTE.maxset = 4
+_QUOTE.maxlevel = 2
+
+
+def _quoted(value: object) -> str:
+    """`value` for an error message, shortened: a file's value may be megabytes of text."""
+    return _QUOTE.repr(value)
+
+
+def _name(key: object, limit: int = 40) -> str:
+    """A key, type name or parser's message for an error message, unquoted and shortened."""
+    text = str(key)
+    return text if len(text) <= limit else f"{text[:limit]}…"
+
+
+@dataclass(frozen=True)
+class Rates:
+    """The three prices that apply to one deployment type, in US dollars."""
+
+    cpu_core_hour: float
+    memory_gib_hour: float
+    storage_gib_month: float
+
+
+@dataclass(frozen=True)
+class PriceSheet:
+    """Prices in US dollars; `types` overrides any rate for one deployment type."""
+
+    cpu_core_hour: float = 0.031611
+    memory_gib_hour: float = 0.004237
+    storage_gib_month: float = 0.04
+    hours_per_month: float = HOURS_PER_MONTH
+    types: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    #: where the prices came from, for the report's assumptions
+    source: str = "OpenCost custom-pricing defaults"
+
+    def rates(self, deployment_type: object) -> Rates:
+        """The rates of one deployment type: its overrides, else the sheet's own rates."""
+        base = {name: getattr(self, name) for name in RATES}
+        if isinstance(deployment_type, str):
+            base.update(self.types.get(deployment_type, {}))
+        return Rates(**base)
+
+    def with_rates(
+        self,
+        *,
+        cpu_core_hour: float | None = None,
+        memory_gib_hour: float | None = None,
+        storage_gib_month: float | None = None,
+    ) -> PriceSheet:
+        """This sheet with the given base rates replaced (None leaves a rate as it is)."""
+        options = {
+            "cpu_core_hour": cpu_core_hour,
+            "memory_gib_hour": memory_gib_hour,
+            "storage_gib_month": storage_gib_month,
+        }
+        given = {name: value for name, value in options.items() if value is not None}
+        for name, value in given.items():
+            _check_rate(value, "price option", name)
+        if not given:
+            return self
+        return _replaced(self, given, source=f"{self.source}, with rates from options")
+
+    def describe(self) -> str:
+        """One line for the report: the rates, the month and any per-type overrides."""
+        text = (
+            f"${self.cpu_core_hour:g} per core-hour, ${self.memory_gib_hour:g} per GiB-hour "
+            f"of memory, ${self.storage_gib_month:g} per GiB-month of storage, "
+            f"{self.hours_per_month:g} hours a month ({self.source})"
+        )
+        for kind, rates in sorted(self.types.items()):
+            listed = ", ".join(f"{k} {v:g}" for k, v in sorted(rates.items()))
+            text += f"; {kind}: {listed}"
+        return text
+
+
+DEFAULT_PRICES = PriceSheet()
+
+
+def _check_rate(value: object, where: str, key: str, highest: float = MAX_RATE) -> float:
+    """`value` as a float from 0 to `highest`; anything else is one line naming `key`."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise PriceSheetError(f"{where}: {key}: expected a number >= 0, got {_quoted(value)}")
+    if not value <= highest:  # an int too large for a float compares without converting
+        raise PriceSheetError(
+            f"{where}: {key}: expected a number from 0 to {highest:.4g}, got {_quoted(value)}"
+        )
+    return float(value)
+
+
+class _Refused(yaml.YAMLError):
+    """YAML a price file may not use, at `mark`."""
+
+    def __init__(self, mark: yaml.Mark, problem: str) -> None:
+        super().__init__(problem)
+        self.problem_mark = mark
+        self.problem = problem
+
+
+class _SheetLoader(yaml.SafeLoader):
+    """Safe YAML without anchors and aliases: a price sheet needs none, and aliases let a
+    few lines stand for a value larger than memory (the "billion laughs")."""
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.NodeEvent):  # an alias, or a node that may carry an anchor
+            event = self.current_event
+            if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
+                raise _Refused(event.start_mark, "anchors and aliases (& and *) are not allowed")
+        return super().compose_node(parent, index)
+
+
+def _read(path: Path) -> str:
+    """The file's text: at most `MAX_FILE_BYTES` are read, whatever the file holds."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise PriceSheetError(f"{path}: cannot read the price file: {exc.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise PriceSheetError(
+            f"{path}: the price file is larger than {MAX_FILE_BYTES // 1024} KiB; "
+            "a price sheet is a few lines"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PriceSheetError(f"{path}: the price file is not UTF-8 text") from None
+
+
+def _load_yaml(text: str) -> object:
+    loader = _SheetLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def _parse(path: Path) -> object:
+    text = _read(path)
+    try:
+        if path.suffix.lower() == ".toml":
+            return tomllib.loads(text)
+        return _load_yaml(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PriceSheetError(f"{path}: not valid TOML: {_name(exc, 120)}") from None
+    except _Refused as exc:
+        at = exc.problem_mark.line + 1
+        raise PriceSheetError(f"{path}: line {at}: YAML {exc.problem} in a price file") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "cannot parse"
+        raise PriceSheetError(f"{path}: not valid YAML{line}: {_name(problem, 120)}") from None
+    except RecursionError:
+        raise PriceSheetError(f"{path}: nested too deeply to be a price sheet") from None
+    except ValueError as exc:  # a number too long to convert (Python's 4,300-digit limit)
+        raise PriceSheetError(f"{path}: cannot read a value: {_name(exc, 80)}") from None
+
+
+def _unknown(path: Path, key: object, where: str, known: tuple[str, ...]) -> PriceSheetError:
+    return PriceSheetError(
+        f"{path}: {where}{_name(key)}: unknown key (expected one of {', '.join(known)})"
+    )
+
+
+def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceSheet:
+    """A price sheet from a YAML or TOML file; rates it leaves out keep `base`'s values.
+
+    Raises `PriceSheetError` (one line naming the file and the key) for a file that cannot be
+    read or parsed, an unknown key, or a rate that is not a number >= 0.
+    """
+    path = Path(path)
+    data = _parse(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise PriceSheetError(f"{path}: expected a mapping of prices, got {type(data).__name__}")
+    values = _file_rates(path, data)
+    overrides = _type_rates(path, data.get("types") or {})
+    return _replaced(base, values, types=overrides, source=f"price file {path.name}")
+
+
+def _file_rates(path: Path, data: Mapping[object, object]) -> dict[str, float]:
+    """The file's top-level rates and hours a month, every key checked."""
+    values: dict[str, float] = {}
+    for key, value in data.items():
+        if key not in FILE_KEYS:
+            raise _unknown(path, key, "", FILE_KEYS)
+        if key in RATES:
+            values[key] = _check_rate(value, str(path), key)
+        elif key == "hours_per_month":
+            values[key] = _check_rate(value, str(path), key, MAX_HOURS_PER_MONTH)
+    if values.get("hours_per_month") == 0:
+        raise PriceSheetError(f"{path}: hours_per_month: expected a number > 0, got 0")
+    return values
+
+
+def _type_rates(path: Path, types: object) -> dict[str, dict[str, float]]:
+    """The `types` section: deployment type -> the rates it overrides, every key checked."""
+    if not isinstance(types, dict):
+        raise PriceSheetError(f"{path}: types: expected a mapping of deployment types")
+    overrides: dict[str, dict[str, float]] = {}
+    for kind, rates in types.items():
+        where = f"types.{_name(kind)}"
+        if not isinstance(rates, dict):
+            raise PriceSheetError(f"{path}: {where}: expected a mapping of rates")
+        for key, value in rates.items():
+            if key not in RATES:
+                raise _unknown(path, key, f"{where}.", RATES)
+            overrides.setdefault(str(kind), {})[key] = _check_rate(
+                value, str(path), f"{where}.{key}"
+            )
+    return overrides
+
+
+def _replaced(
+    sheet: PriceSheet,
+    numbers: Mapping[str, float],
+    *,
+    source: str,
+    types: Mapping[str, Mapping[str, float]] | None = None,
+) -> PriceSheet:
+    """`sheet` with the rates and hours a month named in `numbers` replaced (the others kept),
+    field by field so that each keeps its type."""
+    return replace(
+        sheet,
+        cpu_core_hour=numbers.get("cpu_core_hour", sheet.cpu_core_hour),
+        memory_gib_hour=numbers.get("memory_gib_hour", sheet.memory_gib_hour),
+        storage_gib_month=numbers.get("storage_gib_month", sheet.storage_gib_month),
+        hours_per_month=numbers.get("hours_per_month", sheet.hours_per_month),
+        types=sheet.types if types is None else types,
+        source=source,
+    )
+
+
+def cost_column(basis: str, scale: str, resource: str | None = None) -> str:
+    """`request`, `max` -> `cost_request_max_scale_usd_month` (`cpu_cost_…` for one part)."""
+    prefix = f"{resource}_cost" if resource else "cost"
+    return f"{prefix}_{basis}_{scale}_scale_usd_month"
+
+
+STORAGE_COST = "storage_cost_usd_month"
+#: the whole monthly cost (CPU + memory + storage), per basis and scale
+COST_TOTALS = [cost_column(b, s) for b in BASES for s in SCALES]
+#: every cost column, totals first, then the parts they sum
+COST_COLUMNS = [
+    *COST_TOTALS,
+    *(cost_column(b, s, r) for r in ("cpu", "memory") for b in BASES for s in SCALES),
+    STORAGE_COST,
+]
+
+
+#: Each part of a monthly cost: its column, the rate that prices it, the quantity it prices
+#: and what that quantity is.
+_PARTS = [
+    *(
+        (cost_column(b, s, r), rate, total_column(r, b, s), f"{unit}, {b}s at {s} scale")
+        for r, rate, unit in (
+            ("cpu", "cpu_core_hour", "cores"),
+            ("memory", "memory_gib_hour", "GiB"),
+        )
+        for b in BASES
+        for s in SCALES
+    ),
+    (STORAGE_COST, "storage_gib_month", "db_storage_gib", "GiB of DB storage"),
+]
+#: What each rate is per, for an error message.
+_PER = {
+    "cpu_core_hour": "core-hour",
+    "memory_gib_hour": "GiB-hour",
+    "storage_gib_month": "GiB-month",
+}
+
+
+def add_costs(frame: pd.DataFrame, prices: PriceSheet = DEFAULT_PRICES) -> pd.DataFrame:
+    """`frame` (rows with capacity totals, `db_storage_gib` and `deployment_type`) with the
+    monthly cost of every row added as the `COST_COLUMNS`, priced by its deployment type.
+
+    Raises `PriceSheetError` naming the rate when a part of the cost, summed over `frame`,
+    passes `COST_CEILING_USD` because of the rate: no report shows a price's infinite cost.
+    """
+    out = frame.copy()
+    kinds = out["deployment_type"].astype("object")
+    rates = {k: prices.rates(k) for k in pd.unique(kinds)}
+    per_row = {name: kinds.map(lambda k, n=name: getattr(rates[k], n)) for name in RATES}
+    hours = prices.hours_per_month
+    storage = out["db_storage_gib"].astype("float64").fillna(0.0)
+    with np.errstate(over="ignore"):  # an overflow is refused below, in one line
+        out[STORAGE_COST] = storage * per_row["storage_gib_month"].astype("float64")
+        for basis in BASES:
+            for scale in SCALES:
+                cpu = out[total_column("cpu", basis, scale)].astype("float64").fillna(0.0)
+                mem = out[total_column("memory", basis, scale)].astype("float64").fillna(0.0)
+                cpu_cost = cpu * per_row["cpu_core_hour"].astype("float64") * hours
+                mem_cost = mem * per_row["memory_gib_hour"].astype("float64") * hours
+                out[cost_column(basis, scale, "cpu")] = cpu_cost
+                out[cost_column(basis, scale, "memory")] = mem_cost
+                out[cost_column(basis, scale)] = cpu_cost + mem_cost + out[STORAGE_COST]
+        _check_costs(out, kinds, prices)
+    return out
+
+
+def _check_costs(frame: pd.DataFrame, kinds: pd.Series, prices: PriceSheet) -> None:
+    """Every part of the cost within `COST_CEILING_USD` over all of `frame`, so every sum the
+    report makes of them (parts, totals, any grouping) is finite, unless the quantities are
+    out of range themselves (beyond the ceiling at the default rates): a record's absurd
+    quantity is the data's problem, and no rate is to blame for it."""
+    for column, rate, quantity, what in _PARTS:
+        if frame[column].sum() <= COST_CEILING_USD:
+            continue
+        hours = 1.0 if rate == "storage_gib_month" else HOURS_PER_MONTH
+        if frame[quantity].sum() * getattr(DEFAULT_PRICES, rate) * hours <= COST_CEILING_USD:
+            raise _overflow(frame, kinds, prices, (column, rate, quantity, what))
+
+
+def _overflow(
+    frame: pd.DataFrame, kinds: pd.Series, prices: PriceSheet, part: tuple[str, str, str, str]
+) -> PriceSheetError:
+    """The error naming the rate (of the type costing most) that makes `part` overflow."""
+    column, rate, quantity, what = part
+    labels = kinds.map(lambda k: k if isinstance(k, str) else "")  # "": no type
+    by_type = frame[[column, quantity]].astype("float64").groupby(labels).sum()
+    label = str(by_type[column].idxmax())
+    kind = label or None
+    overridden = kind is not None and rate in prices.types.get(kind, {})
+    key = f"types.{_name(kind)}.{rate}" if overridden else rate
+    amount = float(by_type[quantity][label])
+    hours = "" if rate == "storage_gib_month" else f", {prices.hours_per_month:g} hours a month"
+    whose = f"deployment type {_name(kind)}" if kind else "deployments without a type"
+    return PriceSheetError(
+        f"{prices.source}: {key}: ${getattr(prices.rates(kind), rate):g} per {_PER[rate]} "
+        f"makes the monthly cost of {whose} more than ${COST_CEILING_USD:.0e} "
+        f"({amount:.4g} {what}{hours}); expected a smaller rate"
+    )
+
+
+def warn_unknown_types(prices: PriceSheet, deployment_types: Iterable[object]) -> None:
+    """Warn of each per-type override naming a type neither `deployment_types` (the
+    dataset's) nor the spec has: its prices apply to no deployment, most likely a typo."""
+    found = {kind for kind in deployment_types if isinstance(kind, str)}
+    known = sorted(found | set(spec.deployment_types()))
+    shown = ", ".join(_name(kind) for kind in known[:12])
+    if len(known) > 12:
+        shown += f" and {len(known) - 12} more"
+    for kind in prices.types:
+        if kind not in found and kind not in spec.deployment_types():
+            warnings.warn(
+                UnknownPriceTypeWarning(
+                    f"{prices.source}: types.{_name(kind)}: no deployment has this type, so "
+                    f"its prices apply to none (known types: {shown})"
+                ),
+                stacklevel=2,
+            )

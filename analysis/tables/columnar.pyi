@@ -1,6 +1,0 @@
-# The compiled module (columnar.c); see analysis/tables/arrays.py for how it is used.
-from typing import Any
-
-def columns(
-    rows: list[Any], kinds: str, /
-) -> list[tuple[int, bytes | None, bytes | None, bytes]] | None: ...

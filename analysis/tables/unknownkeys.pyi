@@ -1,7 +1,0 @@
-# The compiled module (unknownkeys.c); see typed.UnknownFields for how it is used.
-from typing import Any, NewType
-
-Levels = NewType("Levels", object)
-
-def compile(tree: tuple[bool, dict[str, Any]], /) -> Levels: ...
-def scan(raw: Any, levels: Levels, /) -> list[tuple[str, int, int, bool]] | None: ...

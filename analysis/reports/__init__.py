@@ -12,7 +12,12 @@ as integers, text (ids, names, types, versions) in pandas' one string dtype `str
 
 Costs: every capacity frame carries monthly costs in US dollars (`*_usd_month`) under a
 `PriceSheet` (default: OpenCost's custom-pricing defaults, 730 hours a month); pass
-`prices=load_prices("prices.yaml")` to use your own.
+`prices=load_prices("prices.yaml")` to use your own. Costs are never silently lower than the
+truth: an unpriced deployment (`unpriced_reason`) has null costs and one with unbounded
+limits (`limits_unbounded`) null limits-basis costs, and every total says how many it leaves
+out (`deployments_unpriced`, `deployments_unbounded`). `cost_by(snap, "label:team")`
+allocates by a label (or namespace, workspace, type), OpenCost's way; `headline(snap)` is
+the month in a few figures.
 
 Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_workspace`
 breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
@@ -24,7 +29,10 @@ breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[�
 
 from analysis.errors import DatasetError as DatasetError
 from analysis.errors import PriceSheetError as PriceSheetError
+from analysis.errors import ReportError as ReportError
 from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
+from analysis.reports._allocation import UNALLOCATED, cost_by
+from analysis.reports._headline import headline
 from analysis.reports.capacity import (
     anomalies,
     capacity_by,
@@ -73,6 +81,7 @@ from analysis.reports.report import build_html, write_report
 __all__ = [
     "DEFAULT_PRICES",
     "HOURS_PER_MONTH",
+    "UNALLOCATED",
     "DiffResult",
     "PriceSheet",
     "Snapshot",
@@ -86,6 +95,7 @@ __all__ = [
     "capacity_summary",
     "changed_deployments",
     "component_capacity",
+    "cost_by",
     "cost_by_deployment",
     "db_capacity",
     "db_capacity_total",
@@ -93,6 +103,7 @@ __all__ = [
     "deployments_behind",
     "diff",
     "fleet_totals",
+    "headline",
     "image_version_summary",
     "largest_deployments",
     "load_prices",

@@ -77,17 +77,24 @@ class Unreadable:
 
 
 class PodContainers:
-    """A snapshot's sidecars and init containers, their quantities under Kubernetes' rules."""
+    """A snapshot's sidecars and init containers, their quantities under Kubernetes' rules.
 
-    def __init__(self, containers: pd.DataFrame) -> None:
+    `owner` is each container's deployment by position among `deployment_ids` (-1 for a
+    container of none of them), so that sums by deployment are `numpy.bincount`s.
+    """
+
+    def __init__(self, containers: pd.DataFrame, deployment_ids: pd.Series) -> None:
         self.containers = containers
-        self.ids = text_column(containers, "deployment_id")
+        self.count_of_deployments = len(deployment_ids)
+        ids = text_column(containers, "deployment_id")
+        self.owner = pd.Index(deployment_ids).get_indexer(pd.Index(ids))
         kind = text_column(containers, "kind")
         policy = text_column(containers, "restart_policy")
-        self.init = (kind == "init").to_numpy()
+        mine = self.owner >= 0
+        self.init = (kind == "init").to_numpy() & mine
         self.native = self.init & (policy == "Always").to_numpy()
-        self.sidecar = (kind == "sidecar").to_numpy() | self.native
-        self.position = numeric(containers, "position")
+        self.sidecar = ((kind == "sidecar").to_numpy() & mine) | self.native
+        self.position = numeric(containers, "position").to_numpy()
         self._raw = {m: numeric(containers, q.column) * q.factor for m, q in QUANTITIES.items()}
         self.unreadable = {m: self._find_unreadable(m) for m in QUANTITIES}
 
@@ -112,19 +119,19 @@ class PodContainers:
     def unreadable_mask(self, measure: str) -> np.ndarray:
         return self.containers.index.isin(self.unreadable[measure].rows)
 
-    def value(self, measure: str) -> pd.Series:
+    def value(self, measure: str) -> np.ndarray:
         """Each container's figure of `measure` as Kubernetes applies it: a request left empty
         is the limit (0 when both are), a limit left empty is null (unbounded), and anything
         that depends on an unreadable quantity is null."""
-        raw = self._raw[measure]
+        raw = self._raw[measure].to_numpy()
+        unreadable = self.unreadable_mask(measure)
         if measure not in LIMIT_OF:
-            return raw.where(~self.unreadable_mask(measure))
+            return np.where(unreadable, np.nan, raw)
         limit = self.value(LIMIT_OF[measure])
-        limit_absent = self._raw[LIMIT_OF[measure]].isna() & ~self.unreadable_mask(
-            LIMIT_OF[measure]
-        )
-        filled = raw.fillna(limit).where(~(raw.isna() & limit_absent), 0.0)
-        return filled.where(~self.unreadable_mask(measure))
+        limit_absent = self.limit_absent(LIMIT_OF[measure])
+        filled = np.where(np.isnan(raw), limit, raw)
+        filled = np.where(np.isnan(raw) & limit_absent, 0.0, filled)
+        return np.where(unreadable, np.nan, filled)
 
     def limit_absent(self, measure: str) -> np.ndarray:
         """Containers with no limit of `measure`'s resource (unbounded), unreadable aside."""
@@ -135,35 +142,40 @@ class PodContainers:
         masks = [self.unreadable_mask(m) for m in QUANTITIES]
         return np.logical_or.reduce(masks) if masks else np.zeros(len(self.containers), bool)
 
-    def per_deployment(self, values: pd.Series | np.ndarray, mask: np.ndarray) -> pd.Series:
-        """The sum of `values` over the containers in `mask`, by deployment id: null for a
-        deployment where any of them is null (an unknown part makes the sum unknown)."""
-        series = pd.Series(values, index=self.containers.index)[mask]
-        ids = self.ids[mask]
-        sums = series.fillna(0.0).groupby(ids).sum()
-        unknown = series.isna().groupby(ids).any()
-        return sums.where(~unknown)
+    def per_deployment(self, values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The sum of `values` over the containers in `mask`, by deployment (position): null
+        where any of them is null (an unknown part makes the sum unknown), 0 for none."""
+        owner, chosen = self.owner[mask], values[mask]
+        known = ~np.isnan(chosen)
+        count = self.count_of_deployments
+        total = np.bincount(owner, weights=np.where(known, chosen, 0.0), minlength=count)
+        unknown = np.bincount(owner, weights=~known, minlength=count) > 0
+        return np.where(unknown, np.nan, total)
 
-    def count(self, mask: np.ndarray) -> pd.Series:
-        return self.ids[mask].value_counts()
+    def count(self, mask: np.ndarray) -> np.ndarray:
+        return np.bincount(self.owner[mask], minlength=self.count_of_deployments)
 
-    def flagged(self, mask: np.ndarray) -> pd.Series:
-        """By deployment id: True where any container is in `mask`."""
-        return pd.Series(mask, index=self.containers.index).groupby(self.ids).any()
+    def flagged(self, mask: np.ndarray) -> np.ndarray:
+        """By deployment (position): True where any of its containers is in `mask`."""
+        return self.count(mask & (self.owner >= 0)) > 0
 
-    def init_peak(self, values: pd.Series) -> pd.Series:
-        """By deployment id, the most the init phase asks at once: each init container with
-        the native sidecars started before it, each native sidecar with those and itself;
-        null where any of them is unknown."""
-        init = pd.DataFrame(
-            {
-                "id": self.ids,
-                "position": self.position,
-                "value": values.fillna(0.0),
-                "native": self.native,
-                "unknown": values.isna(),
-            }
-        )[self.init].sort_values(["id", "position"], kind="stable")
-        running = init["value"].where(init["native"], 0.0).groupby(init["id"]).cumsum()
-        peak = (running + init["value"].where(~init["native"], 0.0)).groupby(init["id"]).max()
-        return peak.where(~init["unknown"].groupby(init["id"]).any())
+    def init_peak(self, values: np.ndarray) -> np.ndarray:
+        """By deployment (position), the most the init phase asks at once: each init
+        container with the native sidecars started before it, each native sidecar with those
+        and itself; null where any of them is unknown, 0 without init containers."""
+        at = np.flatnonzero(self.init)
+        order = at[np.lexsort((self.position[at], self.owner[at]))]
+        owner, native = self.owner[order], self.native[order]
+        value = np.nan_to_num(values[order])
+        started = np.where(native, value, 0.0)
+        running = np.cumsum(started)
+        first = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, bool)
+        before = (running - started)[
+            np.maximum.accumulate(np.where(first, np.arange(len(owner)), 0))
+        ]
+        running = running - before  # native sidecars started so far, within the deployment
+        asked = running + np.where(native, 0.0, value)
+        peak = np.zeros(self.count_of_deployments)
+        np.maximum.at(peak, owner, asked)
+        unknown = np.bincount(owner, weights=np.isnan(values[order]), minlength=len(peak)) > 0
+        return np.where(unknown, np.nan, peak)

@@ -74,20 +74,14 @@ def _component_flags(deployments: pd.DataFrame, absent: pd.Series) -> dict[str, 
     return {"missing": missing, "unbounded": unbounded, "inverted": inverted}
 
 
-def _by_deployment(ids: pd.Series, by_id: pd.Series) -> pd.Series:
-    """A per-id flag aligned to the deployments (False where a deployment has no container)."""
-    return ids.map(by_id).fillna(False).astype(bool)
-
-
 def pricing_status(deployments: pd.DataFrame, pods: PodContainers) -> pd.DataFrame:
     """Per deployment (aligned with `deployments`): `unpriced_reason` (null when priced),
     `limits_unbounded` and `scale_inverted`."""
     absent = resource_spec_absent(deployments)
     flags = _component_flags(deployments, absent)
-    ids = deployments["id"].astype("str") if "id" in deployments else pd.Series(dtype="str")
     no_limit = pods.limit_absent("cpu_limit_cores") | pods.limit_absent("memory_limit_gib")
-    containers_unbounded = _by_deployment(ids, pods.flagged(no_limit))
-    unreadable = _by_deployment(ids, pods.flagged(pods.any_unreadable()))
+    containers_unbounded = pd.Series(pods.flagged(no_limit), index=deployments.index)
+    unreadable = pd.Series(pods.flagged(pods.any_unreadable()), index=deployments.index)
     reason = pd.Series(None, index=deployments.index, dtype="str")
     reason[unreadable.to_numpy()] = "unreadable_quantity"
     reason[flags["missing"].to_numpy()] = "missing_resources"

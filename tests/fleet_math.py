@@ -8,6 +8,7 @@ cannot make both sides agree. Only the field names come from analysis.spec (the 
 from __future__ import annotations
 
 import math
+import re
 from datetime import date, datetime
 from typing import Any
 
@@ -55,49 +56,171 @@ def namespace(record: dict) -> str | None:
     return ((record.get("source_config") or {}).get("listener_config") or {}).get("k8s_namespace")
 
 
-def _container_value(container: dict, measure: str) -> float:
-    resources = container.get("resources") or {}
+#: Kubernetes' quantity grammar (k8s.io/apimachinery resource.Quantity), ASCII digits only.
+_QUANTITY = re.compile(
+    r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?"
+)
+
+
+def readable(raw: Any) -> bool:
+    """Is `raw` a Kubernetes quantity (a JSON number, or text in its grammar)?"""
+    if isinstance(raw, bool):
+        return False
+    if isinstance(raw, int | float):
+        return math.isfinite(raw)
+    return isinstance(raw, str) and _QUANTITY.fullmatch(raw) is not None
+
+
+def quantity(container: dict, section: str, key: str) -> tuple[str, float | None]:
+    """("value", figure), ("absent", None) or ("unreadable", None), in cores or GiB."""
+    raw = (((container.get("resources") or {}).get(section)) or {}).get(key)
+    if raw is None:
+        return "absent", None
+    if not readable(raw):
+        return "unreadable", None
+    return "value", (cpu if key == "cpu" else memory_gib)(raw)
+
+
+def container_value(container: dict, measure: str) -> float | None:
+    """One container's figure as Kubernetes applies it: an empty request is the limit, both
+    empty ask 0; an empty limit is unbounded (None); what an unreadable quantity feeds is
+    unknown (None)."""
     section, key = CONTAINER_KEYS[measure]
-    raw = (resources.get(section) or {}).get(key)
-    if raw is None and section == "requests":  # Kubernetes: request defaults to the limit
-        raw = (resources.get("limits") or {}).get(key)
-    parse = cpu if key == "cpu" else memory_gib
-    return parse(raw) or 0.0
+    state, value = quantity(container, section, key)
+    if section == "limits" or state != "absent":
+        return value
+    limit_state, limit = quantity(container, "limits", key)
+    return 0.0 if limit_state == "absent" else limit
 
 
-def components(record: dict) -> dict[str, dict[str, float]]:
-    """component -> per-replica figures and replicas, as the report's assumptions define them.
+def _plus(*values: float | None) -> float | None:
+    return None if any(v is None for v in values) else sum(values)  # type: ignore[arg-type]
+
+
+def pod_parts(
+    sidecars: list[dict], inits: list[dict], measure: str
+) -> tuple[float | None, float | None]:
+    """(what runs beside the main container, the init phase's peak), the way the Kubernetes
+    scheduler adds them up: an init container with restartPolicy Always is a native sidecar,
+    running from its turn in the init phase on, beside the later init containers too. None
+    where any part is unknown."""
+    side = _plus(*(container_value(c, measure) for c in sidecars))
+    running, peak = 0.0, 0.0  # native sidecars started so far; the most asked at once
+    unknown = False
+    for container in inits:
+        value = container_value(container, measure)
+        if value is None:
+            unknown = True
+            value = 0.0
+        if container.get("restartPolicy") == "Always":
+            running += value
+            side = _plus(side, value)
+            peak = max(peak, running)
+        else:
+            peak = max(peak, running + value)
+    return (None if unknown else side), (None if unknown else peak)
+
+
+def _containers(record: dict) -> list[dict]:
+    rs = resource_spec(record)
+    return [*(rs.get("sidecars") or []), *(rs.get("init_containers") or [])]
+
+
+def _compute_set(values: dict, component: str, absent: bool) -> bool:
+    if component == "main":
+        return not absent
+    return any(
+        values.get(k) is not None for k in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")
+    )
+
+
+def spec_absent(record: dict) -> bool:
+    rs = resource_spec(record)
+    return all(rs.get(name) is None for name in spec.resource_numeric_fields())
+
+
+def status(record: dict) -> dict[str, Any]:
+    """The pricing rules of the reports, from the raw record: `unpriced_reason`,
+    `limits_unbounded`, `scale_inverted`."""
+    rs, absent = resource_spec(record), spec_absent(record)
+    missing = unbounded = inverted = False
+    for component, fields in spec.component_measures().items():
+        values = {m: rs.get(f) for m, f in fields.items()}
+        if _compute_set(values, component, absent):
+            missing |= values.get("cpu") is None or values.get("memory_mb") is None
+            unbounded |= values.get("cpu_limit") is None or values.get("memory_limit_mb") is None
+        inverted |= replicas(values.get("max_scale")) < replicas(values.get("min_scale"))
+    states = [quantity(c, s, k) for c in _containers(record) for s, k in CONTAINER_KEYS.values()]
+    unreadable = any(state == "unreadable" for state, _ in states)
+    for container in _containers(record):
+        unbounded |= any(quantity(container, "limits", k)[0] == "absent" for k in ("cpu", "memory"))
+    reason = None
+    if absent:
+        reason = "resource_spec_absent"
+    elif missing:
+        reason = "missing_resources"
+    elif unreadable:
+        reason = "unreadable_quantity"
+    return {
+        "unpriced_reason": reason,
+        "limits_unbounded": unbounded and not absent,
+        "scale_inverted": inverted,
+    }
+
+
+def components(record: dict) -> dict[str, dict[str, float | None]]:
+    """component -> per-replica figures (None where unknown or missing) and replicas, as the
+    report's assumptions define them; max scale never below min scale.
 
     Includes the `sidecars_init` pseudo-component when the pod has sidecars or init containers.
     """
-    rs = resource_spec(record)
-    out: dict[str, dict[str, float]] = {}
+    rs, absent = resource_spec(record), spec_absent(record)
+    out: dict[str, dict[str, float | None]] = {}
     for component, fields in spec.component_measures().items():
         values = {m: rs.get(f) for m, f in fields.items()}
-        resource_keys = ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")
-        present = component == "main" or any(
-            values.get(k) is not None for k in (*resource_keys, "storage_gi", "max_connections")
+        asks = _compute_set(values, component, absent)
+        present = (
+            component == "main"
+            or asks
+            or any(values.get(k) is not None for k in ("storage_gi", "max_connections"))
         )
         if not present:
             continue
-        row = {
-            "replicas_min": replicas(values.get("min_scale")),
-            "replicas_max": replicas(values.get("max_scale")),
+        low = replicas(values.get("min_scale"))
+        row: dict[str, float | None] = {
+            "replicas_min": low,
+            "replicas_max": max(low, replicas(values.get("max_scale"))),
             "db_storage_gib": float(values.get("storage_gi") or 0.0),
             "db_max_connections": float(values.get("max_connections") or 0.0),
         }
         for out_name, (measure, factor) in MEASURES.items():
-            row[out_name] = float(values.get(measure) or 0.0) * factor
+            raw = values.get(measure)
+            if component != "main" and not asks:
+                row[out_name] = 0.0
+            else:
+                row[out_name] = None if raw is None else float(raw) * factor
         out[component] = row
     sidecars = rs.get("sidecars") or []
     inits = rs.get("init_containers") or []
     if sidecars or inits:
         main = out["main"]
-        extra = {"replicas_min": main["replicas_min"], "replicas_max": main["replicas_max"]}
-        extra["db_storage_gib"] = extra["db_max_connections"] = 0.0
+        extra: dict[str, float | None] = {
+            "replicas_min": main["replicas_min"],
+            "replicas_max": main["replicas_max"],
+            "db_storage_gib": 0.0,
+            "db_max_connections": 0.0,
+        }
         for measure in MEASURES:
             side, init_peak = pod_parts(sidecars, inits, measure)
-            extra[measure] = max(main[measure] + side, init_peak) - main[measure]
+            pod = (
+                None
+                if None in (main[measure], side, init_peak)
+                else max(
+                    main[measure] + side,
+                    init_peak,  # type: ignore[operator]
+                )
+            )
+            extra[measure] = None if pod is None else pod - main[measure]  # type: ignore[operator]
         out["sidecars_init"] = extra
     return out
 
@@ -107,51 +230,89 @@ def replicas(scale: Any) -> float:
     return 1.0 if scale is None else float(math.ceil(scale))
 
 
-def pod_parts(sidecars: list[dict], inits: list[dict], measure: str) -> tuple[float, float]:
-    """(what runs beside the main container, the init phase's peak), the way the Kubernetes
-    scheduler adds them up: an init container with restartPolicy Always is a native sidecar,
-    running from its turn in the init phase on, beside the later init containers too."""
-    side = sum(_container_value(c, measure) for c in sidecars)
-    running = peak = 0.0  # native sidecars started so far; the most asked at once
-    for container in inits:
-        value = _container_value(container, measure)
-        if container.get("restartPolicy") == "Always":
-            running += value
-            side += value
-            peak = max(peak, running)
-        else:
-            peak = max(peak, running + value)
-    return side, peak
+def _known(measure: str, state: dict[str, Any]) -> bool:
+    """Is `measure` of a deployment in `state` known? Unpriced: nothing; unbounded: no limit."""
+    if state["unpriced_reason"] is not None:
+        return False
+    return not ("_limit_" in measure and state["limits_unbounded"])
 
 
-def totals(record: dict) -> dict[str, float]:
-    """One deployment's totals at min and max scale over every component."""
-    out: dict[str, float] = {}
-    for row in components(record).values():
-        for measure in MEASURES:
-            for scale in ("min", "max"):
-                key = f"{measure}_{scale}_scale"
-                out[key] = out.get(key, 0.0) + row[measure] * row[f"replicas_{scale}"]
-        out["db_storage_gib"] = out.get("db_storage_gib", 0.0) + row["db_storage_gib"]
-        out["db_max_connections"] = out.get("db_max_connections", 0.0) + row["db_max_connections"]
+def row_totals(row: dict[str, float | None], state: dict[str, Any]) -> dict[str, float | None]:
+    """A component row's totals at min and max scale (None where the rules leave it out)."""
+    out: dict[str, float | None] = {}
+    for measure in MEASURES:
+        for scale in ("min", "max"):
+            value = row[measure]
+            known = _known(measure, state) and value is not None
+            out[f"{measure}_{scale}_scale"] = value * row[f"replicas_{scale}"] if known else None  # type: ignore[operator]
+    priced = state["unpriced_reason"] is None
+    out["db_storage_gib"] = row["db_storage_gib"] if priced else None
+    out["db_max_connections"] = row["db_max_connections"] if priced else None
     return out
 
 
-def grouped_totals(records: list[dict], key) -> dict[Any, dict[str, float]]:
-    """Totals per group; `key(record, component)` names the group (None skips the row)."""
-    out: dict[Any, dict[str, float]] = {}
+def totals(record: dict) -> dict[str, float | None]:
+    """One deployment's totals at min and max scale over every component (None where the
+    rules leave it out: unpriced, or the limits of an unbounded one)."""
+    state = status(record)
+    out: dict[str, float | None] = {}
+    for row in components(record).values():
+        for name, value in row_totals(row, state).items():
+            if name not in out:
+                out[name] = value
+            elif value is None or out[name] is None:
+                out[name] = None
+            else:
+                out[name] += value  # type: ignore[operator]
+    return out
+
+
+def grouped_totals(records: list[dict], key) -> dict[Any, dict[str, Any]]:
+    """Totals per group, of what is known (None where nothing is); `key(record, component)`
+    names the group (None skips the row). Each group also has `ids`, `unpriced` and
+    `unbounded` (sets of ids: the unbounded ones priced)."""
+    out: dict[Any, dict[str, Any]] = {}
     for record in records:
+        state = status(record)
         for component, row in components(record).items():
             group = key(record, component)
             if group is None:
                 continue
-            acc = out.setdefault(group, {})
-            for measure in MEASURES:
-                for scale in ("min", "max"):
-                    name = f"{measure}_{scale}_scale"
-                    acc[name] = acc.get(name, 0.0) + row[measure] * row[f"replicas_{scale}"]
-            acc.setdefault("ids", set()).add(record["id"])
+            acc = out.setdefault(group, {"ids": set(), "unpriced": set(), "unbounded": set()})
+            for name, value in row_totals(row, state).items():
+                if name.endswith("_scale"):
+                    acc[name] = acc.get(name) if value is None else (acc.get(name) or 0.0) + value
+            acc["ids"].add(record["id"])
+            if state["unpriced_reason"] is not None:
+                acc["unpriced"].add(record["id"])
+            elif state["limits_unbounded"]:
+                acc["unbounded"].add(record["id"])
     return out
+
+
+def unbounded_resources(record: dict) -> set[str]:
+    """The resources ("cpu", "memory") a priced deployment has no limit of somewhere: in a
+    component that asks for compute, or in a sidecar or init container."""
+    if status(record)["unpriced_reason"] is not None:
+        return set()
+    rs, found = resource_spec(record), set()
+    for component, fields in spec.component_measures().items():
+        values = {m: rs.get(f) for m, f in fields.items()}
+        if _compute_set(values, component, False):
+            found |= {
+                r
+                for r, f in (("cpu", "cpu_limit"), ("memory", "memory_limit_mb"))
+                if values.get(f) is None
+            }
+    for container in _containers(record):
+        found |= {k for k in ("cpu", "memory") if quantity(container, "limits", k)[0] == "absent"}
+    return found
+
+
+def fleet_sum(records: list[dict], measure: str) -> float:
+    """`totals(record)[measure]` summed over the records where it is known."""
+    values = [totals(r)[measure] for r in records]
+    return sum(v for v in values if v is not None)
 
 
 def timestamp(text: str) -> datetime:
@@ -180,17 +341,34 @@ HOURS_PER_MONTH = 730
 
 def monthly_costs(
     record: dict, rates: dict[str, float] = OPENCOST_RATES, hours: float = HOURS_PER_MONTH
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """One deployment's monthly cost in dollars: cores × $/core-hour × hours + GiB ×
-    $/GiB-hour × hours, per basis (request, limit) and scale, plus storage once a month."""
+    $/GiB-hour × hours, per basis (request, limit) and scale, plus storage once a month.
+    None where the rules leave it out: every cost of an unpriced deployment, the limits of
+    an unbounded one."""
     t = totals(record)
-    storage = t["db_storage_gib"] * rates["storage_gib_month"]
-    out = {"storage_cost_usd_month": storage}
+    storage = (
+        None if t["db_storage_gib"] is None else t["db_storage_gib"] * rates["storage_gib_month"]
+    )
+    out: dict[str, float | None] = {"storage_cost_usd_month": storage}
     for basis in ("request", "limit"):
         for scale in ("min", "max"):
-            cpu = t[f"cpu_{basis}_cores_{scale}_scale"] * rates["cpu_core_hour"] * hours
-            memory = t[f"memory_{basis}_gib_{scale}_scale"] * rates["memory_gib_hour"] * hours
-            out[f"cpu_cost_{basis}_{scale}_scale_usd_month"] = cpu
+            cores, gib = (
+                t[f"cpu_{basis}_cores_{scale}_scale"],
+                t[f"memory_{basis}_gib_{scale}_scale"],
+            )
+            cpu_cost = None if cores is None else cores * rates["cpu_core_hour"] * hours
+            memory = None if gib is None else gib * rates["memory_gib_hour"] * hours
+            out[f"cpu_cost_{basis}_{scale}_scale_usd_month"] = cpu_cost
             out[f"memory_cost_{basis}_{scale}_scale_usd_month"] = memory
-            out[f"cost_{basis}_{scale}_scale_usd_month"] = cpu + memory + storage
+            out[f"cost_{basis}_{scale}_scale_usd_month"] = _plus(cpu_cost, memory, storage)
     return out
+
+
+def fleet_cost(
+    records: list[dict], column: str, rates=None, hours: float = HOURS_PER_MONTH
+) -> float:
+    """A cost column summed over the records whose cost is known."""
+    rates_of = rates or (lambda record: OPENCOST_RATES)
+    values = [monthly_costs(r, rates_of(r), hours)[column] for r in records]
+    return sum(v for v in values if v is not None)

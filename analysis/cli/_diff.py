@@ -17,6 +17,8 @@ from ._output import say
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ..reports import DiffResult
+
 #: How many changed deployments `dims diff` lists on a terminal (all of them in --json).
 _DIFF_SHOWN = 20
 
@@ -64,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
                     "counts": result.counts(),
                     "notes": result.notes,
                     "capacity_totals": result.capacity_totals.to_dict(orient="records"),
+                    "cost_totals": _plain(result.cost_totals).to_dict(orient="records"),
+                    "cost_causes": _causes(result),
                     "changes": changes.to_dict(orient="records"),
                 },
                 indent=2,
@@ -80,6 +84,20 @@ def run(args: argparse.Namespace) -> int:
         if len(changes) > _DIFF_SHOWN:
             say(f"    … and {len(changes) - _DIFF_SHOWN:,} more")
     return 0
+
+
+def _causes(result: DiffResult) -> list[dict[str, object]]:
+    """The month's cost change by cause, each with the deployments behind it."""
+    changes = result.cost_changes
+    keyed = changes["detail"].where(changes["cause"] == "image_version", "")
+    behind = changes.groupby([changes["cause"], keyed])["deployment_id"].agg(list)
+    causes: list[dict[str, object]] = [
+        {str(k): v for k, v in row.items()}
+        for row in _plain(result.cost_causes()).to_dict(orient="records")
+    ]
+    for cause in causes:
+        cause["deployment_ids"] = behind.get((cause["cause"], cause["detail"]), [])
+    return causes
 
 
 def _plain(frame: pd.DataFrame) -> pd.DataFrame:

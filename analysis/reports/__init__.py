@@ -12,7 +12,12 @@ as integers, text (ids, names, types, versions) in pandas' one string dtype `str
 
 Costs: every capacity frame carries monthly costs in US dollars (`*_usd_month`) under a
 `PriceSheet` (default: OpenCost's custom-pricing defaults, 730 hours a month); pass
-`prices=load_prices("prices.yaml")` to use your own.
+`prices=load_prices("prices.yaml")` to use your own. Costs are never silently lower than the
+truth: an unpriced deployment (`unpriced_reason`) has null costs and one with unbounded
+limits (`limits_unbounded`) null limits-basis costs, and every total says how many it leaves
+out (`deployments_unpriced`, `deployments_unbounded`). `cost_by(snap, "label:team")`
+allocates by a label (or namespace, workspace, type), OpenCost's way; `headline(snap)` is
+the month in a few figures.
 
 Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_workspace`
 breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
@@ -32,7 +37,10 @@ Inside, each module one job: `_frames` (a snapshot loaded once), `_measures`, `_
 # older paths of three classes (their home is `analysis.errors`, their door `analysis`)
 from analysis.errors import DatasetError as DatasetError
 from analysis.errors import PriceSheetError as PriceSheetError
+from analysis.errors import ReportError as ReportError
 from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
+from analysis.reports._allocation import UNALLOCATED, cost_by
+from analysis.reports._allocation import parse_keys as allocation_keys
 from analysis.reports._capacity import (
     anomalies,
     capacity_by,
@@ -55,6 +63,8 @@ from analysis.reports._capacity import (
 )
 from analysis.reports._charts import component_colors
 from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
+from analysis.reports._headline import headline
+from analysis.reports._headline import lines as headline_lines
 from analysis.reports._history import (
     DiffResult,
     changed_deployments,
@@ -78,9 +88,11 @@ from analysis.reports._versions import parse_version, sort_versions, version_key
 __all__ = [
     "DEFAULT_PRICES",
     "HOURS_PER_MONTH",
+    "UNALLOCATED",
     "DiffResult",
     "PriceSheet",
     "Snapshot",
+    "allocation_keys",
     "anomalies",
     "build_html",
     "capacity_by",
@@ -92,6 +104,7 @@ __all__ = [
     "changed_deployments",
     "component_capacity",
     "component_colors",
+    "cost_by",
     "cost_by_deployment",
     "db_capacity",
     "db_capacity_total",
@@ -99,6 +112,8 @@ __all__ = [
     "deployments_behind",
     "diff",
     "fleet_totals",
+    "headline",
+    "headline_lines",
     "image_version_summary",
     "largest_deployments",
     "load_prices",

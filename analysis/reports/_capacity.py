@@ -5,22 +5,28 @@ as MiB, 1024 per GiB), DB storage in GiB. Assumptions, stated once here and in t
 
 - A component's total is replicas × per-replica resources. Components without scale fields
   (executor, cache, db) count one replica, and so does a scale field that is null.
+- Replicas are whole pods: a fractional scale (1.5) rounds up (2). Max scale is never below
+  min scale: max-scale figures use max(min_scale, max_scale), and the deployment is flagged
+  `scale_inverted` where its max is written below its min.
 - Sidecars and init containers belong to the main workload's pod and count the way the
   Kubernetes scheduler counts them: per replica, max(main + sum of sidecars, the init
-  phase's peak). A native sidecar (an init container with `restartPolicy: Always`) counts
-  among the sidecars and beside every init container after it; a container request left
-  empty defaults to its limit, as in Kubernetes. What they add on top of the main container
-  is the pseudo-component `sidecars_init`.
-- Replicas are whole pods: a fractional scale (1.5) rounds up (2).
-- A missing value counts as zero in totals and is listed as an anomaly.
+  phase's peak) (`analysis.reports._pods`). What they add on top of the main container is
+  the pseudo-component `sidecars_init`.
+- Unknown is null, never 0 (`analysis.reports._pricing`): an unpriced deployment
+  (`unpriced_reason`) has null figures and one whose limits are unbounded
+  (`limits_unbounded`) null limits-basis figures, on every row of it; sums leave them out
+  and say how many (`deployments_unpriced`, `deployments_unbounded`). The flags are the
+  deployment's, on each of its rows, so every grouping adds up to the fleet's totals.
 """
 
 from __future__ import annotations
 
 import json
-import math
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from analysis import spec
@@ -35,14 +41,32 @@ from analysis.reports._measures import (
     TOTALS,
     decimals_of,
 )
-from analysis.tables import quantity_problem
+from analysis.reports._pods import QUANTITIES, PodContainers, numeric
+from analysis.reports._pricing import (
+    compute_set,
+    pricing_status,
+    replicas,
+    resource_spec_absent,
+)
+from analysis.reports._sums import codes_of, distinct, group_codes, sums
 
 #: The pseudo-component for what sidecars and init containers add to the main pod.
 POD_EXTRA = "sidecars_init"
 COMPONENT_ORDER = (*spec.COMPONENTS, POD_EXTRA)
 #: counts: integer columns in every frame; connections are nullable (a group without a DB)
-COUNTS = ("deployments", "replicas_min", "replicas_max")
+COUNTS = (
+    "deployments",
+    "deployments_unpriced",
+    "deployments_unbounded",
+    "replicas_min",
+    "replicas_max",
+)
 NULLABLE_COUNTS = ("db_max_connections",)
+#: The deployment's pricing flags, carried on each of its rows (see `analysis.reports._pricing`).
+FLAGS = ["scale_inverted", "limits_unbounded", "unpriced_reason"]
+#: What every table of costs is ordered by, most expensive first, and its share of the total.
+COST_ORDER = pr.cost_column("request", "max")
+SHARE = "cost_share"
 
 #: The service's documented development defaults, per replica (1 CPU, 1 GB read as 1024 MiB,
 #: one replica). Production starts at 2 CPU / 2 GB and up to 10 replicas.
@@ -51,22 +75,10 @@ DEV_DEFAULT_MEMORY_MIB = 1024.0
 DEV_MAX_REPLICAS = 1.0
 PRODUCTION_TYPES = frozenset({"prod"})
 
-#: container table columns (cores and MiB, parsed from Kubernetes quantities by the export)
-_CONTAINER_MEASURES = {
-    "cpu_request_cores": ("cpu_request", 1.0),
-    "cpu_limit_cores": ("cpu_limit", 1.0),
-    "memory_request_gib": ("memory_request_mb", 1.0 / MIB_PER_GIB),
-    "memory_limit_gib": ("memory_limit_mb", 1.0 / MIB_PER_GIB),
-}
-#: A container's request left empty is its limit (Kubernetes' defaulting).
-_REQUEST_TO_LIMIT = {"cpu_request_cores": "cpu_limit", "memory_request_gib": "memory_limit_mb"}
-
 
 def _column(frame: pd.DataFrame, name: str | None) -> pd.Series:
     """A numeric column as float, all-null when the spec or the file lacks it."""
-    if name is None or name not in frame.columns:
-        return pd.Series(float("nan"), index=frame.index, dtype="float64")
-    return pd.to_numeric(frame[name], errors="coerce").astype("float64")
+    return numeric(frame, name)
 
 
 def _text(frame: pd.DataFrame, name: str) -> pd.Series:
@@ -86,19 +98,39 @@ def _identity(deployments: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _replicas(deployments: pd.DataFrame, field: str | None) -> pd.Series:
-    """Replicas as a count: an empty scale is one replica, a fractional one rounds up (a
-    scheduler cannot run part of a pod)."""
-    return _column(deployments, field).fillna(1.0).map(math.ceil).astype("int64")
+def _scales(deployments: pd.DataFrame, fields: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Replicas at min and at max scale: whole pods, and never fewer at max than at min."""
+    low = replicas(deployments, fields.get("min_scale")).to_numpy()
+    return low, np.maximum(low, replicas(deployments, fields.get("max_scale")).to_numpy())
 
 
-def _with_totals(frame: pd.DataFrame) -> pd.DataFrame:
-    for measure in MEASURES:
-        for scale in SCALES:
-            frame[f"{measure}_{scale}_scale"] = (
-                frame[measure].fillna(0.0) * frame[f"replicas_{scale}"]
-            )
-    return frame
+def _deployments(snap: Snapshot) -> pd.DataFrame:
+    """The snapshot's deployments indexed by position, as every frame here aligns them."""
+    return snap.deployments.reset_index(drop=True)
+
+
+def identity_of(snap: Snapshot) -> pd.DataFrame:
+    """Who each deployment is (`IDENTITY` and its image_version), by position; shared, so
+    read only."""
+
+    def build(s: Snapshot) -> pd.DataFrame:
+        deployments = _deployments(s)
+        out = _identity(deployments)
+        out["image_version"] = _text(deployments, "image_version")
+        return out
+
+    return snap.memo("identity", build)
+
+
+def _containers(snap: Snapshot) -> PodContainers:
+    return snap.memo(
+        "pod_containers", lambda s: PodContainers(s.containers, identity_of(s)["deployment_id"])
+    )
+
+
+def status_of(snap: Snapshot) -> pd.DataFrame:
+    """Each deployment's pricing flags (`FLAGS`), by position; shared, so read only."""
+    return snap.memo("pricing_status", lambda s: pricing_status(_deployments(s), _containers(s)))
 
 
 def pod_requests(source: Snapshot | str) -> pd.DataFrame:
@@ -110,75 +142,35 @@ def pod_requests(source: Snapshot | str) -> pd.DataFrame:
     container in order beside the native sidecars started before it) and the effective pod
     figure (`pod_*` = max(main + sidecars, init peak)), which is what a node must have free
     to place one replica. `sidecars` counts native sidecars too; `init_containers` the rest.
+    A container's empty request is its limit (0 when both are empty); a figure that depends
+    on a missing limit (unbounded) or an unreadable quantity is null, never 0.
     """
-    return as_snapshot(source).derived("pod_requests", _pod_requests)
+    return _pods_of(as_snapshot(source)).copy()
+
+
+def _pods_of(snap: Snapshot) -> pd.DataFrame:
+    """`pod_requests`, shared (not copied): for callers that only read it."""
+    return snap.memo("pod_requests", _pod_requests)
 
 
 def _pod_requests(snap: Snapshot) -> pd.DataFrame:
-    deployments = snap.deployments
-    out = _identity(deployments)
+    deployments = _deployments(snap)
+    out = identity_of(snap)[IDENTITY].copy()
     fields = spec.component_measures()["main"]
-    out["replicas_min"] = _replicas(deployments, fields.get("min_scale"))
-    out["replicas_max"] = _replicas(deployments, fields.get("max_scale"))
-    pod = _PodContainers(snap.containers)
-    out["sidecars"] = _per_deployment(out, pod.ids[pod.sidecar].value_counts()).astype("int64")
-    plain_init = pod.init & ~pod.native
-    out["init_containers"] = _per_deployment(out, pod.ids[plain_init].value_counts()).astype(
-        "int64"
-    )
+    out["replicas_min"], out["replicas_max"] = _scales(deployments, fields)
+    pod = _containers(snap)
+    out["sidecars"] = pod.count(pod.sidecar)
+    out["init_containers"] = pod.count(pod.init & ~pod.native)
     for measure, (main_field, factor) in MEASURES.items():
-        values = pod.values(measure)
-        main = _column(deployments, fields.get(main_field)).fillna(0.0) * factor
-        sidecars = _per_deployment(out, values[pod.sidecar].groupby(pod.ids[pod.sidecar]).sum())
-        init_peak = _per_deployment(out, pod.init_peak(values))
+        values = pod.value(measure)
+        main = _column(deployments, fields.get(main_field)).to_numpy() * factor
+        sidecars = pod.per_deployment(values, pod.sidecar)
+        init_peak = pod.init_peak(values)
         out[f"main_{measure}"] = main
         out[f"sidecars_{measure}"] = sidecars
         out[f"largest_init_{measure}"] = init_peak
-        out[f"pod_{measure}"] = (main + sidecars).where(main + sidecars >= init_peak, init_peak)
-    return out.reset_index(drop=True)
-
-
-class _PodContainers:
-    """A snapshot's sidecars and init containers as Kubernetes places them in the pod.
-
-    A native sidecar (an init container with `restartPolicy: Always`) starts in the init
-    phase, in its order among the init containers, and runs beside the main container from
-    then on: it counts among the sidecars, and beside every init container after it
-    (`init_peak`), as the scheduler counts it (kubernetes/enhancements KEP 753).
-    """
-
-    def __init__(self, containers: pd.DataFrame) -> None:
-        self.containers = containers
-        self.ids = _text(containers, "deployment_id")
-        kind = _text(containers, "kind")
-        policy = _text(containers, "restart_policy")
-        self.init = kind == "init"
-        self.native = self.init & (policy == "Always")
-        self.sidecar = (kind == "sidecar") | self.native
-        self.position = _column(containers, "position")
-
-    def values(self, measure: str) -> pd.Series:
-        """A measure per container in the report's unit; a request left empty is its limit,
-        as in Kubernetes; nothing at all counts 0 (and an unreadable quantity is an anomaly)."""
-        field, factor = _CONTAINER_MEASURES[measure]
-        values = _column(self.containers, field)
-        if measure in _REQUEST_TO_LIMIT:
-            values = values.fillna(_column(self.containers, _REQUEST_TO_LIMIT[measure]))
-        return values.fillna(0.0) * factor
-
-    def init_peak(self, values: pd.Series) -> pd.Series:
-        """Per deployment id, the most the init phase asks at once: each init container with
-        the native sidecars started before it, each native sidecar with those and itself."""
-        init = pd.DataFrame(
-            {"id": self.ids, "position": self.position, "value": values, "native": self.native}
-        )[self.init].sort_values(["id", "position"], kind="stable")
-        running = init["value"].where(init["native"], 0.0).groupby(init["id"]).cumsum()
-        return (running + init["value"].where(~init["native"], 0.0)).groupby(init["id"]).max()
-
-
-def _per_deployment(frame: pd.DataFrame, by_id: pd.Series) -> pd.Series:
-    """`by_id` (indexed by deployment id) aligned to `frame`'s deployments, 0 where absent."""
-    return frame["deployment_id"].map(by_id).astype("float64").fillna(0.0)
+        out[f"pod_{measure}"] = np.maximum(main + sidecars, init_peak)
+    return out
 
 
 def component_capacity(source: Snapshot | str) -> pd.DataFrame:
@@ -186,61 +178,90 @@ def component_capacity(source: Snapshot | str) -> pd.DataFrame:
 
     `main` is listed for every deployment (so one with no resources still counts); other
     components only where the deployment sets one of their fields. `sidecars_init` rows carry
-    what sidecars and init containers add to the main pod (see `pod_requests`).
+    what sidecars and init containers add to the main pod (see `pod_requests`). Per-replica
+    figures are as written (null where missing; 0 for a component that asks no compute, such
+    as a DB with storage alone); totals follow the pricing rules (`FLAGS`, one set per
+    deployment on each of its rows).
     """
-    return as_snapshot(source).derived("component_capacity", _component_capacity)
-
-
-def _component_capacity(snap: Snapshot) -> pd.DataFrame:
-    deployments = snap.deployments
-    identity = _identity(deployments)
-    frames = []
-    for component in spec.COMPONENTS:
-        fields = spec.component_measures()[component]
-        frame = identity.copy()
-        frame["component"] = component
-        present = pd.Series(component == "main", index=deployments.index)
-        for measure, (field, factor) in MEASURES.items():
-            values = _column(deployments, fields.get(field))
-            frame[measure] = values * factor
-            present |= values.notna()
-        frame["db_storage_gib"] = _column(deployments, fields.get("storage_gi"))
-        frame["db_max_connections"] = _column(deployments, fields.get("max_connections"))
-        present |= frame["db_storage_gib"].notna() | frame["db_max_connections"].notna()
-        frame["replicas_min"] = _replicas(deployments, fields.get("min_scale"))
-        frame["replicas_max"] = _replicas(deployments, fields.get("max_scale"))
-        frames.append(frame[present])
-
-    pods = pod_requests(snap)
-    extra = pods[[*IDENTITY, "replicas_min", "replicas_max"]].copy()
-    extra["component"] = POD_EXTRA
-    for measure in MEASURES:
-        extra[measure] = pods[f"pod_{measure}"] - pods[f"main_{measure}"]
-    extra["db_storage_gib"] = float("nan")
-    extra["db_max_connections"] = float("nan")
-    has_containers = (pods["sidecars"] + pods["init_containers"]) > 0
-    frames.append(extra[has_containers.to_numpy()])
-
-    out = pd.concat(frames, ignore_index=True)
-    out = _with_totals(out)
-    out["component"] = out["component"].astype("str")
-    out["db_max_connections"] = out["db_max_connections"].round().astype("Int64")
+    snap = as_snapshot(source)
+    rows = _rows_of(snap)
+    at = rows["position"].to_numpy()
+    identity = identity_of(snap)[IDENTITY].take(at).reset_index(drop=True)
+    flags = status_of(snap).take(at).reset_index(drop=True)
+    figures = rows.drop(columns="position")
+    figures["component"] = figures["component"].astype("str")
+    figures["db_max_connections"] = figures["db_max_connections"].round().astype("Int64")
+    out = pd.concat([identity, figures, flags], axis=1)
     columns = [*IDENTITY, "component", "replicas_min", "replicas_max", *MEASURES, *TOTALS]
-    return out[[*columns, *DB_COLUMNS]]
+    return out[[*columns, *DB_COLUMNS, *FLAGS]]
 
 
-def _component_sort(frame: pd.DataFrame) -> pd.DataFrame:
-    if "component" not in frame.columns:
-        return frame
-    order = {c: i for i, c in enumerate(COMPONENT_ORDER)}
-    keys = [
-        c
-        for c in frame.columns
-        if c in ("component", "deployment_type", "k8s_namespace", "tenant_id")
-    ]
-    return frame.sort_values(
-        keys, key=lambda s: s.map(order) if s.name == "component" else s.astype(str)
-    ).reset_index(drop=True)
+def _rows_of(snap: Snapshot) -> pd.DataFrame:
+    """The rows of `component_capacity` as figures only, each with its deployment's
+    `position` (identity and flags are taken by position when needed); shared, read only."""
+    return snap.memo("component_rows", _component_rows)
+
+
+def _component_arrays(
+    deployments: pd.DataFrame, component: str, absent: pd.Series
+) -> dict[str, np.ndarray]:
+    """One component's rows: the deployments that set any of its fields (main: all)."""
+    fields = spec.component_measures()[component]
+    asks = compute_set(deployments, component, absent).to_numpy()
+    arrays = {}
+    for measure, (field, factor) in MEASURES.items():
+        values = _column(deployments, fields.get(field)).to_numpy() * factor
+        arrays[measure] = values if component == "main" else np.where(asks, values, 0.0)
+    for column, field in (
+        ("db_storage_gib", "storage_gi"),
+        ("db_max_connections", "max_connections"),
+    ):
+        arrays[column] = _column(deployments, fields.get(field)).to_numpy()
+    arrays["replicas_min"], arrays["replicas_max"] = _scales(deployments, fields)
+    present = asks | ~np.isnan(arrays["db_storage_gib"]) | ~np.isnan(arrays["db_max_connections"])
+    at = np.arange(len(deployments)) if component == "main" else np.flatnonzero(present)
+    chosen = {name: values[at] for name, values in arrays.items()}
+    return {
+        "position": at,
+        "component": np.full(len(at), COMPONENT_ORDER.index(component)),
+        **chosen,
+    }
+
+
+def _pod_extra_arrays(snap: Snapshot) -> dict[str, np.ndarray]:
+    """`sidecars_init`: what the pod asks beyond its main container, per replica."""
+    pods = _pods_of(snap)
+    at = np.flatnonzero(((pods["sidecars"] + pods["init_containers"]) > 0).to_numpy())
+    arrays = {"position": at, "component": np.full(len(at), COMPONENT_ORDER.index(POD_EXTRA))}
+    for measure in MEASURES:
+        arrays[measure] = (pods[f"pod_{measure}"] - pods[f"main_{measure}"]).to_numpy()[at]
+    arrays["db_storage_gib"] = arrays["db_max_connections"] = np.full(len(at), np.nan)
+    arrays["replicas_min"] = pods["replicas_min"].to_numpy()[at]
+    arrays["replicas_max"] = pods["replicas_max"].to_numpy()[at]
+    return arrays
+
+
+def _component_rows(snap: Snapshot) -> pd.DataFrame:
+    deployments = _deployments(snap)
+    absent = resource_spec_absent(deployments)
+    parts = [_component_arrays(deployments, c, absent) for c in spec.COMPONENTS]
+    parts.append(_pod_extra_arrays(snap))
+    arrays = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    at = arrays["position"]
+    status = status_of(snap)
+    priced = status["unpriced_reason"].isna().to_numpy()[at]
+    bounded = priced & ~status["limits_unbounded"].to_numpy(dtype=bool)[at]
+    for measure in MEASURES:
+        known = bounded if "_limit_" in measure else priced
+        for scale in SCALES:
+            total = arrays[measure] * arrays[f"replicas_{scale}"]
+            arrays[f"{measure}_{scale}_scale"] = np.where(known, total, np.nan)
+    for column in DB_COLUMNS:
+        arrays[column] = np.where(priced, arrays[column], np.nan)
+    frame = pd.DataFrame(arrays)
+    codes = frame["component"].to_numpy(dtype="int64")
+    frame["component"] = pd.Categorical.from_codes(codes, categories=pd.Index(COMPONENT_ORDER))
+    return frame
 
 
 def _counts_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
@@ -252,26 +273,186 @@ def _counts_as_ints(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _costs_of(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
+    """The monthly costs of each row of `_rows_of` (computed once per snapshot and sheet)."""
+
+    def build(s: Snapshot) -> pd.DataFrame:
+        rows = _rows_of(s)
+        at = rows["position"].to_numpy()
+        kinds = identity_of(s)["deployment_type"]
+        rates = {k: v[at] for k, v in pr.rates_of(prices, kinds).items()}
+        status = status_of(s)
+        priced = status["unpriced_reason"].isna().to_numpy()[at]
+        bounded = priced & ~status["limits_unbounded"].to_numpy(dtype=bool)[at]
+        costs = pr.cost_arrays(rows, rates, prices.hours_per_month, priced, bounded)
+        frame = pd.DataFrame(costs, index=rows.index)
+        pr.check_costs(pd.concat([rows, frame], axis=1), kinds.take(at), prices)
+        return frame
+
+    return snap.memo(f"costs {prices!r}", build)
+
+
+#: The figures every grouping sums.
+SUMMED = ["replicas_min", "replicas_max", *TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]
+
+
+def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy("float64", na_value=np.nan)
+
+
+def _row_figures(snap: Snapshot, prices: pr.PriceSheet) -> dict[str, np.ndarray]:
+    """Each row's figures (per replica, totals, costs) as arrays; shared, read only."""
+
+    def build(s: Snapshot) -> dict[str, np.ndarray]:
+        rows, costs = _rows_of(s), _costs_of(s, prices)
+        figures = {c: _floats(rows, c) for c in [*SUMMED[:2], *MEASURES, *TOTALS, *DB_COLUMNS]}
+        figures.update({c: costs[c].to_numpy() for c in pr.COST_COLUMNS})
+        return figures
+
+    return snap.memo(f"row figures {prices!r}", build)
+
+
+def _deployment_figures(snap: Snapshot, prices: pr.PriceSheet) -> dict[str, np.ndarray]:
+    """Each deployment's figures (its rows summed), by position; shared, read only. Its flags
+    are the same on all its rows, so a sum by any key of these is the sum of the rows."""
+
+    def build(s: Snapshot) -> dict[str, np.ndarray]:
+        rows = _row_figures(s, prices)
+        at = _rows_of(s)["position"].to_numpy()
+        return sums({c: rows[c] for c in SUMMED}, at, len(identity_of(s)))
+
+    return snap.memo(f"deployment figures {prices!r}", build)
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """Rows to sum: their figures, their deployment (a code per row) and its flags, and the
+    keys they are grouped by (a code per row, and what each code stands for)."""
+
+    figures: Mapping[str, np.ndarray]
+    members: np.ndarray
+    priced: np.ndarray
+    unbounded: np.ndarray
+    keys: dict[str, tuple[np.ndarray, pd.Index]]
+    #: one row per deployment: counting deployments needs no de-duplication
+    one_row_each: bool = False
+
+
+def _codes(snap: Snapshot, key: str) -> tuple[np.ndarray, pd.Index]:
+    """An identity column's code per deployment, and what each code stands for (shared)."""
+
+    def build(s: Snapshot) -> tuple[np.ndarray, pd.Index]:
+        return codes_of(identity_of(s)[key])
+
+    return snap.memo(f"codes {key}", build)
+
+
+def keyed(
+    snap: Snapshot,
+    prices: pr.PriceSheet,
+    by: list[str],
+    per_deployment: dict[str, pd.Series] | None = None,
+) -> Keyed:
+    """The snapshot keyed by `by` (`component` or an identity column), then by the
+    `per_deployment` values (one per deployment, by position: a label's, say): its
+    component rows where `component` is a key, else its deployments (fewer rows to sum)."""
+    identity, status = identity_of(snap), status_of(snap)
+    by_component = "component" in by
+    if by_component:
+        rows = _rows_of(snap)
+        at, figures = rows["position"].to_numpy(), _row_figures(snap, prices)
+    else:
+        at, figures = np.arange(len(identity)), _deployment_figures(snap, prices)
+    keys = {}
+    for key in by:
+        if key == "component":
+            keys[key] = (rows["component"].cat.codes.to_numpy("int64"), pd.Index(COMPONENT_ORDER))
+        else:
+            codes, uniques = _codes(snap, key)
+            keys[key] = (codes[at], uniques)
+    for key, values in (per_deployment or {}).items():
+        codes, uniques = codes_of(values)
+        keys[key] = (codes[at], uniques)
+    return Keyed(
+        figures,
+        at,
+        status["unpriced_reason"].isna().to_numpy()[at],
+        status["limits_unbounded"].to_numpy(dtype=bool)[at],
+        keys,
+        not by_component,
+    )
+
+
+def _keyed_frame(frame: pd.DataFrame, prices: pr.PriceSheet, by: list[str]) -> Keyed:
+    """Rows of a `component_capacity` frame keyed by `by` (its own columns)."""
+    costed = pr.add_costs(frame, prices)
+    priced, bounded = pr.pricing_flags(costed)
+    columns = [*SUMMED, *(c for c in MEASURES if c in costed.columns)]
+    return Keyed(
+        {c: _floats(costed, c) for c in columns},
+        codes_of(costed["deployment_id"])[0],
+        priced,
+        priced & ~bounded,
+        {key: codes_of(costed[key]) for key in by},
+    )
+
+
+def _distinct(data: Keyed, groups: np.ndarray, count: int, where: np.ndarray) -> np.ndarray:
+    if data.one_row_each:
+        return np.bincount(groups[where], minlength=count).astype("int64")
+    return distinct(data.members, groups, count, where)
+
+
+def aggregate(data: Keyed) -> pd.DataFrame:
+    """The figures of every group of `keyed`: counts, sums of what is known, costs."""
+    groups, first = group_codes([codes for codes, _ in data.keys.values()])
+    count = len(first)
+    out: dict[str, object] = {
+        key: uniques.take(codes[first]) for key, (codes, uniques) in data.keys.items()
+    }
+    everyone = np.ones(len(groups), dtype=bool)
+    out["deployments"] = _distinct(data, groups, count, everyone)
+    out["deployments_unpriced"] = _distinct(data, groups, count, ~data.priced)
+    out["deployments_unbounded"] = _distinct(data, groups, count, data.priced & data.unbounded)
+    out.update(sums({c: data.figures[c] for c in SUMMED}, groups, count))
+    frame = pd.DataFrame(out)
+    for key in data.keys:
+        frame[key] = frame[key].astype("str")
+    frame["replicas_min"] = frame["replicas_min"].fillna(0)
+    frame["replicas_max"] = frame["replicas_max"].fillna(0)
+    return _counts_as_ints(ranked(frame, list(data.keys)))
+
+
+def ranked(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """`frame` (groups with costs) most expensive first (requests at max scale; unpriced
+    groups last), with each group's share of the total (`cost_share`)."""
+    cost = frame[COST_ORDER]
+    total = cost.sum()
+    frame[SHARE] = cost / total if total > 0 else np.nan
+    order = [COST_ORDER, *keys]
+    ascending = [False, *([True] * len(keys))]
+    return frame.sort_values(order, ascending=ascending, na_position="last").reset_index(drop=True)
+
+
 def capacity_by(
     source: Snapshot | str | pd.DataFrame,
     by: list[str],
     prices: pr.PriceSheet = pr.DEFAULT_PRICES,
 ) -> pd.DataFrame:
-    """Totals of `component_capacity` grouped by `by` (component, deployment_type, namespace),
-    with their monthly cost under `prices` (the `prices.COST_COLUMNS`).
+    """Totals of `component_capacity` grouped by `by` (component, deployment_type,
+    k8s_namespace, tenant_id), with their monthly cost under `prices` (the
+    `prices.COST_COLUMNS`), most expensive first.
 
-    `deployments` counts distinct deployments in the group; replicas, resources and costs are
-    sums. `db_max_connections` is null for a group without a database.
+    `deployments` counts distinct deployments in the group, `deployments_unpriced` those in
+    no figure (null costs), `deployments_unbounded` the priced ones left out of the limits
+    basis; replicas, resources and costs are sums of what is known (null when nothing is).
+    `cost_share` is the group's share of the total, requests at max scale.
+    `db_max_connections` is null for a group without a database.
     """
-    rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
-    rows = pr.add_costs(rows, prices)
-    grouped = rows.groupby(by, dropna=False, sort=False)
-    out = grouped[["replicas_min", "replicas_max", *TOTALS]].sum()
-    out.insert(0, "deployments", grouped["deployment_id"].nunique())
-    out["db_storage_gib"] = grouped["db_storage_gib"].sum(min_count=1)
-    out["db_max_connections"] = grouped["db_max_connections"].sum(min_count=1)
-    out[pr.COST_COLUMNS] = grouped[pr.COST_COLUMNS].sum()
-    return _counts_as_ints(_component_sort(out.reset_index()))
+    if isinstance(source, pd.DataFrame):
+        return aggregate(_keyed_frame(source, prices, by))
+    snap = as_snapshot(source)
+    return snap.memo(f"by {by} {prices!r}", lambda s: aggregate(keyed(s, prices, by))).copy()
 
 
 def capacity_by_component(
@@ -289,22 +470,16 @@ def capacity_by_type(
 def capacity_by_namespace(
     source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
 ) -> pd.DataFrame:
-    """Namespaces by requested CPU at max scale, largest first (where the cluster feels it)."""
-    out = capacity_by(source, ["k8s_namespace"], prices)
-    return out.sort_values(
-        ["cpu_request_cores_max_scale", "k8s_namespace"], ascending=[False, True]
-    ).reset_index(drop=True)
+    """Namespaces, most expensive first (requests at max scale)."""
+    return capacity_by(source, ["k8s_namespace"], prices)
 
 
 def capacity_by_workspace(
     source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
 ) -> pd.DataFrame:
-    """Totals and costs per workspace (`tenant_id`), largest requested CPU first: the content
-    of `capacity_by_workspace.parquet`. A snapshot older than workspaces has one null row."""
-    out = capacity_by(source, ["tenant_id"], prices)
-    return out.sort_values(
-        ["cpu_request_cores_max_scale", "tenant_id"], ascending=[False, True]
-    ).reset_index(drop=True)
+    """Totals and costs per workspace (`tenant_id`), most expensive first: the content of
+    `capacity_by_workspace.parquet`. A snapshot older than workspaces has one null row."""
+    return capacity_by(source, ["tenant_id"], prices)
 
 
 def capacity_summary(
@@ -324,54 +499,118 @@ def fleet_totals(
 ) -> dict[str, int | float]:
     """The whole fleet's totals (all components, sidecars and init containers included).
 
-    Counts (deployments, replicas, DB connections) are ints; sums of measures are rounded to
-    what the unit can mean (cores and GiB to 3 decimals, dollars to cents), so 17491.000427
-    GiB reads 17491.0. `source` may also be a `component_capacity` frame.
+    Counts (deployments, those unpriced and those unbounded, replicas, DB connections) are
+    ints; sums of measures are rounded to what the unit can mean (cores and GiB to 3
+    decimals, dollars to cents), so 17491.000427 GiB reads 17491.0. A sum leaves out what
+    is unknown (`deployments_unpriced` of every figure, `deployments_unbounded` more of the
+    limits basis) and is NaN when nothing is known. `source` may also be a
+    `component_capacity` frame.
     """
-    rows = source if isinstance(source, pd.DataFrame) else component_capacity(source)
-    rows = pr.add_costs(rows, prices)
-    totals: dict[str, int | float] = {"deployments": int(rows["deployment_id"].nunique())}
-    for name in ("replicas_min", "replicas_max", "db_max_connections"):
-        totals[name] = round(float(rows[name].sum()))
+    if not isinstance(source, pd.DataFrame):
+        snap = as_snapshot(source)
+        return dict(snap.memo(f"fleet totals {prices!r}", lambda s: _fleet_totals(s, prices)))
+    return _fleet_totals(source, prices)
+
+
+def _fleet_totals(source: Snapshot | pd.DataFrame, prices: pr.PriceSheet) -> dict[str, int | float]:
+    if isinstance(source, pd.DataFrame):
+        data = _keyed_frame(source.assign(_all=0), prices, ["_all"])
+        inverted = source.get("scale_inverted", pd.Series(False, index=source.index))
+        members = codes_of(source["deployment_id"])[0]
+    else:
+        data = keyed(source, prices, [])
+        data.keys["_all"] = (np.zeros(len(data.members), "int64"), pd.Index([0]))
+        inverted = status_of(source)["scale_inverted"].take(data.members)
+        members = data.members
+    if len(data.members) == 0:
+        return _empty_totals()
+    row = aggregate(data).iloc[0]
+    totals: dict[str, int | float] = {name: int(row[name]) for name in COUNTS}
+    chosen = members[inverted.to_numpy(dtype=bool)]
+    totals["deployments_scale_inverted"] = len(np.unique(chosen))
+    totals["db_max_connections"] = round(float(row["db_max_connections"] or 0))
     for name in (*TOTALS, "db_storage_gib", *pr.COST_COLUMNS):
-        totals[name] = _rounded(name, float(rows[name].sum()))
+        totals[name] = _rounded(name, float(row[name]))
     return totals
 
 
-def _overcommit_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    out = pd.DataFrame(index=frame.index)
-    for resource in ("cpu", "memory"):
-        unit = "cores" if resource == "cpu" else "gib"
-        request = frame[f"{resource}_request_{unit}_max_scale"]
-        limit = frame[f"{resource}_limit_{unit}_max_scale"]
-        out[f"{resource}_request_{unit}_max_scale"] = request
-        out[f"{resource}_limit_{unit}_max_scale"] = limit
-        out[f"{resource}_overcommit"] = (limit / request).where(request > 0)
+def _empty_totals() -> dict[str, int | float]:
+    """The totals of a fleet of no deployment: nothing counted, nothing known."""
+    totals: dict[str, int | float] = dict.fromkeys(
+        [*COUNTS, "deployments_scale_inverted", "db_max_connections"], 0
+    )
+    totals.update(dict.fromkeys([*TOTALS, "db_storage_gib", *pr.COST_COLUMNS], float("nan")))
+    return totals
+
+
+def _ratios(data: Keyed, groups: np.ndarray, count: int) -> dict[str, np.ndarray]:
+    """Limit ÷ request at max scale per group: over the rows whose limit is known (both
+    sums cover the same rows), infinite where a priced row has no limit of that resource."""
+    out: dict[str, np.ndarray] = {}
+    for resource, unit in (("cpu", "cores"), ("memory", "gib")):
+        request = data.figures[f"{resource}_request_{unit}_max_scale"]
+        limit = data.figures[f"{resource}_limit_{unit}_max_scale"]
+        missing = data.priced & np.isnan(data.figures[f"{resource}_limit_{unit}"])
+        summed = sums(
+            {
+                "request": request,
+                "limit": limit,
+                "bounded": np.where(np.isnan(limit), np.nan, request),
+            },
+            groups,
+            count,
+        )
+        unbounded = np.bincount(groups, weights=missing, minlength=count) > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(summed["request"] > 0, summed["limit"] / summed["bounded"], np.nan)
+        out[f"{resource}_request_{unit}_max_scale"] = summed["request"]
+        out[f"{resource}_limit_{unit}_max_scale"] = summed["limit"]
+        out[f"{resource}_overcommit"] = np.where(unbounded, np.inf, ratio)
     return out
 
 
 def overcommit(source: Snapshot | str) -> pd.DataFrame:
     """Limit ÷ request per component, at max scale (min scale gives the same ratio for one
-    component). One row per component; the fleet's ratio is `overcommit_total`.
+    component). One row per component, most expensive first; the fleet's ratio is
+    `overcommit_total`.
 
-    Above 1 the fleet can burst past what the scheduler reserved; the ratio is NaN where
-    nothing is requested.
+    Above 1 the fleet can burst past what the scheduler reserved. The ratio is infinite
+    (the report says "unbounded") where a priced row of the component has no limit of that
+    resource, and NaN where nothing is requested; it divides sums over the same rows (the
+    deployments whose limits are bounded).
     """
-    by_component = capacity_by(component_capacity(source), ["component"])
-    out = by_component[["component", "deployments"]].copy()
-    return pd.concat([out, _overcommit_columns(by_component)], axis=1)
+    snap = as_snapshot(source)
+    by_component = capacity_by(snap, ["component"])
+    data = keyed(snap, pr.DEFAULT_PRICES, ["component"])
+    codes = data.keys["component"][0]
+    ratios = pd.DataFrame(_ratios(data, codes, len(COMPONENT_ORDER)), index=COMPONENT_ORDER)
+    out = by_component[["component", "deployments", "deployments_unbounded"]].copy()
+    shown = ratios.reindex(by_component["component"].to_numpy()).reset_index(drop=True)
+    return pd.concat([out, shown], axis=1)
 
 
 def overcommit_total(source: Snapshot | str) -> dict[str, float]:
-    """The whole fleet's limit ÷ request at max scale, with the sums it divides."""
-    totals = pd.DataFrame([fleet_totals(component_capacity(source))])
-    row = _overcommit_columns(totals).iloc[0]
-    return {str(name): float(value) for name, value in row.items()}
+    """The whole fleet's limit ÷ request at max scale, with the sums it divides (infinite
+    where any priced deployment lacks a limit of that resource)."""
+    data = keyed(as_snapshot(source), pr.DEFAULT_PRICES, ["component"])  # per-row limits
+    groups = np.zeros(len(data.members), "int64")
+    return {name: float(values[0]) for name, values in _ratios(data, groups, 1).items()}
 
 
 def _db_rows(source: Snapshot | str) -> pd.DataFrame:
-    rows = component_capacity(source)
-    return rows[rows["component"] == "db"]
+    """The `db` rows: storage and connections with each deployment's type."""
+    snap = as_snapshot(source)
+    rows = _rows_of(snap)
+    db = rows[(rows["component"] == "db").to_numpy()]
+    at = db["position"].to_numpy()
+    return pd.DataFrame(
+        {
+            "deployment_id": identity_of(snap)["deployment_id"].take(at).to_numpy(),
+            "deployment_type": identity_of(snap)["deployment_type"].take(at).to_numpy(),
+            "db_storage_gib": db["db_storage_gib"].to_numpy(),
+            "db_max_connections": db["db_max_connections"].to_numpy(),
+        }
+    )
 
 
 def db_capacity(source: Snapshot | str) -> pd.DataFrame:
@@ -409,29 +648,34 @@ def deployment_totals(
     source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
 ) -> pd.DataFrame:
     """One row per deployment: its totals and monthly costs over every component (sidecars
-    and init containers included)."""
-    snap = as_snapshot(source)
-    rows = pr.add_costs(component_capacity(snap), prices)
-    measures = [*TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]
-    sums = rows.groupby("deployment_id", sort=False)[measures].sum(min_count=1)
-    filled = [*TOTALS, *pr.COST_COLUMNS]
-    sums[filled] = sums[filled].fillna(0.0)
-    identity = _identity(snap.deployments)
-    identity["image_version"] = _text(snap.deployments, "image_version")
-    aligned = sums.reindex(identity["deployment_id"].to_numpy()).reset_index(drop=True)
-    out = pd.concat([identity.reset_index(drop=True), aligned], axis=1)
-    return _counts_as_ints(out)
+    and init containers included), and its pricing flags (`FLAGS`): null figures where the
+    deployment is unpriced, null limits-basis figures where its limits are unbounded."""
+    return totals_of(as_snapshot(source), prices).copy()
+
+
+def totals_of(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
+    """`deployment_totals`, shared (not copied): for callers that only read it."""
+    return snap.memo(f"deployment_totals {prices!r}", lambda s: _deployment_totals(s, prices))
+
+
+def _deployment_totals(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
+    figures = _deployment_figures(snap, prices)
+    summed = pd.DataFrame({c: figures[c] for c in [*TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]})
+    identity = identity_of(snap).reset_index(drop=True)
+    return _counts_as_ints(pd.concat([identity, summed, status_of(snap)], axis=1))
 
 
 def cost_by_deployment(
     source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
 ) -> pd.DataFrame:
-    """Monthly cost per deployment, most expensive (requests at max scale) first: the
-    content of `cost_by_deployment.parquet`. Every `prices.COST_COLUMNS` column, in dollars."""
-    totals = deployment_totals(source, prices)
-    columns = [*IDENTITY, "image_version", *pr.COST_COLUMNS]
+    """Monthly cost per deployment, most expensive (requests at max scale) first and unpriced
+    ones last: the content of `cost_by_deployment.parquet`. Every `prices.COST_COLUMNS`
+    column, in dollars, then the pricing flags `scale_inverted`, `limits_unbounded` and
+    `unpriced_reason`."""
+    totals = totals_of(as_snapshot(source), prices)
+    columns = [*IDENTITY, "image_version", *pr.COST_COLUMNS, *FLAGS]
     ordered = totals.sort_values(
-        [pr.cost_column("request", "max"), "deployment_id"], ascending=[False, True]
+        [COST_ORDER, "deployment_id"], ascending=[False, True], na_position="last"
     )
     return ordered[columns].reset_index(drop=True)
 
@@ -440,8 +684,8 @@ def largest_deployments(
     source: Snapshot | str, n: int = 10, by: str = "cpu_request_cores_max_scale"
 ) -> pd.DataFrame:
     """The `n` deployments asking for the most of `by` (a `deployment_totals` column)."""
-    totals = deployment_totals(source)
-    ordered = totals.sort_values([by, "deployment_id"], ascending=[False, True])
+    totals = totals_of(as_snapshot(source), pr.DEFAULT_PRICES)
+    ordered = totals.sort_values([by, "deployment_id"], ascending=[False, True], na_position="last")
     return ordered.head(n).reset_index(drop=True)
 
 
@@ -451,22 +695,21 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     Kinds: `resource_spec_absent` (no resource field at all — the dataset cannot tell an absent
     resource_spec from an empty one), `missing_resources` (a component sets some fields but
     not its CPU or memory request), `zero_resources`, `cpu_limit_below_request`,
-    `memory_limit_below_request` and `max_scale_below_min_scale`; sidecars and init containers
-    get the limit checks too, and `unreadable_quantity` for a quantity that is not a
-    Kubernetes quantity (its column is null; the detail quotes it and says why).
+    `memory_limit_below_request` and `scale_inverted` (max_scale below min_scale, as whole
+    replicas: max-scale figures use min_scale); sidecars and init containers get the limit
+    checks too, and `unreadable_quantity` for a quantity that is not a Kubernetes quantity
+    (its column is null; the detail quotes it and says why). The first and the last are
+    also why a deployment is unpriced (`cost_by_deployment`'s `unpriced_reason`).
     """
     snap = as_snapshot(source)
-    found = _Findings(snap.deployments)
-    numeric = [f for f in spec.resource_numeric_fields() if f in found.deployments.columns]
-    absent = (
-        found.deployments[numeric].isna().all(axis=1)
-        if numeric
-        else pd.Series(True, index=found.deployments.index)
-    )
+    found = _Findings(_deployments(snap))
+    absent = resource_spec_absent(found.deployments)
     found.add(absent, "resource_spec", "resource_spec_absent")
     for component in spec.COMPONENTS:
         _component_findings(found, component, absent)
-    _container_findings(found, snap.containers)
+    if not snap.containers.empty:
+        _container_findings(found, snap.containers)
+        _unreadable_quantities(found, _containers(snap))
     return found.frame()
 
 
@@ -490,10 +733,11 @@ class _Findings:
         frame = self.identity[mask].copy()
         frame["component"] = component
         frame["anomaly"] = kind
-        parts = [name + "=" + _shown(_column(self.deployments, name)[mask]) for name in shown]
-        frame["detail"] = (
-            pd.concat(parts, axis=1).agg(" ".join, axis=1) if parts else "no resource field is set"
-        )
+        detail: pd.Series | str = "no resource field is set"
+        for n, name in enumerate(shown):
+            part = name + "=" + _shown(_column(self.deployments, name)[mask])
+            detail = part if n == 0 else detail + " " + part
+        frame["detail"] = detail
         self.frames.append(frame)
 
     def frame(self) -> pd.DataFrame:
@@ -514,10 +758,8 @@ def _component_findings(found: _Findings, component: str, absent: pd.Series) -> 
     fields = spec.component_measures()[component]
     names = {m: fields.get(m) for m in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")}
     cpu, cpu_limit, mem, mem_limit = (_column(deployments, f) for f in names.values())
-    # main is expected on every deployment; other components only where any field is set
-    set_any = ~absent
-    if component != "main":
-        set_any &= cpu.notna() | cpu_limit.notna() | mem.notna() | mem_limit.notna()
+    # main is expected on every deployment; other components where they ask for compute
+    set_any = compute_set(deployments, component, absent)
     requests = [f for f in (names["cpu"], names["memory_mb"]) if f]
     found.add(set_any & (cpu.isna() | mem.isna()), component, "missing_resources", *requests)
     found.add(set_any & ((cpu == 0) | (mem == 0)), component, "zero_resources", *requests)
@@ -530,16 +772,12 @@ def _component_findings(found: _Findings, component: str, absent: pd.Series) -> 
             found.add(values[1] < values[0], component, kind, request_field, limit_field)
     low_field, high_field = fields.get("min_scale"), fields.get("max_scale")
     if low_field and high_field:
-        low, high = _column(deployments, low_field), _column(deployments, high_field)
-        found.add(high < low, component, "max_scale_below_min_scale", low_field, high_field)
+        low, high = replicas(deployments, low_field), replicas(deployments, high_field)
+        found.add(high < low, component, "scale_inverted", low_field, high_field)
 
 
 def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
-    """Sidecars and init containers whose CPU or memory limit is below the request, or
-    whose quantity is not a Kubernetes quantity."""
-    if containers.empty:
-        return
-    _unreadable_quantities(found, containers)
+    """Sidecars and init containers whose CPU or memory limit is below the request."""
     by_id = found.identity.set_index("deployment_id")
     for resource, request_col, limit_col, unit in (
         ("cpu", "cpu_request", "cpu_limit", "cores"),
@@ -561,45 +799,25 @@ def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
         found.frames.append(frame)
 
 
-#: A container's quantity columns: (column, JSON text column, section, key), as exported.
-_QUANTITY_TEXT = (
-    ("cpu_request", "resources_requests_json", "requests", "cpu"),
-    ("cpu_limit", "resources_limits_json", "limits", "cpu"),
-    ("memory_request_mb", "resources_requests_json", "requests", "memory"),
-    ("memory_limit_mb", "resources_limits_json", "limits", "memory"),
-)
-
-
-def _unreadable_quantities(found: _Findings, containers: pd.DataFrame) -> None:
+def _unreadable_quantities(found: _Findings, pod: PodContainers) -> None:
     """`unreadable_quantity`: a quantity sent that the export could not read (its column
     null, not 0); the detail quotes it with the reason (`analysis.tables.quantity_problem`)."""
     by_id = found.identity.set_index("deployment_id")
-    for column, json_column, section, key in _QUANTITY_TEXT:
-        if json_column not in containers.columns:
-            continue  # a dataset written before these columns were read
-        unread = _column(containers, column).isna() & containers[json_column].notna()
-        sent = [_member(text, key) for text in containers.loc[unread, json_column]]
-        why = [quantity_problem(value) for value in sent]
-        rows = containers[unread][[reason is not None for reason in why]]
-        found_here = [(v, reason) for v, reason in zip(sent, why, strict=True) if reason]
-        if rows.empty:
+    for measure, quantity in QUANTITIES.items():
+        unreadable = pod.unreadable[measure]
+        if unreadable.rows.empty:
             continue
+        rows = pod.containers.loc[unreadable.rows]
         frame = by_id.reindex(_text(rows, "deployment_id")).reset_index()
         frame["component"] = (
             _text(rows, "kind").fillna("container") + ":" + _text(rows, "name").fillna("")
         ).to_numpy()
         frame["anomaly"] = "unreadable_quantity"
         frame["detail"] = [
-            f"{section}.{key} {json.dumps(value, ensure_ascii=False)}: {reason}"
-            for value, reason in found_here
+            f"{quantity.section}.{quantity.key} {json.dumps(value, ensure_ascii=False)}: {why}"
+            for value, why in zip(unreadable.sent, unreadable.reasons, strict=True)
         ]
         found.frames.append(frame)
-
-
-def _member(text: str, key: str) -> object:
-    """`key` of the JSON object `text` (None when it is no object or has no such key)."""
-    value = json.loads(text)
-    return value.get(key) if isinstance(value, dict) else None
 
 
 def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES) -> pd.DataFrame:
@@ -616,15 +834,14 @@ def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICE
     which saves nothing (sizing up costs more): `savings_usd_month` is 0.
     """
     snap = as_snapshot(source)
-    deployments = snap.deployments
+    deployments = _deployments(snap)
     fields = spec.component_measures()["main"]
     out = _identity(deployments)
     cpu = _column(deployments, fields.get("cpu"))
     mem = _column(deployments, fields.get("memory_mb"))
-    max_scale = _column(deployments, fields.get("max_scale"))
     out["cpu_request_cores"] = cpu
     out["memory_request_gib"] = mem / MIB_PER_GIB
-    out["max_scale"] = _replicas(deployments, fields.get("max_scale"))
+    out["max_scale"] = max_scale = _scales(deployments, fields)[1]  # never below min_scale
     kind = out["deployment_type"].astype("object")
     is_prod = kind.isin(PRODUCTION_TYPES)
     is_dev = kind.fillna("").str.startswith("dev")
@@ -660,16 +877,15 @@ SUGGESTIONS = {
 def _dev_default_savings(frame: pd.DataFrame, prices: pr.PriceSheet) -> pd.Series:
     """Monthly cost of the main workload's requests at max scale, now minus at the dev
     defaults (each of CPU, memory and replicas capped at its default, never raised)."""
-    rates = frame["deployment_type"].astype("object").map(prices.rates)
-    cpu_rate = rates.map(lambda r: r.cpu_core_hour).astype("float64")
-    mem_rate = rates.map(lambda r: r.memory_gib_hour).astype("float64")
+    rates = pr.rates_of(prices, frame["deployment_type"])
+    cpu_rate, mem_rate = rates["cpu_core_hour"], rates["memory_gib_hour"]
     cpu = frame["cpu_request_cores"].fillna(0.0)
     mem = frame["memory_request_gib"].fillna(0.0)
     replicas = frame["max_scale"].astype("float64")
     default_mem_gib = DEV_DEFAULT_MEMORY_MIB / MIB_PER_GIB
 
     def monthly(cores: pd.Series, gib: pd.Series, count: pd.Series) -> pd.Series:
-        return count * (cores * cpu_rate + gib * mem_rate) * prices.hours_per_month
+        return pd.Series(count * (cores * cpu_rate + gib * mem_rate) * prices.hours_per_month)
 
     now = monthly(cpu, mem, replicas)
     after = monthly(

@@ -1,32 +1,23 @@
-"""Charts as inline SVG strings, for a report that is one file and works offline.
+"""The report's charts: inline SVG panels drawn by `analysis.reports._svg`, one file offline.
 
-Matplotlib's SVG is cleaned for inlining: no XML prolog or DOCTYPE (which names a remote
-DTD), no metadata, no namespace URLs, and element ids prefixed per chart so that several
-charts in one page cannot capture each other's clip paths. Text stays text (`svg.fonttype`
-none): smaller, searchable, and drawn in the page's font. Text is never math: a namespace,
-version or type such as `$x^$` is the service's text, and matplotlib's mathtext would fail on
-it (or draw it as a formula), so `to_svg` turns math parsing off for every text it saves.
+A chart is a group of panels (one per deployment type, resource, …), each drawn at its own
+size in pixels, with an HTML legend: on a laptop the panels sit side by side, on a phone one
+under another, and their text is never scaled below 12 px. Each panel has its own axis, so a
+small type stays as readable next to a large one. Service strings (`$x^$`, a name with
+`<`) are escaped text, drawn as written.
 """
 
 from __future__ import annotations
 
-import hashlib
-import html
-import io
 import itertools
-import re
+import math
+from collections.abc import Sequence
 
-import matplotlib as mpl
 import pandas as pd
-from matplotlib.artist import Artist
-from matplotlib.figure import Figure
-from matplotlib.text import Text
-from matplotlib.ticker import FuncFormatter, MaxNLocator
-from matplotlib.typing import RcKeyType
 
+from analysis.reports import _svg as svg
 from analysis.reports import _versions as versions
-from analysis.reports._capacity import COMPONENT_ORDER
-from analysis.reports._measures import SCALES
+from analysis.reports._capacity import COMPONENT_ORDER, COST_ORDER, SHARE
 
 PALETTE = [
     "#4269d0",
@@ -40,67 +31,120 @@ PALETTE = [
     "#9c6b4e",
     "#9498a0",
 ]
-#: How every chart is saved: text as text, and as written (`$` in a service string is a
-#: dollar sign, not mathtext).
-_SAVING: dict[RcKeyType, str | bool] = {
-    "text.parse_math": False,
-    "svg.fonttype": "none",
-    "svg.hashsalt": "dims",  # stable ids: the same data gives the same file
-}
-_STYLE: dict[RcKeyType, str | int | bool] = {
-    **_SAVING,
-    "font.family": "sans-serif",
-    "font.size": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "axes.grid.axis": "y",
-    "grid.color": "#dddddd",
-    "axes.axisbelow": True,
-}
+#: Up to this many snapshots the adoption chart has a bar per snapshot; beyond it, stacked
+#: areas: three years of daily snapshots make a chart as wide and as cheap as a month's.
+ADOPTION_BARS_UP_TO = 40
+_ADOPTION_TICKS = 5
+#: An area chart keeps at most this many dates (evenly spread, the last one kept): more
+#: points than the panel has pixels draw nothing more.
+_AREA_POINTS = 160
 
 
 def component_colors() -> dict[str, str]:
     return dict(zip(COMPONENT_ORDER, PALETTE, strict=False))
 
 
-def to_svg(fig: Figure, title: str) -> str:
-    """The figure as an `<svg>` element ready to paste into HTML.
+def usd(value: float) -> str:
+    """Dollars for an axis or a bar's end: $950, $12k, $1.2M."""
+    if not math.isfinite(value):
+        return "—"
+    for factor, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"${value / factor:,.3g}{suffix}"
+    return f"${value:,.0f}"
 
-    Ids are prefixed from `title`, so charts on one page need distinct titles. Every text is
-    plain (never mathtext): those made already, and the tick labels drawing makes.
-    """
-    for artist in fig.findobj(Text):
-        artist.set_parse_math(False)
-    buffer = io.StringIO()
-    with mpl.rc_context(_SAVING):
-        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    text = buffer.getvalue()
-    text = text[text.index("<svg") :]
-    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, flags=re.S)
-    text = re.sub(r'\s+xmlns(?::\w+)?="[^"]*"', "", text)
-    text = re.sub(r'(<svg\b[^>]*?)\s+width="[^"]*"\s+height="[^"]*"', r"\1", text, count=1)
-    prefix = "c" + hashlib.sha1(title.encode(), usedforsecurity=False).hexdigest()[:8]
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', text)
-    text = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", text)
-    text = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', text)
-    label = html.escape(title, quote=True)
-    return text.replace("<svg", f'<svg role="img" aria-label="{label}"', 1).replace(
-        ">", f"><title>{html.escape(title)}</title>", 1
+
+def amount(value: float) -> str:
+    """Cores, GiB or deployments on an axis: 950, 12k, 1.2M."""
+    if not math.isfinite(value):
+        return "—"
+    for factor, suffix in ((1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:,.3g}{suffix}"
+    return f"{value:,.3g}"
+
+
+def chart(title: str, panels: Sequence[str], legend: Sequence[tuple[str, str]] = ()) -> str:
+    """Panels under one title, with their legend."""
+    keys = svg.legend(legend) if legend else ""
+    return (
+        f'<div class="chart" role="group" aria-label="{svg.esc(title)}">'
+        f'<div class="panels">{"".join(panels)}</div>{keys}</div>'
     )
 
 
 def _empty(title: str, message: str) -> str:
-    with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(8, 1.2))
-        ax = fig.subplots()
-        ax.axis("off")
-        ax.text(0.5, 0.5, message, ha="center", va="center", color="#666666")
-        return to_svg(fig, title)
+    return chart(title, [svg.panel(svg.PANEL_WIDTH, 60, title, [svg.label(0, 44, message)])])
 
 
-def _types(frame: pd.DataFrame) -> list[str]:
-    return sorted(frame["deployment_type"].fillna("(none)").astype(str).unique())
+def _name(value: object) -> str:
+    return (
+        "(none)"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else str(value)
+    )
+
+
+def cost_by_type_chart(by_type: pd.DataFrame) -> str:
+    """Monthly cost per deployment type: requests and limits at min and max scale, one panel
+    (its own axis) per type. Limits that leave out unbounded deployments are starred.
+    `by_type` is `capacity_by_type`."""
+    title = "Monthly cost by deployment type (US dollars)"
+    if by_type.empty:
+        return _empty(title, "no deployments")
+    colors = {"request": PALETTE[0], "limit": PALETTE[1]}
+    panels = []
+    for row in by_type.to_dict(orient="records"):
+        star = "*" if row.get("deployments_unbounded") else ""
+        bars = [
+            svg.Bar(
+                f"{basis}s, {scale}",
+                [
+                    svg.Segment(
+                        _finite(row[f"cost_{basis}_{scale}_scale_usd_month"]), colors[basis], basis
+                    )
+                ],
+                usd(row[f"cost_{basis}_{scale}_scale_usd_month"])
+                + (star if basis == "limit" else ""),
+            )
+            for basis in ("request", "limit")
+            for scale in ("min", "max")
+        ]
+        panels.append(svg.hbars(_name(row["deployment_type"]), bars, usd))
+    return chart(title, panels, [("requests", colors["request"]), ("limits", colors["limit"])])
+
+
+def _finite(value: object) -> float:
+    number = float(value) if value is not None else math.nan  # type: ignore[arg-type]
+    return number if math.isfinite(number) else 0.0
+
+
+def allocation_chart(frame: pd.DataFrame, key: str, title: str, top: int = 10) -> str:
+    """The `top` groups of an allocation (`cost_by`, `capacity_by`) by monthly cost,
+    requests at max scale, with their share of the fleet."""
+    if frame.empty:
+        return _empty(title, "no deployments")
+    bars = [
+        svg.Bar(
+            _name(row[key]),
+            [svg.Segment(_finite(row[COST_ORDER]), PALETTE[0], "requests at max scale")],
+            f"{usd(row[COST_ORDER])} · {_share(row[SHARE])}",
+        )
+        for row in frame.head(top).to_dict(orient="records")
+    ]
+    return chart(title, [svg.hbars(title, bars, usd)])
+
+
+def _share(value: object) -> str:
+    number = _finite(value)
+    return f"{100 * number:.1f} %"
+
+
+def namespace_chart(by_namespace: pd.DataFrame, top: int = 10) -> str:
+    """The namespaces costing the most a month (requests at max scale)."""
+    return allocation_chart(
+        by_namespace, "k8s_namespace", f"Top {top} namespaces by monthly cost", top
+    )
 
 
 def capacity_chart(summary: pd.DataFrame) -> str:
@@ -112,200 +156,128 @@ def capacity_chart(summary: pd.DataFrame) -> str:
     title = "Requested capacity by deployment type and component, at min and max scale"
     if summary.empty:
         return _empty(title, "no deployments")
-    frame = summary.assign(deployment_type=summary["deployment_type"].fillna("(none)"))
-    types = _types(frame)
+    frame = summary.assign(deployment_type=summary["deployment_type"].map(_name))
     colors = component_colors()
-    rows = (("cpu_request_cores", "CPU (cores)"), ("memory_request_gib", "memory (GiB)"))
-    with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(max(6.0, 2.6 * len(types)), 5.6))
-        axes = fig.subplots(len(rows), len(types), squeeze=False)
-        for r, (measure, label) in enumerate(rows):
-            for c, kind in enumerate(types):
-                ax = axes[r][c]
-                mine = frame[frame["deployment_type"] == kind].set_index("component")
-                bottoms = [0.0, 0.0]
-                for component in COMPONENT_ORDER:
-                    if component not in mine.index:
-                        continue
-                    values = [float(mine[f"{measure}_{s}_scale"][component] or 0.0) for s in SCALES]
-                    ax.bar(
-                        [0, 1],
-                        values,
-                        0.6,
-                        bottom=bottoms,
-                        color=colors[component],
-                        edgecolor="white",
-                        linewidth=0.4,
-                        label=component,
-                    )
-                    bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-                ax.set_xticks([0, 1], ["min scale", "max scale"])
-                ax.yaxis.set_major_locator(MaxNLocator(4))
-                if r == 0:
-                    ax.set_title(kind, fontsize=11, loc="left")
-                if c == 0:
-                    ax.set_ylabel(label)
-        handles: dict[str, Artist] = {}
-        for ax in axes.flat:
-            for handle, name in zip(*ax.get_legend_handles_labels(), strict=True):
-                handles.setdefault(name, handle)
-        labels = [c for c in COMPONENT_ORDER if c in handles]
-        fig.legend([handles[n] for n in labels], labels, loc="lower center", ncol=7, frameon=False)
-        fig.subplots_adjust(bottom=0.14, hspace=0.45, wspace=0.35)
-        return to_svg(fig, title)
+    panels = []
+    for kind in sorted(frame["deployment_type"].unique()):
+        mine = frame[frame["deployment_type"] == kind].set_index("component")
+        present = [c for c in COMPONENT_ORDER if c in mine.index]
+        for measure, unit in (
+            ("cpu_request_cores", "CPU, cores"),
+            ("memory_request_gib", "memory, GiB"),
+        ):
+            bars = [
+                svg.Bar(
+                    f"{scale} scale",
+                    [
+                        svg.Segment(_finite(mine.loc[c, f"{measure}_{scale}_scale"]), colors[c], c)
+                        for c in present
+                    ],
+                )
+                for scale in ("min", "max")
+            ]
+            panels.append(svg.vbars(f"{kind} · {unit}", bars, amount))
+    legend = [(c, colors[c]) for c in COMPONENT_ORDER if c in set(frame["component"])]
+    return chart(title, panels, legend)
 
 
-def cost_by_type_chart(by_type: pd.DataFrame) -> str:
-    """Monthly cost per deployment_type: requests and limits at min and max scale.
-
-    One panel per type with its own axis, so a small type is as readable as a large one.
-    `by_type` is `capacity_by_type` (its cost columns).
-    """
-    title = "Monthly cost by deployment type (US dollars)"
-    if by_type.empty:
+def requests_limits_chart(overcommit: pd.DataFrame) -> str:
+    """Requested CPU and memory per component at max scale, and the limit beyond it: where
+    the fleet may burst past what the scheduler reserved ("unbounded" where a limit is
+    missing). `overcommit` is `reports.overcommit`."""
+    title = "Requests and limits per component at max scale"
+    if overcommit.empty:
         return _empty(title, "no deployments")
-    frame = by_type.assign(deployment_type=by_type["deployment_type"].fillna("(none)"))
-    types = _types(frame)
-    bars = [
-        (f"cost_{basis}_{scale}_scale_usd_month", f"{basis}s, {scale} scale", color)
-        for (basis, scale), color in zip(
-            [("request", "min"), ("request", "max"), ("limit", "min"), ("limit", "max")],
-            [PALETTE[7], PALETTE[0], "#f6d58a", PALETTE[1]],
-            strict=True,
-        )
-    ][::-1]  # top to bottom: requests at min scale first
-    with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
-        fig = Figure(figsize=(max(7.0, 2.6 * len(types) + 1.6), 2.6))
-        axes = fig.subplots(1, len(types), squeeze=False, sharey=True)[0]
-        for ax, kind in zip(axes, types, strict=True):
-            row = frame[frame["deployment_type"] == kind].iloc[0]
-            values = [float(row[column]) for column, _, _ in bars]
-            ax.barh(range(len(bars)), values, 0.7, color=[color for _, _, color in bars])
-            ax.set_yticks(range(len(bars)), [label for _, label, _ in bars])
-            ax.xaxis.set_major_formatter(FuncFormatter(_short_usd))
-            ax.xaxis.set_major_locator(MaxNLocator(3))
-            ax.set_title(kind, fontsize=10, loc="left")
-        fig.subplots_adjust(wspace=0.3)
-        return to_svg(fig, title)
-
-
-def _short_usd(value: float, _position: object = None) -> str:
-    """Axis ticks in dollars: $950, $12k, $1.2M."""
-    for factor, suffix in ((1e6, "M"), (1e3, "k")):
-        if abs(value) >= factor:
-            return f"${value / factor:,.3g}{suffix}"
-    return f"${value:,.0f}"
-
-
-def requests_limits_chart(by_component: pd.DataFrame) -> str:
-    """Requested vs limit CPU and memory per component at max scale (grouped bars): where
-    the fleet may burst past what the scheduler reserved. `by_component` is
-    `capacity_by_component`."""
-    title = "Requests vs limits per component at max scale"
-    if by_component.empty:
-        return _empty(title, "no deployments")
-    names = by_component["component"].astype(str).tolist()
-    panels = (("cpu", "cores", "CPU (cores)"), ("memory", "gib", "Memory (GiB)"))
-    with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(11, 3.8))
-        axes = fig.subplots(1, 2)
-        for ax, (resource, unit, label) in zip(axes, panels, strict=True):
-            positions = range(len(names))
-            for offset, basis, color in ((-0.2, "request", PALETTE[0]), (0.2, "limit", PALETTE[1])):
-                values = by_component[f"{resource}_{basis}_{unit}_max_scale"].astype(float)
-                ax.bar([p + offset for p in positions], values, 0.4, color=color, label=basis)
-            ax.set_xticks(list(positions), names, rotation=30, ha="right")
-            ax.set_title(label, fontsize=10, loc="left")
-        axes[1].legend(frameon=False, loc="upper right")
-        fig.subplots_adjust(wspace=0.25)
-        return to_svg(fig, title)
-
-
-def namespace_chart(by_namespace: pd.DataFrame, top: int = 15) -> str:
-    """The namespaces asking for the most CPU at max scale: min and max scale side by side
-    (never one drawn over the other)."""
-    title = f"Top {top} namespaces by CPU requested (cores), at min and max scale"
-    if by_namespace.empty:
-        return _empty(title, "no deployments")
-    rows = by_namespace.head(top).iloc[::-1]
-    names = rows["k8s_namespace"].fillna("(none)").astype(str).tolist()
-    with mpl.rc_context({**_STYLE, "axes.grid.axis": "x"}):
-        fig = Figure(figsize=(10, 0.42 * len(rows) + 1.2))
-        ax = fig.subplots()
-        positions = list(range(len(rows)))
-        for offset, scale, color in ((0.2, "min", PALETTE[1]), (-0.2, "max", PALETTE[0])):
-            ax.barh(
-                [p + offset for p in positions],
-                rows[f"cpu_request_cores_{scale}_scale"].astype(float),
-                0.4,
-                color=color,
-                label=f"{scale} scale",
+    panels = []
+    for resource, unit, shown in (
+        ("cpu", "cores", "CPU (cores)"),
+        ("memory", "gib", "Memory (GiB)"),
+    ):
+        bars = []
+        for row in overcommit.to_dict(orient="records"):
+            request = _finite(row[f"{resource}_request_{unit}_max_scale"])
+            ratio = float(row[f"{resource}_overcommit"])
+            beyond = request * (ratio - 1) if math.isfinite(ratio) and ratio > 1 else 0.0
+            note = (
+                "unbounded"
+                if math.isinf(ratio)
+                else f"limit {ratio:.2f}×"
+                if ratio == ratio
+                else ""
             )
-        ax.set_yticks(positions, names)
-        ax.set_xlabel("cores")
-        ax.set_title(title, fontsize=11, loc="left")
-        ax.legend(frameon=False, fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        return to_svg(fig, title)
+            bars.append(
+                svg.Bar(
+                    str(row["component"]),
+                    [
+                        svg.Segment(request, PALETTE[0], "requested"),
+                        svg.Segment(beyond, PALETTE[1], "limit beyond the request"),
+                    ],
+                    note,
+                )
+            )
+        panels.append(svg.hbars(f"{shown}", bars, amount))
+    return chart(
+        title, panels, [("requested", PALETTE[0]), ("limit beyond the request", PALETTE[1])]
+    )
 
 
-def version_distribution_chart(by_type: pd.DataFrame, newest: str | None) -> str:
-    """Deployments per image_version in version order, stacked by deployment_type.
+def _version_rows(frame: pd.DataFrame, keep: int) -> list[str]:
+    """The bars, newest version first: the `keep` newest parseable versions, `older` for the
+    rest of them, then those that do not parse and `(missing)`."""
+    present = [str(v) for v in frame["image_version"].unique()]
+    ordered = [str(v) for v in versions.sort_versions([v for v in present if v != "(missing)"])]
+    parseable = [v for v in ordered if versions.parse_version(v) is not None][::-1]
+    others = [v for v in ordered if versions.parse_version(v) is None]
+    older = ["older"] if len(parseable) > keep else []
+    missing = ["(missing)"] if "(missing)" in present else []
+    return [*parseable[:keep], *older, *others, *missing]
 
-    `by_type` is `versions_by_type`; the newest version's label is drawn bold.
+
+def version_distribution_chart(by_type: pd.DataFrame, newest: str | None, keep: int = 25) -> str:
+    """Deployments per image_version in version order (newest first), stacked by
+    deployment_type; beyond the `keep` newest, older versions share one bar.
+
+    `by_type` is `versions_by_type`.
     """
-    title = "Deployments per image version (oldest → newest, unparseable last)"
+    title = "Deployments per image version (newest first, unparseable last)"
     if by_type.empty:
         return _empty(title, "no deployments")
-    order = [
-        "(missing)" if v is None else v
-        for v in versions.sort_versions(by_type["image_version"].astype("object").tolist())
-    ]
-    frame = by_type.assign(image_version=by_type["image_version"].fillna("(missing)"))
-    types = sorted(frame["deployment_type"].fillna("(none)").unique())
-    pivot = (
-        frame.assign(deployment_type=frame["deployment_type"].fillna("(none)"))
-        .pivot_table(
-            index="image_version", columns="deployment_type", values="deployments", aggfunc="sum"
-        )
-        .reindex(index=order, columns=types)
-        .fillna(0)
+    frame = pd.DataFrame(
+        {
+            "image_version": [
+                _name(v).replace("(none)", "(missing)") for v in by_type["image_version"]
+            ],
+            "deployment_type": [_name(v) for v in by_type["deployment_type"]],
+            "deployments": by_type["deployments"].to_numpy(),
+        }
     )
-    with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(max(8.0, 0.45 * len(order) + 3), 4.2))
-        ax = fig.subplots()
-        bottoms = [0.0] * len(order)
-        for color, kind in zip(itertools.cycle(PALETTE), types, strict=False):
-            values = pivot[kind].tolist()
-            ax.bar(range(len(order)), values, bottom=bottoms, color=color, label=kind)
-            bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-        ax.set_xticks(range(len(order)))
-        labels = [f"{v} (newest)" if v == newest else str(v) for v in order]
-        ax.set_xticklabels(labels, rotation=45, ha="right")
-        for tick, value in zip(ax.get_xticklabels(), order, strict=True):
-            if value == newest:
-                tick.set_fontweight("bold")
-        ax.set_ylabel("deployments")
-        ax.set_title(title, fontsize=11, loc="left")
-        ax.legend(  # beside the axes, so it never covers a bar
-            title="deployment type",
-            frameon=False,
-            fontsize=9,
-            loc="upper left",
-            bbox_to_anchor=(1.0, 1.0),
+    rows = _version_rows(frame, keep)
+    kept = set(rows)
+    frame["bucket"] = [v if v in kept else "older" for v in frame["image_version"]]
+    summed = frame.groupby(["bucket", "deployment_type"])["deployments"].sum()
+    index = summed.index
+    counts = {
+        (str(v), str(t)): float(n)
+        for v, t, n in zip(
+            index.get_level_values(0), index.get_level_values(1), summed.to_numpy(), strict=True
         )
-        return to_svg(fig, title)
-
-
-#: Up to this many snapshots the adoption chart has a bar per snapshot; beyond it, stacked
-#: areas on an axis of fixed width with a few date labels: three years of daily snapshots
-#: make a chart as wide and as cheap as a month's (a bar each would be 1,095 bars).
-ADOPTION_BARS_UP_TO = 40
-_ADOPTION_TICKS = 8
+    }
+    types = sorted(set(frame["deployment_type"]))
+    colors = dict(zip(types, itertools.cycle(PALETTE), strict=False))
+    bars = [
+        svg.Bar(
+            f"{v} (newest)" if v == newest else v,
+            [svg.Segment(counts.get((v, t), 0.0), colors[t], t) for t in types],
+            f"{sum(counts.get((v, t), 0.0) for t in types):,.0f}",
+        )
+        for v in rows
+    ]
+    return chart(title, [svg.hbars(title, bars, amount)], [(t, colors[t]) for t in types])
 
 
 def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
-    """Share of deployments per image version at each snapshot date (stacked bars, or
-    stacked areas for a long history: `ADOPTION_BARS_UP_TO`).
+    """Share of deployments per image version at each snapshot date: stacked bars, or stacked
+    areas for a long history (`ADOPTION_BARS_UP_TO`), always one panel wide.
 
     The `keep` newest versions get their own colour; older parseable ones are `older`, and
     unparseable ones `unparseable`, so the legend stays readable.
@@ -314,46 +286,33 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
     if over_time.empty:
         return _empty(title, "no snapshots")
     pivot = _adoption_pivot(over_time, keep)
-    dates, series = list(pivot.index), list(pivot.columns)
-    colors = {"older": "#c8c8c8", "unparseable": "#7f7f7f"}
+    if len(pivot) > _AREA_POINTS:
+        step = (len(pivot) - 1) / (_AREA_POINTS - 1)
+        pivot = pivot.iloc[sorted({round(n * step) for n in range(_AREA_POINTS)})]
+    dates, names = [str(d) for d in pivot.index], list(pivot.columns)
+    fixed = {"older": "#c8c8c8", "unparseable": "#7f7f7f"}
     fresh = iter(PALETTE)
-    shades = [colors.get(name) or next(fresh, "#333333") for name in series]
-    shares = [[100.0 * v for v in pivot[name]] for name in series]
-    bars = len(dates) <= ADOPTION_BARS_UP_TO
-    with mpl.rc_context(_STYLE):
-        fig = Figure(figsize=(max(8.0, 0.6 * len(dates) + 4) if bars else 12.0, 4.2))
-        ax = fig.subplots()
-        if bars:
-            bottoms = [0.0] * len(dates)
-            for name, color, values in zip(series, shades, shares, strict=True):
-                ax.bar(
-                    range(len(dates)), values, bottom=bottoms, color=color, label=name, width=0.7
-                )
-                bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
-            ticks = list(range(len(dates)))
-        else:
-            ax.stackplot(range(len(dates)), *shares, labels=series, colors=shades)
-            ax.set_xlim(0, len(dates) - 1)
-            step = (len(dates) - 1) / (_ADOPTION_TICKS - 1)
-            ticks = sorted({round(n * step) for n in range(_ADOPTION_TICKS)})
-        ax.set_xticks(ticks)
-        ax.set_xticklabels(
-            [dates[n] for n in ticks], rotation=30 if len(ticks) > 6 else 0, ha="right"
-        )
-        ax.set_ylim(0, 100)
-        ax.set_ylabel("% of deployments")
-        ax.set_title(title, fontsize=11, loc="left")
-        handles, labels = ax.get_legend_handles_labels()
-        ax.legend(
-            handles[::-1],
-            labels[::-1],
-            title="image version",
-            frameon=False,
-            fontsize=9,
-            loc="center left",
-            bbox_to_anchor=(1.0, 0.5),
-        )
-        return to_svg(fig, title)
+    colors = {name: fixed.get(name) or next(fresh, "#333333") for name in names}
+    ticks = _ticks(len(dates))
+    if len(dates) <= ADOPTION_BARS_UP_TO:
+        bars = [
+            svg.Bar(day, [svg.Segment(float(pivot.loc[day, n]), colors[n], n) for n in names])
+            for day in pivot.index
+        ]
+        drawn = svg.vbars(title, bars, lambda v: f"{v:.0%}", svg.PANEL_WIDTH, 220, ticks)
+    else:
+        series = [(n, colors[n], [float(v) for v in pivot[n]]) for n in names]
+        drawn = svg.areas(title, dates, series, ticks)
+    return chart(title, [drawn], [(n, colors[n]) for n in reversed(names)])
+
+
+def _ticks(count: int) -> list[int]:
+    """Which of `count` dates get a label: all of a few, else about `_ADOPTION_TICKS`
+    spread from the first to the last."""
+    if count <= _ADOPTION_TICKS:
+        return list(range(count))
+    step = (count - 1) / (_ADOPTION_TICKS - 1)
+    return sorted({round(n * step) for n in range(_ADOPTION_TICKS)})
 
 
 def _adoption_pivot(over_time: pd.DataFrame, keep: int) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Final
+from typing import Any, Final, TypeVar
 
 import pandas as pd
 
@@ -36,6 +36,10 @@ __all__ = [
     "tidy_text",
 ]
 
+_T = TypeVar("_T")
+#: The columns of `Snapshot.labels`.
+LABEL_COLUMNS = ["deployment_id", "key", "value"]
+
 #: The one dtype of text columns (ids, names, types, versions) in every report frame: pandas'
 #: default string dtype, missing values as NaN.
 TEXT: Final = "str"
@@ -56,6 +60,10 @@ def tidy_text(frame: pd.DataFrame) -> pd.DataFrame:
             if values.map(lambda v: isinstance(v, str)).all():
                 frame[name] = frame[name].astype(TEXT)
     return frame
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=TEXT) for c in columns})
 
 
 def snapshot_days(out_dir: str | Path, table: str = "deployments") -> list[str]:
@@ -91,8 +99,12 @@ class Snapshot:
     deployments: pd.DataFrame
     #: init containers and sidecars; empty when the table is absent
     containers: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: labels (not annotations): deployment_id, key, value (null for a JSON null)
+    labels: pd.DataFrame = field(default_factory=lambda: _empty(LABEL_COLUMNS))
     #: derived frames computed once per snapshot (several reports share them)
     cache: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    #: other derived objects computed once per snapshot, shared as they are
+    memos: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
         """A summary: a notebook shows the frames themselves when asked, not in the repr."""
@@ -106,6 +118,14 @@ class Snapshot:
         if name not in self.cache:
             self.cache[name] = build(self)
         return self.cache[name].copy()
+
+    def memo(self, name: str, build: Callable[[Snapshot], _T]) -> _T:
+        """`build(self)`, computed once per snapshot and shared (for objects that are not
+        changed after they are made)."""
+        if name not in self.memos:
+            self.memos[name] = build(self)
+        value: _T = self.memos[name]
+        return value
 
     @property
     def snapshot_at(self) -> pd.Timestamp | None:
@@ -132,6 +152,14 @@ CONTAINER_COLUMNS = [
 ]
 
 
+def _labels(table: Any) -> pd.DataFrame:
+    """The rows of `deployment_labels` that are labels, not annotations, as text."""
+    import pyarrow.compute as pc
+
+    labels = table.filter(pc.equal(table["kind"], "label")).select(LABEL_COLUMNS)
+    return pd.DataFrame({c: labels[c].to_pandas().astype(TEXT) for c in LABEL_COLUMNS})
+
+
 def load_snapshot(
     out_dir: str | Path,
     snapshot_date: str | date | None = None,
@@ -142,19 +170,32 @@ def load_snapshot(
     day = storage.resolve_date(out_dir, snapshot_date)
     # Both tables from the same export, even while a re-export replaces that day.
     found = storage.read_tables(
-        out_dir, {"deployments": None, "deployment_containers": CONTAINER_COLUMNS}, day
+        out_dir,
+        {
+            "deployments": None,
+            "deployment_containers": CONTAINER_COLUMNS,
+            "deployment_labels": ["deployment_id", "kind", "key", "value"],
+        },
+        day,
     )
     deployments = storage.as_frame(found["deployments"], day)
     if "deployment_containers" in found:
         containers = storage.as_frame(found["deployment_containers"], day)
     else:
         containers = pd.DataFrame({c: pd.Series(dtype="object") for c in CONTAINER_COLUMNS})
+    labels = _labels(found["deployment_labels"]) if "deployment_labels" in found else None
     if tenant_ids is not None:
         deployments = deployments[deployments["tenant_id"].isin(list(tenant_ids))]
         deployments = deployments.reset_index(drop=True)
         containers = containers[containers["deployment_id"].isin(deployments["id"])]
         containers = containers.reset_index(drop=True)
-    return Snapshot(location(out_dir), day.isoformat(), deployments, containers)
+        if labels is not None:
+            labels = labels[labels["deployment_id"].isin(deployments["id"])]
+            labels = labels.reset_index(drop=True)
+    snap = Snapshot(location(out_dir), day.isoformat(), deployments, containers)
+    if labels is not None:
+        snap.labels = labels
+    return snap
 
 
 def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | date | None = None) -> Snapshot:

@@ -14,7 +14,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.reports import _capacity as capacity
+from analysis.reports import _prices as pr
 from analysis.reports import _versions as versions
+from analysis.reports._costchange import CAUSES, cost_changes, cost_totals
 from analysis.reports._frames import (
     DatasetError,
     Snapshot,
@@ -130,6 +132,12 @@ class DiffResult:
     capacity_totals: pd.DataFrame
     #: What the figures do not say by themselves (a workspace in one snapshot only).
     notes: list[str] = field(default_factory=list)
+    #: the month's cost change, one row per deployment and cause (`CAUSES`): deployment_id,
+    #: name, deployment_type, cause, detail and the change of each cost total
+    cost_changes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: the month's cost totals: measure, from, to, delta, and the deployments unpriced and
+    #: unbounded on each side
+    cost_totals: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def __repr__(self) -> str:
         """A summary (dates and counts); the frames are attributes, shown when asked for."""
@@ -147,8 +155,28 @@ class DiffResult:
             "capacity_changes": len(self.capacity_changes),
         }
 
+    def cost_causes(self) -> pd.DataFrame:
+        """The cost change by cause (`CAUSES`; image-version moves per from → to): how many
+        deployments are behind each, and the change of each cost total. The rows add up to
+        the change of the fleet's totals."""
+        changes = self.cost_changes
+        columns = ["cause", "detail", "deployments", *pr.COST_TOTALS]
+        if changes.empty:
+            return pd.DataFrame({c: pd.Series(dtype="float64") for c in columns})
+        keyed = changes.assign(
+            detail=changes["detail"].where(changes["cause"] == "image_version", "")
+        )
+        grouped = keyed.groupby(["cause", "detail"], sort=False)
+        out = grouped[pr.COST_TOTALS].sum()
+        out.insert(0, "deployments", grouped["deployment_id"].nunique())
+        out = out.reset_index()
+        out["order"] = out["cause"].map({c: n for n, c in enumerate(CAUSES)})
+        out = out.sort_values(["order", pr.cost_column("request", "max")], ascending=[True, False])
+        return out[columns].reset_index(drop=True)
+
     def summary(self) -> str:
-        """A few lines for a terminal: counts, then the fleet totals that moved."""
+        """A few lines for a terminal: counts, the month's cost by cause, then the fleet
+        totals that moved."""
         c = self.counts()
         lines = [
             f"dims diff {self.from_date} → {self.to_date}",
@@ -160,6 +188,7 @@ class DiffResult:
                 else ""
             ),
             f"  capacity changed on {c['capacity_changes']} deployments",
+            *_cost_lines(self),
             "  fleet totals (from → to, delta):",
         ]
         totals = self.capacity_totals
@@ -192,14 +221,23 @@ def diff(
     from_date: str | date | None = None,
     to_date: str | date | None = None,
     tenant_ids: Sequence[str] | None = None,
+    prices: pr.PriceSheet = pr.DEFAULT_PRICES,
 ) -> DiffResult:
     """Compare two snapshots of the dataset (defaults: the two latest), of the whole
-    organisation or of the workspaces in `tenant_ids`."""
+    organisation or of the workspaces in `tenant_ids`; the month's cost change under
+    `prices`, split by cause (`DiffResult.cost_causes`)."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
     old_snap = load_snapshot(out_dir, from_date, tenant_ids)
     new_snap = load_snapshot(out_dir, to_date, tenant_ids)
-    old = capacity.deployment_totals(old_snap)
-    new = capacity.deployment_totals(new_snap)
+    return compare(old_snap, new_snap, prices)
+
+
+def compare(
+    old_snap: Snapshot, new_snap: Snapshot, prices: pr.PriceSheet = pr.DEFAULT_PRICES
+) -> DiffResult:
+    """`diff` of two loaded snapshots (the older first)."""
+    old = capacity.totals_of(old_snap, prices)
+    new = capacity.totals_of(new_snap, prices)
     shown = ["deployment_id", "name", "deployment_type", "image_version", *DIFF_MEASURES[:4]]
     old_ids, new_ids = set(old["deployment_id"]), set(new["deployment_id"])
     added = new[~new["deployment_id"].isin(old_ids)][shown].sort_values("name")
@@ -221,8 +259,8 @@ def diff(
         "cpu_request_cores_max_scale_delta", key=lambda s: -s.abs()
     )
 
-    totals_old = capacity.fleet_totals(old_snap)
-    totals_new = capacity.fleet_totals(new_snap)
+    totals_old = capacity.fleet_totals(old_snap, prices)
+    totals_new = capacity.fleet_totals(new_snap, prices)
     measures = ["deployments", *TOTALS, *DB_COLUMNS]
     totals = pd.DataFrame(
         {
@@ -233,15 +271,62 @@ def diff(
     )
     totals["delta"] = totals["to_value"] - totals["from_value"]
     return DiffResult(
-        from_date=from_date,
-        to_date=to_date,
+        from_date=old_snap.snapshot_date,
+        to_date=new_snap.snapshot_date,
         added=added.reset_index(drop=True),
         removed=removed.reset_index(drop=True),
         version_changes=changes,
         capacity_changes=capacity_changes.reset_index(drop=True),
         capacity_totals=totals,
         notes=_workspace_notes(old_snap, new_snap),
+        cost_changes=cost_changes(old_snap, new_snap, prices),
+        cost_totals=cost_totals(totals_old, totals_new),
     )
+
+
+#: How the summary names each cause.
+CAUSE_NAMES = {
+    "added": "deployments added",
+    "removed": "deployments removed",
+    "scale": "scale changes",
+    "requests": "request changes",
+    "image_version": "image-version moves",
+    "unpriced": "priced or bounded no more, or again",
+}
+
+
+def _usd(value: float) -> str:
+    return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+
+
+def _cost_lines(result: DiffResult) -> list[str]:
+    """The month's cost change, requests at max scale, by cause (with the deployments
+    behind each), for the summary."""
+    totals = result.cost_totals
+    column = pr.cost_column("request", "max")
+    if totals.empty or column not in set(totals["measure"]):
+        return []
+    row = totals[totals["measure"] == column]
+    before, after, delta = (float(row[k].sum()) for k in ("from_value", "to_value", "delta"))
+    causes = result.cost_causes()
+    lines = [
+        f"  monthly cost, requests at max scale: ${before:,.2f} → ${after:,.2f} "
+        f"({_usd(delta)})" + (", by cause:" if len(causes) else "")
+    ]
+    for cause in CAUSES:
+        mine = causes[causes["cause"] == cause]
+        if mine.empty:
+            continue
+        count = int(mine["deployments"].sum())
+        lines.append(
+            f"    {CAUSE_NAMES[cause] + f' ({count:,})':<42} {_usd(float(mine[column].sum())):>16}"
+        )
+        if cause == "image_version":
+            for move in mine.head(5).itertuples(index=False):
+                lines.append(
+                    f"      {move.detail} ×{move.deployments:,}: {_usd(getattr(move, column))}"
+                )
+    return lines
 
 
 #: The columns of `changed_deployments`, in order.

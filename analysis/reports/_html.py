@@ -26,7 +26,7 @@ body { margin:0; font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-s
 main { max-width:1180px; margin:0 auto; padding:24px 28px 60px; background:#fff; }
 h1 { font-size:26px; margin:0 0 4px; overflow-wrap:anywhere; }
 h2 { font-size:20px; margin:36px 0 8px; padding-top:12px; border-top:2px solid var(--line); }
-h3 { font-size:15px; margin:22px 0 6px; }
+h3 { font-size:15px; margin:22px 0 6px; overflow-wrap:anywhere; }
 p.meta, p.note, .muted { color:var(--muted); }
 p.note { font-size:12.5px; margin:4px 0 10px; }
 nav { display:flex; flex-wrap:wrap; gap:4px 14px; }
@@ -38,9 +38,21 @@ code { font-family:ui-monospace,Menlo,Consolas,monospace; font-size:0.92em;
 .card { border:1px solid var(--line); border-radius:8px; padding:10px 12px; min-width:0; }
 .card .v { font-size:21px; font-weight:600; overflow-wrap:anywhere; }
 .card .k { font-size:12px; color:var(--muted); }
-.card.warn .v { color:var(--warn); }
-figure { margin:10px 0 18px; overflow-x:auto; }
-figure svg { display:block; width:100%; height:auto; max-width:100%; }
+.card .n { font-size:12px; color:var(--muted); margin-top:2px; }
+.card.warn .v, .card.warn .n { color:var(--warn); }
+.cards.money { grid-template-columns:repeat(auto-fill,minmax(230px,1fr)); }
+.where { display:grid; grid-template-columns:repeat(auto-fill,minmax(250px,1fr)); gap:4px 18px; }
+.where ol { margin:4px 0 8px; padding-left:22px; font-size:13px; }
+.where h3 { margin:10px 0 2px; }
+figure { margin:10px 0 18px; }
+.panels { display:flex; flex-wrap:wrap; gap:14px 22px; align-items:flex-start; }
+svg.panel { display:block; max-width:100%; height:auto; overflow:visible; }
+.legend { display:flex; flex-wrap:wrap; gap:4px 14px; font-size:12px; color:var(--muted);
+          margin-top:8px; }
+.legend i { display:inline-block; width:11px; height:11px; margin-right:5px;
+            vertical-align:-1px; border-radius:2px; }
+details.more { margin:-8px 0 14px; }
+details.more summary { cursor:pointer; color:var(--accent); font-size:12.5px; }
 .scroll { overflow-x:auto; width:fit-content; max-width:100%; margin:6px 0 14px;
           border:1px solid var(--line); border-radius:6px; }
 table { border-collapse:collapse; font-size:12.5px; width:auto; }
@@ -53,14 +65,14 @@ td.id { font-family:ui-monospace,Menlo,Consolas,monospace; font-size:11.5px; whi
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
 td.num { white-space:nowrap; }
 td.text { min-width:16em; white-space:normal; }
-tr.total td { font-weight:600; border-top:2px solid #c9ced8; }
+tr.total td { font-weight:600; border-top:2px solid #c9ced8; border-bottom:none; }
 ul.assumptions li { margin:4px 0; }
 @media (max-width: 600px) {
   main { padding:14px 12px 40px; }
   h1 { font-size:21px; }
   .cards { grid-template-columns:repeat(2,minmax(0,1fr)); }
   .card .v { font-size:18px; }
-  figure svg { min-width:560px; }
+  .cards.money { grid-template-columns:minmax(0,1fr); }
 }
 """
 
@@ -111,7 +123,14 @@ LABELS = {
     "cpu_request_cores": "CPU request per replica (cores)",
     "memory_request_gib": "Memory request per replica (GiB)",
     "max_scale": "Max scale (replicas)",
-    "storage_cost_usd_month": "DB storage ($/month)",
+    "storage_cost_usd_month": "DB storage ($/month, in every total)",
+    "deployments_unpriced": "Unpriced (in no figure)",
+    "deployments_unbounded": "Limits unbounded (not in limits)",
+    "cost_share": "Share of the month (requests, max scale)",
+    "scale_inverted": "Scale inverted",
+    "limits_unbounded": "Limits unbounded",
+    "unpriced_reason": "Unpriced because",
+    "tenant_id": "Workspace",
     "savings_usd_month": "Saves ($/month)",
     "signal": "Signal",
     "suggestion": "Suggestion",
@@ -153,12 +172,15 @@ def label(column: object) -> str:
     name = str(column)
     if name in LABELS:
         return LABELS[name]
+    if name.startswith("label:"):
+        return f"{name.removeprefix('label:')} (label)"
     parts = name.split("_")
     if name.endswith("_usd_month") and "cost" in parts:  # [cpu_]cost_request_max_scale_usd_month
         resource = parts[0] if parts[0] in _RESOURCE else None
         basis, scale = parts[-5], parts[-4]
-        what = f"{_RESOURCE[resource]}, {basis}s" if resource else f"{basis.capitalize()}s"
-        return f"{what} at {scale} scale ($/month)"
+        if resource:
+            return f"{_RESOURCE[resource]}, {basis}s at {scale} scale ($/month)"
+        return f"{basis.capitalize()}s at {scale} scale, with DB storage ($/month)"
     for prefix, part in _POD_PART.items():  # pod_requests: main_cpu_request_cores, …
         rest = name.removeprefix(prefix + "_")
         if rest != name and rest.split("_")[0] in _RESOURCE and len(rest.split("_")) == 3:
@@ -204,6 +226,8 @@ def format_value(kind: str, value: object) -> str:
     """
     if _is_missing(value):
         return "—"
+    if kind == "ratio" and isinstance(value, float) and math.isinf(value):
+        return "unbounded"
     if kind == "bool":
         return "yes" if value else "no"
     if kind == "time" and isinstance(value, datetime):
@@ -228,66 +252,89 @@ _NUMBER_FORMATS: dict[str, tuple[float, str]] = {
 }
 
 
+#: Rows a long table shows, and how many more it keeps in a `<details>` below them.
+SHOWN_ROWS = 10
+MORE_ROWS = 90
+_NUMERIC = {"count", "usd", "percent", "ratio", "days", "decimal"}
+
+
+def _cell(kind: str, column: object, value: object) -> str:
+    text = format_value(kind, value)
+    if kind in _NUMERIC:
+        cls = ' class="num"'
+    elif str(column).endswith("_id"):
+        cls = ' class="id"'
+    elif column in ("detail", "suggestion"):
+        cls = ' class="text"'
+    else:
+        cls = ""
+    return f"<td{cls}>{esc(text)}</td>"
+
+
+def _rows(frame: pd.DataFrame, kinds: dict[object, str], css: str = "") -> str:
+    return "".join(
+        f"<tr{css}>"
+        + "".join(_cell(kinds[c], c, v) for c, v in zip(frame.columns, record, strict=True))
+        + "</tr>"
+        for record in frame.itertuples(index=False, name=None)
+    )
+
+
+def _grid(frame: pd.DataFrame, kinds: dict[object, str], body: pd.DataFrame, foot: str = "") -> str:
+    head = "".join(
+        f'<th class="num" scope="col">{esc(label(c))}</th>'
+        if kinds[c] in _NUMERIC
+        else f'<th scope="col">{esc(label(c))}</th>'
+        for c in frame.columns
+    )
+    return (
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+        f"<tbody>{_rows(body, kinds)}</tbody>{foot}</table></div>"
+    )
+
+
 def table(
     frame: pd.DataFrame,
     *,
-    max_rows: int | None = 25,
-    total_label: str | None = None,
+    max_rows: int | None = SHOWN_ROWS,
+    more: int = MORE_ROWS,
+    total: Mapping[str, object] | None = None,
     columns: Iterable[str] | None = None,
+    where: str = "the Python API",
 ) -> str:
-    """An HTML table; beyond `max_rows` rows, a note says how many are left out."""
+    """An HTML table: its first `max_rows` rows (None: all), the next `more` in a
+    `<details>` below, and a note of how many are left out (`where` has them all).
+    `total` (the fleet's figures) is a last row, shown under the first rows."""
     if columns is not None:
         frame = frame[[c for c in columns if c in frame.columns]]
     if frame.empty:
         return '<p class="muted">None.</p>'
+    kinds: dict[object, str] = {c: _format_of(str(c), frame[c]) for c in frame.columns}
+    foot = ""
+    if total is not None:
+        row = pd.DataFrame([{c: total.get(str(c)) for c in frame.columns}])
+        foot = f"<tfoot>{_rows(row, kinds, ' class=total')}</tfoot>"
     shown = frame if max_rows is None else frame.head(max_rows)
-    kinds = {c: _format_of(str(c), frame[c]) for c in frame.columns}
-    numeric = {"count", "usd", "percent", "ratio", "days", "decimal"}
-    head = "".join(
-        f'<th class="num" scope="col">{esc(label(c))}</th>'
-        if kinds[c] in numeric
-        else f'<th scope="col">{esc(label(c))}</th>'
-        for c in frame.columns
-    )
-    rows = []
-    for record in shown.itertuples(index=False, name=None):
-        cells = []
-        for column, value in zip(frame.columns, record, strict=True):
-            text = format_value(kinds[column], value)
-            if kinds[column] in numeric:
-                cls = ' class="num"'
-            elif str(column).endswith("_id"):
-                cls = ' class="id"'
-            elif column in ("detail", "suggestion"):
-                cls = ' class="text"'
-            else:
-                cls = ""
-            cells.append(f"<td{cls}>{esc(text)}</td>")
-        first = record[0] if record else None
-        is_total = total_label is not None and first == total_label
-        rows.append(f"<tr{' class=total' if is_total else ''}>{''.join(cells)}</tr>")
-    more = ""
-    if max_rows is not None and len(frame) > max_rows:
-        more = (
-            f'<p class="note">Showing {max_rows} of {len(frame):,} rows; '
-            "the Python API returns all of them.</p>"
+    out = _grid(frame, kinds, shown, foot)
+    rest = frame.iloc[len(shown) : len(shown) + more]
+    if len(rest):
+        out += (
+            f'<details class="more"><summary>{len(rest):,} more rows</summary>'
+            f"{_grid(frame, kinds, rest)}</details>"
         )
-    return (
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>{more}"
-    )
+    left = len(frame) - len(shown) - len(rest)
+    if left > 0:
+        out += (
+            f'<p class="note">{left:,} more of {len(frame):,} rows are left out here; '
+            f"{esc(where)} has all of them.</p>"
+        )
+    return out
 
 
-def with_total(frame: pd.DataFrame, total: Mapping[str, object]) -> pd.DataFrame:
-    """`frame` with a total row appended, for display only: the frames themselves are tidy."""
-    row = pd.DataFrame([{c: total.get(c) for c in frame.columns}])
-    row = row.astype(frame.dtypes.to_dict(), errors="ignore")
-    return pd.concat([frame, row], ignore_index=True)
-
-
-def figure(svg: str, caption: str | None = None) -> str:
+def figure(chart: str, caption: str | None = None) -> str:
+    """A chart (`analysis.reports.charts`) with its caption."""
     cap_html = f'<p class="note">{esc(caption)}</p>' if caption else ""
-    return f"<figure>{svg}{cap_html}</figure>"
+    return f"<figure>{chart}{cap_html}</figure>"
 
 
 def note(text: str) -> str:
@@ -304,16 +351,27 @@ def heading(text: str) -> str:
     return f"<h3>{esc(text)}</h3>"
 
 
-def cards(items: Iterable[tuple[str, str, bool]]) -> str:
-    """Key figures: (label, value, warn)."""
+@dataclass(frozen=True)
+class Card:
+    """A key figure: its value, what it is, a short note under it, and whether it warns."""
+
+    label: str
+    value: str
+    note: str = ""
+    warn: bool = False
+
+
+def cards(items: Iterable[Card], kind: str = "") -> str:
+    """Key figures side by side (`kind` "money": wider cards)."""
     out = []
-    for label, value, warn in items:
-        cls = "card warn" if warn else "card"
+    for card in items:
+        cls = "card warn" if card.warn else "card"
+        note = f'<div class="n">{esc(card.note)}</div>' if card.note else ""
         out.append(
-            f'<div class="{cls}"><div class="v">{esc(value)}</div>'
-            f'<div class="k">{esc(label)}</div></div>'
+            f'<div class="{cls}"><div class="v">{esc(card.value)}</div>'
+            f'<div class="k">{esc(card.label)}</div>{note}</div>'
         )
-    return f'<div class="cards">{"".join(out)}</div>'
+    return f'<div class="cards {kind}">{"".join(out)}</div>'
 
 
 ASSUMPTIONS = (
@@ -321,13 +379,20 @@ ASSUMPTIONS = (
     "(1024 MiB per GiB); DB storage is GiB.",
     "A component's total is replicas × per-replica resources, at min_scale and at max_scale. "
     "Components without scale fields (executor, cache, db), and scale fields left empty, "
-    "count one replica.",
+    "count one replica; a fractional scale rounds up. Max scale is never below min scale: a "
+    "deployment whose max_scale is below its min_scale is flagged `scale_inverted` and its "
+    "max-scale figures use min_scale.",
     "Sidecars and init containers belong to the main workload's pod and count as Kubernetes "
     "schedules a pod: per replica, max(main + sum of sidecars, largest init container). A "
-    "container request left empty defaults to its limit. What they add on top of the main "
-    f"container is shown as the component `{cap.POD_EXTRA}`.",
-    "Missing resource values count as zero in totals and are listed under anomalies. A "
-    "deployment with no resource field at all is listed as resource_spec_absent.",
+    "container request left empty defaults to its limit (0 when both are empty). What they "
+    f"add on top of the main container is shown as the component `{cap.POD_EXTRA}`.",
+    "Never silently cheaper: a deployment with no resource field (`resource_spec_absent`), a "
+    "component without its CPU or memory request (`missing_resources`) or a container "
+    "quantity Kubernetes refuses (`unreadable_quantity`) is unpriced: none of its figures is "
+    "in any total, and every total says how many it leaves out. A component or container "
+    "with no CPU or memory limit may use what the node has: the deployment's limits are "
+    "unbounded, its limits-basis figures are left out of the limits totals (counted beside "
+    "them), and limit ÷ request reads unbounded.",
     "Versions behind counts the distinct, newer image versions present in the same snapshot. "
     "Versions that do not parse (for example `latest`) are listed after all others and are "
     "never counted as behind or newest.",

@@ -84,7 +84,7 @@ def versions_by_type(source: Snapshot | str) -> pd.DataFrame:
         }
     )
     counts = frame.value_counts(dropna=False).rename("deployments").reset_index()
-    behind = versions.versions_behind(frame["image_version"])
+    behind = versions.versions_behind(frame["image_version"].dropna().unique())
     counts["versions_behind"] = pd.array(
         [behind.get(v) for v in counts["image_version"]], dtype="Int64"
     )
@@ -99,12 +99,13 @@ def versions_by_type(source: Snapshot | str) -> pd.DataFrame:
 def _newest_frame(snap: Snapshot) -> tuple[pd.DataFrame, str | None]:
     """Per deployment: its type, versions behind the fleet's newest, and whether on it."""
     values = _image_versions(snap)
-    newest = versions.newest(values.dropna().unique())
-    behind = versions.versions_behind(values)
+    present = values.dropna().unique()
+    newest = versions.newest(present)
+    behind = versions.versions_behind(present)
     frame = pd.DataFrame(
         {
             "deployment_type": snap.deployments["deployment_type"].astype("object"),
-            "behind": pd.array([behind.get(v) for v in values], dtype="Int64"),
+            "behind": pd.Series(values.astype("object").map(behind)).astype("Int64"),
         }
     )
     frame["on_newest"] = (frame["behind"] == 0).fillna(False).astype(bool)

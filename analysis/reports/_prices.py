@@ -28,6 +28,8 @@ refused where the fleet is known (`add_costs`), naming the rate.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import reprlib
 import sys
 import tomllib
@@ -99,6 +101,9 @@ class PriceSheet:
     types: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     #: where the prices came from, for the report's assumptions
     source: str = "OpenCost custom-pricing defaults"
+    #: the scenario's name, part of where its report is written ("" for the defaults): the
+    #: price file's name, and the rates given as options
+    name: str = ""
 
     def rates(self, deployment_type: object) -> Rates:
         """The rates of one deployment type: its overrides, else the sheet's own rates."""
@@ -125,7 +130,13 @@ class PriceSheet:
             _check_rate(value, "price option", name)
         if not given:
             return self
-        return _replaced(self, given, source=f"{self.source}, with rates from options")
+        named = "-".join(f"{_SHORT[k]}{v:g}" for k, v in given.items())
+        return _replaced(
+            self,
+            given,
+            source=f"{self.source}, with rates from options",
+            name=scenario_name(f"{self.name or 'defaults'}-{named}"),
+        )
 
     def describe(self) -> str:
         """One line for the report: the rates, the month and any per-type overrides."""
@@ -141,6 +152,22 @@ class PriceSheet:
 
 
 DEFAULT_PRICES = PriceSheet()
+
+
+#: How a rate given as an option reads in a scenario's name.
+_SHORT = {"cpu_core_hour": "cpu", "memory_gib_hour": "gib", "storage_gib_month": "storage"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def scenario_name(text: str) -> str:
+    """`text` as a folder name that every file system and object store takes: letters,
+    digits and `._+-`, at most 80 characters (a name of other characters keeps a short hash
+    of itself, so two such names never meet)."""
+    safe = _UNSAFE.sub("-", text).strip("-.")[:80]
+    if safe != text:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:8]
+        safe = f"{safe[:71]}-{digest}" if safe else digest
+    return safe
 
 
 def _check_rate(value: object, where: str, key: str, highest: float = MAX_RATE) -> float:
@@ -243,7 +270,13 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
         raise PriceSheetError(f"{path}: expected a mapping of prices, got {type(data).__name__}")
     values = _file_rates(path, data)
     overrides = _type_rates(path, data.get("types") or {})
-    return _replaced(base, values, types=overrides, source=f"price file {path.name}")
+    return _replaced(
+        base,
+        values,
+        types=overrides,
+        source=f"price file {path.name}",
+        name=scenario_name(path.stem),
+    )
 
 
 def _file_rates(path: Path, data: Mapping[object, object]) -> dict[str, float]:
@@ -284,6 +317,7 @@ def _replaced(
     numbers: Mapping[str, float],
     *,
     source: str,
+    name: str,
     types: Mapping[str, Mapping[str, float]] | None = None,
 ) -> PriceSheet:
     """`sheet` with the rates and hours a month named in `numbers` replaced (the others kept),
@@ -296,6 +330,7 @@ def _replaced(
         hours_per_month=numbers.get("hours_per_month", sheet.hours_per_month),
         types=sheet.types if types is None else types,
         source=source,
+        name=name,
     )
 
 
@@ -338,44 +373,108 @@ _PER = {
 }
 
 
+def rates_of(prices: PriceSheet, kinds: pd.Series) -> dict[str, np.ndarray]:
+    """Each row's rates by its deployment type (`RATES` -> one float per row): the sheet is
+    asked once per distinct type, never once per row."""
+    codes, uniques = pd.factorize(kinds.astype("object"), use_na_sentinel=True)
+    named: list[object] = [*uniques, None]  # code -1 (no type) takes the last entry
+    return {
+        rate: np.array([getattr(prices.rates(kind), rate) for kind in named], dtype="float64")[
+            codes
+        ]
+        for rate in RATES
+    }
+
+
+def pricing_flags(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(priced, bounded) per row from the pricing flags (`analysis.reports._pricing`); a frame
+    without them is priced and bounded wherever its figures are known."""
+    priced = np.ones(len(frame), dtype=bool)
+    if "unpriced_reason" in frame.columns:
+        priced = frame["unpriced_reason"].isna().to_numpy()
+    bounded = priced.copy()
+    if "limits_unbounded" in frame.columns:
+        bounded &= ~frame["limits_unbounded"].to_numpy(dtype=bool)
+    return priced, bounded
+
+
+def _floats(frame: pd.DataFrame, column: str) -> np.ndarray:
+    return frame[column].to_numpy("float64", na_value=np.nan)
+
+
+def cost_arrays(
+    frame: pd.DataFrame,
+    rates: Mapping[str, np.ndarray],
+    hours: float,
+    priced: np.ndarray,
+    bounded: np.ndarray,
+) -> dict[str, np.ndarray]:
+    """The `COST_COLUMNS` of rows with capacity totals and `db_storage_gib`, given each row's
+    `rates` (`rates_of`) and whether its deployment is priced and its limits bounded: null
+    where they are not, and where a quantity is unknown."""
+    storage = np.nan_to_num(_floats(frame, "db_storage_gib"))
+    out: dict[str, np.ndarray] = {}
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by check_costs
+        out[STORAGE_COST] = np.where(priced, storage * rates["storage_gib_month"], np.nan)
+        for basis in BASES:
+            known = bounded if basis == "limit" else priced
+            for scale in SCALES:
+                cpu = _floats(frame, total_column("cpu", basis, scale))
+                mem = _floats(frame, total_column("memory", basis, scale))
+                cpu_cost = np.where(known, cpu * rates["cpu_core_hour"] * hours, np.nan)
+                mem_cost = np.where(known, mem * rates["memory_gib_hour"] * hours, np.nan)
+                out[cost_column(basis, scale, "cpu")] = cpu_cost
+                out[cost_column(basis, scale, "memory")] = mem_cost
+                out[cost_column(basis, scale)] = cpu_cost + mem_cost + out[STORAGE_COST]
+    return {name: out[name] for name in COST_COLUMNS}
+
+
 def add_costs(frame: pd.DataFrame, prices: PriceSheet = DEFAULT_PRICES) -> pd.DataFrame:
     """`frame` (rows with capacity totals, `db_storage_gib` and `deployment_type`) with the
     monthly cost of every row added as the `COST_COLUMNS`, priced by its deployment type.
 
+    Never silently lower than the truth: a row whose deployment is unpriced
+    (`unpriced_reason`) has null costs, storage included; one whose limits are unbounded
+    (`limits_unbounded`) has null limits-basis costs; an unknown quantity gives a null cost.
     Raises `PriceSheetError` naming the rate when a part of the cost, summed over `frame`,
     passes `COST_CEILING_USD` because of the rate: no report shows a price's infinite cost.
     """
-    out = frame.copy()
-    kinds = out["deployment_type"].astype("object")
-    rates = {k: prices.rates(k) for k in pd.unique(kinds)}
-    per_row = {name: kinds.map(lambda k, n=name: getattr(rates[k], n)) for name in RATES}
-    hours = prices.hours_per_month
-    storage = out["db_storage_gib"].astype("float64").fillna(0.0)
-    with np.errstate(over="ignore"):  # an overflow is refused below, in one line
-        out[STORAGE_COST] = storage * per_row["storage_gib_month"].astype("float64")
-        for basis in BASES:
-            for scale in SCALES:
-                cpu = out[total_column("cpu", basis, scale)].astype("float64").fillna(0.0)
-                mem = out[total_column("memory", basis, scale)].astype("float64").fillna(0.0)
-                cpu_cost = cpu * per_row["cpu_core_hour"].astype("float64") * hours
-                mem_cost = mem * per_row["memory_gib_hour"].astype("float64") * hours
-                out[cost_column(basis, scale, "cpu")] = cpu_cost
-                out[cost_column(basis, scale, "memory")] = mem_cost
-                out[cost_column(basis, scale)] = cpu_cost + mem_cost + out[STORAGE_COST]
-        _check_costs(out, kinds, prices)
+    rates = rates_of(prices, frame["deployment_type"])
+    priced, bounded = pricing_flags(frame)
+    costs = cost_arrays(frame, rates, prices.hours_per_month, priced, bounded)
+    out = pd.concat(
+        [frame.drop(columns=COST_COLUMNS, errors="ignore"), pd.DataFrame(costs, index=frame.index)],
+        axis=1,
+    )
+    check_costs(out, out["deployment_type"], prices)
     return out
 
 
-def _check_costs(frame: pd.DataFrame, kinds: pd.Series, prices: PriceSheet) -> None:
+def replica_costs(frame: pd.DataFrame, prices: PriceSheet, basis: str) -> np.ndarray:
+    """The monthly cost of one replica of each row (a `component_capacity` row) on `basis`:
+    what a change of scale costs per replica. Null where the row's cost is null."""
+    rates = rates_of(prices, frame["deployment_type"])
+    priced, bounded = pricing_flags(frame)
+    known = bounded if basis == "limit" else priced
+    cpu = _floats(frame, f"cpu_{basis}_cores")
+    mem = _floats(frame, f"memory_{basis}_gib")
+    per = (cpu * rates["cpu_core_hour"] + mem * rates["memory_gib_hour"]) * prices.hours_per_month
+    return np.where(known, per, np.nan)
+
+
+def check_costs(frame: pd.DataFrame, kinds: pd.Series, prices: PriceSheet) -> None:
     """Every part of the cost within `COST_CEILING_USD` over all of `frame`, so every sum the
     report makes of them (parts, totals, any grouping) is finite, unless the quantities are
     out of range themselves (beyond the ceiling at the default rates): a record's absurd
-    quantity is the data's problem, and no rate is to blame for it."""
+    quantity is the data's problem, and no rate is to blame for it. `kinds` are the rows'
+    deployment types."""
     for column, rate, quantity, what in _PARTS:
-        if frame[column].sum() <= COST_CEILING_USD:
-            continue
-        hours = 1.0 if rate == "storage_gib_month" else HOURS_PER_MONTH
-        if frame[quantity].sum() * getattr(DEFAULT_PRICES, rate) * hours <= COST_CEILING_USD:
+        with np.errstate(over="ignore", invalid="ignore"):  # an infinite sum is the finding
+            if frame[column].sum() <= COST_CEILING_USD:
+                continue
+            hours = 1.0 if rate == "storage_gib_month" else HOURS_PER_MONTH
+            at_defaults = frame[quantity].sum() * getattr(DEFAULT_PRICES, rate) * hours
+        if at_defaults <= COST_CEILING_USD:
             raise _overflow(frame, kinds, prices, (column, rate, quantity, what))
 
 
@@ -384,7 +483,7 @@ def _overflow(
 ) -> PriceSheetError:
     """The error naming the rate (of the type costing most) that makes `part` overflow."""
     column, rate, quantity, what = part
-    labels = kinds.map(lambda k: k if isinstance(k, str) else "")  # "": no type
+    labels = kinds.astype("object").where(kinds.notna(), "").to_numpy()  # "": no type
     by_type = frame[[column, quantity]].astype("float64").groupby(labels).sum()
     label = str(by_type[column].idxmax())
     kind = label or None

@@ -1,5 +1,5 @@
-"""The adoption chart stays one chart wide however long the history: a bar per snapshot up
-to `ADOPTION_BARS_UP_TO`, stacked areas with a few date labels beyond."""
+"""The adoption chart stays one panel wide however long the history: a bar per snapshot up
+to `ADOPTION_BARS_UP_TO`, stacked areas beyond, and a few date labels either way."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import re
 from datetime import date, timedelta
 
 import pandas as pd
-import pytest
 
 from analysis.reports._charts import ADOPTION_BARS_UP_TO, adoption_chart
 
@@ -26,9 +25,9 @@ def over_time(days: int) -> pd.DataFrame:
 
 
 def width(svg: str) -> float:
-    match = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg)
-    assert match, svg[:200]
-    return float(match[1])
+    found = re.findall(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg)
+    assert len(found) == 1, svg[:200]  # one panel
+    return float(found[0][0])
 
 
 def date_labels(svg: str) -> set[str]:
@@ -46,7 +45,10 @@ def test_three_years_of_snapshots_make_a_chart_as_wide_as_a_few_weeks() -> None:
     labels = date_labels(long)
     assert 2 <= len(labels) <= 8
     assert {"2024-01-01", (date(2024, 1, 1) + timedelta(days=1_094)).isoformat()} <= labels
-    just_past_bars = adoption_chart(over_time(ADOPTION_BARS_UP_TO + 1))
-    assert width(long) == pytest.approx(width(just_past_bars), rel=0.05)
-    assert width(long) < width(adoption_chart(over_time(ADOPTION_BARS_UP_TO)))
+    bars = adoption_chart(over_time(ADOPTION_BARS_UP_TO))
+    assert width(long) == width(bars) == width(adoption_chart(over_time(3))) <= 360
+    assert "<polygon" in long and "<polygon" not in bars  # areas beyond, bars up to it
+    assert bars.count("<rect") == 2 * ADOPTION_BARS_UP_TO
+    assert 2 <= len(date_labels(bars)) <= 8
+    assert len(long) < 2 * len(bars)  # as cheap as a month's
     assert "0.10.0" in long and "0.9.0" in long

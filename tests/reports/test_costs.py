@@ -13,6 +13,7 @@ import tracemalloc
 
 import duckdb
 import fleet_math as fm
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run as _run
@@ -35,15 +36,33 @@ def _rates_of(fleet, prod: dict[str, float] | None = None):
     return rates
 
 
+def same(got: object, want: float | None) -> bool:
+    """A report's figure equals the independent one: null where that one is None."""
+    if want is None:
+        return bool(pd.isna(got))
+    return got == pytest.approx(want, rel=1e-9, abs=1e-9)
+
+
 def test_cost_by_deployment_equals_independent_dollars(fleet, dataset) -> None:
     costs = reports.cost_by_deployment(dataset).set_index("deployment_id")
     assert len(costs) == len(fleet.deployments)
     for record in fleet.deployments:
         want = fm.monthly_costs(record)
         for column, value in want.items():
-            assert costs.loc[record["id"], column] == pytest.approx(value, rel=1e-9, abs=1e-9)
+            assert same(costs.loc[record["id"], column], value), (record["id"], column)
+        state = fm.status(record)
+        row = costs.loc[record["id"]]
+        assert bool(row["limits_unbounded"]) == state["limits_unbounded"]
+        assert bool(row["scale_inverted"]) == state["scale_inverted"]
+        assert (
+            same(row["unpriced_reason"], None)
+            if state["unpriced_reason"] is None
+            else (row["unpriced_reason"] == state["unpriced_reason"])
+        )
     ordered = costs["cost_request_max_scale_usd_month"].tolist()
-    assert ordered == sorted(ordered, reverse=True)  # most expensive first
+    priced = [c for c in ordered if not pd.isna(c)]
+    assert ordered[: len(priced)] == sorted(priced, reverse=True)  # most expensive first
+    assert all(pd.isna(c) for c in ordered[len(priced) :])  # unpriced last, never $0
 
 
 def test_per_type_overrides_from_yaml_and_toml_agree(tmp_path, fleet, dataset) -> None:
@@ -65,18 +84,15 @@ def test_per_type_overrides_from_yaml_and_toml_agree(tmp_path, fleet, dataset) -
         for kind in ("dev", "dev_free", "prod"):
             mine = [r for r in fleet.deployments if fleet.deployment_types[r["id"]] == kind]
             for column in ("cost_request_min_scale_usd_month", "cost_limit_max_scale_usd_month"):
-                want = sum(fm.monthly_costs(r, rates(r))[column] for r in mine)
+                want = fm.fleet_cost(mine, column, rates)
                 assert by_type.loc[kind, column] == pytest.approx(want), (path.name, kind)
         totals = reports.fleet_totals(dataset, prices)
-        want = sum(
-            fm.monthly_costs(r, rates(r))["cost_request_max_scale_usd_month"]
-            for r in fleet.deployments
-        )
+        want = fm.fleet_cost(fleet.deployments, "cost_request_max_scale_usd_month", rates)
         assert totals["cost_request_max_scale_usd_month"] == round(want, 2)
 
 
 def test_costs_per_component_and_namespace_add_up(fleet, dataset) -> None:
-    want = sum(fm.monthly_costs(r)["cost_limit_min_scale_usd_month"] for r in fleet.deployments)
+    want = fm.fleet_cost(fleet.deployments, "cost_limit_min_scale_usd_month")
     for frame in (
         reports.capacity_by_component(dataset),
         reports.capacity_by_namespace(dataset),
@@ -93,7 +109,7 @@ def test_hours_per_month_and_base_rates_scale_costs(tmp_path, fleet, dataset) ->
     costs = reports.cost_by_deployment(dataset, prices).set_index("deployment_id")
     for record in fleet.deployments[:10]:
         want = fm.monthly_costs(record, rates, hours=720)["cost_request_max_scale_usd_month"]
-        assert costs.loc[record["id"], "cost_request_max_scale_usd_month"] == pytest.approx(want)
+        assert same(costs.loc[record["id"], "cost_request_max_scale_usd_month"], want)
 
 
 def test_rightsizing_says_what_each_suggestion_saves(tmp_path, fleet) -> None:
@@ -225,7 +241,8 @@ def test_cli_prices_reach_the_report_files(capsys, tmp_path, fleet) -> None:
     argv = ["report", "--out", str(out), "--prices", str(sheet), "--cpu-hour", "0.05"]
     code, _, err = _run(capsys, *argv, "--storage-gib-month", "0.2")
     assert code == 0, err
-    folder = out / "reports" / f"snapshot_date={DATE}"
+    # a scenario of its own, beside (never over) the default report
+    folder = out / "reports" / "prices=prices-cpu0.05-storage0.2" / f"snapshot_date={DATE}"
     table = pq.read_table(folder / "cost_by_deployment.parquet")
     assert table.schema.metadata[b"dims_report"] == b"cost_by_deployment"
     got = dict(
@@ -241,12 +258,14 @@ def test_cli_prices_reach_the_report_files(capsys, tmp_path, fleet) -> None:
         if fleet.deployment_types[record["id"]] == "prod":
             rates["memory_gib_hour"] = 0.01
         want = fm.monthly_costs(record, rates)["cost_request_max_scale_usd_month"]
-        assert got[record["id"]] == pytest.approx(want)
+        assert same(got[record["id"]], want)
     fleet_cost = duckdb.sql(
         f"select sum(cost_limit_max_scale_usd_month) from "
         f"read_parquet('{folder / 'capacity_summary.parquet'}')"
     ).fetchall()[0][0]
-    assert fleet_cost == pytest.approx(sum(table["cost_limit_max_scale_usd_month"].to_pylist()))
+    per_deployment = table["cost_limit_max_scale_usd_month"].to_pylist()
+    assert None in per_deployment  # unbounded and unpriced deployments: null, never $0
+    assert fleet_cost == pytest.approx(sum(c for c in per_deployment if c is not None))
     page = (folder / "report.html").read_text(encoding="utf-8")
     assert "$0.05 per core-hour" in page and "price file prices.toml" in page
 
@@ -360,6 +379,6 @@ def test_override_for_a_type_nobody_has_is_a_warning(capsys, tmp_path, fleet) ->
         "dims: warning: price file prices.yaml: types.prdo: no deployment has this type, so its "
         "prices apply to none (known types: dev, dev_free, dev_zero, prod)"
     ]
-    assert (out / "reports" / f"snapshot_date={DATE}" / "report.html").is_file()
+    assert (out / "reports" / "prices=prices" / f"snapshot_date={DATE}" / "report.html").is_file()
     with pytest.warns(reports.UnknownPriceTypeWarning, match=r"types\.prdo"):
         reports.write_report(out, prices=reports.load_prices(sheet))

@@ -87,8 +87,8 @@ def test_diff_between_two_dates(history) -> None:
 
     totals = result.capacity_totals.set_index("measure")
     for measure in ("cpu_request_cores_max_scale", "memory_limit_gib_min_scale", "db_storage_gib"):
-        before = sum(t[measure] for t in old.values())
-        after = sum(t[measure] for t in new.values())
+        before = fm.fleet_sum(history["first"], measure)
+        after = fm.fleet_sum(history["second"], measure)
         assert totals.loc[measure, "from_value"] == pytest.approx(before)
         assert totals.loc[measure, "delta"] == pytest.approx(after - before)
     assert totals.loc["deployments", "delta"] == len(history["added"]) - len(history["removed"])

@@ -41,10 +41,18 @@ frame.addEventListener("load", () => {{
   }}).map(e => e.tagName + "." + e.className).slice(0, 10);
   const boxes = [...doc.querySelectorAll(".scroll, figure")].map(
     e => e.getBoundingClientRect().right);
+  const panels = [...doc.querySelectorAll("svg.panel")];
+  const hidden = panels.filter(p => {{
+    const r = p.getBoundingClientRect();
+    return r.width < 1 || r.left < -1 || r.right > width + 1;
+  }}).map(p => p.getAttribute("aria-label"));
+  const sizes = [...doc.querySelectorAll("svg.panel text")].map(t =>
+    parseFloat(view.getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a);
   document.body.setAttribute("data-probe", JSON.stringify({{
     scrollWidth: root.scrollWidth, clientWidth: width, innerWidth: view.innerWidth,
     overflowing: poking, widestBox: Math.max(...boxes),
     tables: doc.querySelectorAll("table").length,
+    panels: panels.length, hiddenPanels: hidden, smallestChartText: Math.min(...sizes),
   }}));
 }});
 </script></body></html>"""
@@ -164,6 +172,17 @@ def test_page_fits_the_viewport(report: Path, width: int) -> None:
     assert measures["overflowing"] == [], measures
     assert measures["widestBox"] <= measures["clientWidth"], measures
     assert measures["tables"] > 10
+
+
+@pytest.mark.parametrize("width", [LAPTOP, PHONE], ids=["laptop", "phone"])
+def test_every_chart_panel_is_in_view_with_readable_text(report: Path, width: int) -> None:
+    """Issue 30: at 390 px the prod panel (most of the money) was scrolled out of view and
+    chart text was about 6 px. Every panel is now wholly within the page's width (panels
+    stack), and no chart text is drawn below 11 px."""
+    measures = _measure(report, width)
+    assert measures["panels"] > 10, measures
+    assert measures["hiddenPanels"] == [], measures
+    assert measures["smallestChartText"] >= 11, measures
 
 
 @pytest.mark.parametrize("width", [LAPTOP, PHONE], ids=["laptop", "phone"])

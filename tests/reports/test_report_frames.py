@@ -29,6 +29,8 @@ TEXT_COLUMNS = {
     "suggestion",
     "active_revision_id",
     "latest_revision_id",
+    "unpriced_reason",
+    "label:team",
 }
 COUNT_COLUMNS = {
     "deployments",
@@ -44,6 +46,8 @@ COUNT_COLUMNS = {
     "max_versions_behind",
     "version_order",
     "max_scale",
+    "deployments_unpriced",
+    "deployments_unbounded",
 }
 TOTAL_LABELS = {"all", "overall", "total"}
 
@@ -74,6 +78,7 @@ FRAMES = {
     ),
     "deployment_totals": lambda fleet, snap: len(fleet.deployments),
     "cost_by_deployment": lambda fleet, snap: len(fleet.deployments),
+    "cost_by": None,
     "largest_deployments": lambda fleet, snap: 10,
     "anomalies": None,
     "rightsizing": None,
@@ -89,6 +94,10 @@ FRAMES = {
         r["active_revision_id"] != r["latest_revision_id"] for r in fleet.deployments
     ),
 }
+
+
+#: The arguments a frame function needs beside the snapshot.
+ARGUMENTS = {"cost_by": ("label:team",)}
 
 
 def test_every_public_frame_function_is_checked() -> None:
@@ -107,7 +116,7 @@ def test_every_public_frame_function_is_checked() -> None:
 
 @pytest.mark.parametrize("name", sorted(FRAMES))
 def test_frame_dtypes_and_shape(name, fleet, snap) -> None:
-    frame = getattr(reports, name)(snap)
+    frame = getattr(reports, name)(snap, *ARGUMENTS.get(name, ()))
     assert isinstance(frame, pd.DataFrame)
     expected_rows = FRAMES[name]
     if expected_rows is not None:
@@ -127,7 +136,7 @@ def test_frame_dtypes_and_shape(name, fleet, snap) -> None:
 
 @pytest.mark.parametrize("name", sorted(FRAMES))
 def test_no_total_rows(name, snap) -> None:
-    frame = getattr(reports, name)(snap)
+    frame = getattr(reports, name)(snap, *ARGUMENTS.get(name, ()))
     for column in ("component", "deployment_type", "k8s_namespace"):
         if column in frame.columns:
             assert not TOTAL_LABELS & set(frame[column].dropna()), (name, column)

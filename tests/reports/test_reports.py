@@ -47,43 +47,80 @@ def _by_type(fleet):
     return lambda record, component: (component, fleet.deployment_types[record["id"]])
 
 
+def same(got: object, want: float | None) -> bool:
+    """A report's figure equals the independent one: null where that one is None."""
+    if want is None:
+        return bool(pd.isna(got))
+    return got == pytest.approx(want, abs=1e-9)
+
+
+def check_groups(frame: pd.DataFrame, expected: dict, keys: tuple[str, ...]) -> None:
+    """Every group of `frame` equals the independent figures: counts and known sums."""
+    got = {
+        tuple("(none)" if pd.isna(r[k]) else r[k] for k in keys): r
+        for r in frame.to_dict(orient="records")
+    }
+    assert set(got) == {k if isinstance(k, tuple) else (k,) for k in expected}
+    for key, want in expected.items():
+        row = got[key if isinstance(key, tuple) else (key,)]
+        assert row["deployments"] == len(want["ids"]), key
+        assert row["deployments_unpriced"] == len(want["unpriced"]), key
+        assert row["deployments_unbounded"] == len(want["unbounded"]), key
+        for column, value in want.items():
+            if column.endswith("_scale"):
+                assert same(row[column], value), (key, column)
+
+
 def test_capacity_summary_equals_independent_totals(fleet, snap) -> None:
     expected = fm.grouped_totals(fleet.deployments, _by_type(fleet))
     summary = reports.capacity_summary(snap)
-    got = {(r.component, r.deployment_type): r for r in summary.itertuples(index=False)}
-    assert set(got) == set(expected)
-    for key, want in expected.items():
-        row = got[key]._asdict()
-        assert row["deployments"] == len(want["ids"]), key
-        for column, value in want.items():
-            if column != "ids":
-                assert row[column] == pytest.approx(value, abs=1e-9), (key, column)
+    check_groups(summary, expected, ("component", "deployment_type"))
     assert "sidecars_init" in summary["component"].tolist()
+    costs = summary["cost_request_max_scale_usd_month"]
+    assert costs.dropna().is_monotonic_decreasing  # most expensive first
+    assert summary["cost_share"].sum() == pytest.approx(1.0)
 
 
 def test_capacity_by_namespace_and_fleet_totals(fleet, snap) -> None:
-    expected = fm.grouped_totals(fleet.deployments, lambda r, c: fm.namespace(r))
-    by_ns = reports.capacity_by_namespace(snap).set_index("k8s_namespace")
-    for namespace, want in expected.items():
-        assert by_ns.loc[namespace, "deployments"] == len(want["ids"])
-        for column in ("cpu_request_cores_max_scale", "memory_limit_gib_min_scale"):
-            assert by_ns.loc[namespace, column] == pytest.approx(want[column])
-    per_deployment = [fm.totals(r) for r in fleet.deployments]
+    expected = fm.grouped_totals(fleet.deployments, lambda r, c: fm.namespace(r) or "(none)")
+    check_groups(reports.capacity_by_namespace(snap), expected, ("k8s_namespace",))
     totals = reports.fleet_totals(snap)
-    for column in ("cpu_request_cores_max_scale", "memory_request_gib_min_scale"):
-        assert totals[column] == pytest.approx(sum(t[column] for t in per_deployment))
-    assert totals["db_storage_gib"] == pytest.approx(
-        sum(t["db_storage_gib"] for t in per_deployment)
+    for column in (
+        "cpu_request_cores_max_scale",
+        "memory_request_gib_min_scale",
+        "memory_limit_gib_max_scale",
+        "db_storage_gib",
+    ):
+        assert totals[column] == pytest.approx(fm.fleet_sum(fleet.deployments, column))
+    states = [fm.status(r) for r in fleet.deployments]
+    unpriced = sum(s["unpriced_reason"] is not None for s in states)
+    unbounded = sum(s["unpriced_reason"] is None and s["limits_unbounded"] for s in states)
+    assert (totals["deployments_unpriced"], totals["deployments_unbounded"]) == (
+        unpriced,
+        unbounded,
     )
+    assert unpriced and unbounded  # the fleet has both: absent specs, sidecars with no limit
+    assert totals["deployments_scale_inverted"] == sum(s["scale_inverted"] for s in states) > 0
 
 
 def test_overcommit_and_db(fleet, snap) -> None:
-    per_deployment = [fm.totals(r) for r in fleet.deployments]
-    request = sum(t["cpu_request_cores_max_scale"] for t in per_deployment)
-    limit = sum(t["cpu_limit_cores_max_scale"] for t in per_deployment)
-    over = reports.overcommit(snap)
-    assert "overall" not in set(over["component"])  # the fleet's ratio is separate
-    assert reports.overcommit_total(snap)["cpu_overcommit"] == pytest.approx(limit / request)
+    over = reports.overcommit(snap).set_index("component")
+    assert "overall" not in set(over.index)  # the fleet's ratio is separate
+    total = reports.overcommit_total(snap)
+    for resource in ("cpu", "memory"):
+        # sidecars without limits: the fleet may burst without bound, never "1.00x"
+        assert any(resource in fm.unbounded_resources(r) for r in fleet.deployments)
+        assert total[f"{resource}_overcommit"] == float("inf")
+        assert over.loc["sidecars_init", f"{resource}_overcommit"] == float("inf")
+    # main always sets its limits in this fleet: its ratio is over the bounded deployments
+    bounded = [
+        fm.components(r)["main"]
+        for r in fleet.deployments
+        if fm.status(r)["unpriced_reason"] is None and not fm.status(r)["limits_unbounded"]
+    ]
+    request = sum(row["cpu_request_cores"] * row["replicas_max"] for row in bounded)
+    limit = sum(row["cpu_limit_cores"] * row["replicas_max"] for row in bounded)
+    assert over.loc["main", "cpu_overcommit"] == pytest.approx(limit / request)
     db = reports.db_capacity(snap)
     rs = [fm.resource_spec(r) for r in fleet.deployments]
     connections = sum(s.get("db_max_connections") or 0 for s in rs)
@@ -103,10 +140,13 @@ def test_pod_requests_follow_kubernetes_rule(fleet, snap) -> None:
             continue
         main, extra = parts["main"], parts["sidecars_init"]
         for measure in fm.MEASURES:
-            want = main[measure] + extra[measure]
-            assert pods.loc[record["id"], f"pod_{measure}"] == pytest.approx(want), measure
+            want = (
+                None if None in (main[measure], extra[measure]) else main[measure] + extra[measure]
+            )
+            assert same(pods.loc[record["id"], f"pod_{measure}"], want), measure
         checked += 1
     assert checked > 20
+    assert pods["pod_cpu_limit_cores"].isna().any()  # a sidecar with no limit: unbounded
 
 
 def test_the_fleets_native_sidecars_count_as_sidecars(fleet, snap) -> None:
@@ -205,7 +245,8 @@ def test_a_fractional_scale_is_whole_pods_rounded_up(tmp_path, fleet) -> None:
     totals, want = reports.fleet_totals(tmp_path), fm.totals(record)  # every component
     assert totals["replicas_max"] == rows["replicas_max"].sum()
     for column in ("cpu_request_cores_min_scale", "cpu_limit_cores_max_scale"):
-        assert totals[column] == pytest.approx(want[column]), column
+        assert same(totals[column], want[column]), column
+    assert pd.isna(want["cpu_limit_cores_max_scale"] or float("nan"))  # no limit: unbounded
     pods = reports.pod_requests(tmp_path)
     assert pods[["replicas_min", "replicas_max"]].values.tolist() == [[2, 3]]
 
@@ -213,7 +254,7 @@ def test_a_fractional_scale_is_whole_pods_rounded_up(tmp_path, fleet) -> None:
 def test_largest_deployments(fleet, snap) -> None:
     ranked = sorted(
         fleet.deployments,
-        key=lambda r: (-fm.totals(r)["cpu_request_cores_max_scale"], r["id"]),
+        key=lambda r: (-(fm.totals(r)["cpu_request_cores_max_scale"] or 0), r["id"]),
     )
     top = reports.largest_deployments(snap, n=5)
     assert top["deployment_id"].tolist() == [r["id"] for r in ranked[:5]]
@@ -235,8 +276,11 @@ def test_anomalies_name_the_deployments(fleet, snap) -> None:
     assert ids("cpu_limit_below_request") == {
         i for i, s in specs.items() if s and s["cpu_limit"] < s["cpu"]
     }
-    assert ids("max_scale_below_min_scale") == {
+    assert ids("scale_inverted") == {
         i for i, s in specs.items() if s and s["max_scale"] < s["min_scale"]
+    }
+    assert ids("scale_inverted") == {
+        r["id"] for r in fleet.deployments if fm.status(r)["scale_inverted"]
     }
     assert ids("zero_resources") == {i for i, s in specs.items() if s and s["cpu"] == 0}
     assert all(found["name"].notna() | found["deployment_id"].notna())
@@ -441,21 +485,32 @@ def test_an_unreadable_quantity_is_counted_warned_and_listed(tmp_path, fleet) ->
         'requests.memory " 2Gi": spaces are not part of a quantity',
     ]
     pod = reports.pod_requests(tmp_path).set_index("deployment_id").loc[record["id"]]
-    # nothing readable: the sum has nothing of it, which the anomaly above says
-    assert pod["sidecars_cpu_request_cores"] == 0.0
+    # unreadable: unknown, never 0, and the deployment is in no total, with its reason
+    assert pd.isna(pod["sidecars_cpu_request_cores"]) and pd.isna(pod["pod_cpu_request_cores"])
+    costs = reports.cost_by_deployment(tmp_path).set_index("deployment_id").loc[record["id"]]
+    assert (
+        costs["unpriced_reason"]
+        == "unreadable_quantity"
+        == fm.status(records[0])["unpriced_reason"]
+    )
+    assert costs.filter(like="_usd_month").isna().all()
+    assert reports.fleet_totals(tmp_path)["deployments_unpriced"] == 1
 
 
-def test_importing_the_reports_leaves_the_notebook_backend_alone():
-    """Charts draw on their own Figure objects, so Jupyter's inline backend keeps working."""
+def test_the_reports_draw_without_matplotlib(tmp_path):
+    """Charts are SVG written by dims: neither importing the reports nor writing a report
+    imports matplotlib (about a second of a report's time), and a notebook's backend is
+    left alone."""
     import subprocess
     import sys
 
+    out = tmp_path / "data"
+    fm.export_fleet([], {}, out, DATE)
     code = (
-        "import matplotlib; matplotlib.use('pdf'); import analysis.reports; "
-        "from analysis.reports import _charts; "
-        "assert matplotlib.get_backend() == 'pdf', matplotlib.get_backend()"
+        "import sys; from analysis import reports; reports.write_report(sys.argv[1]); "
+        "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code, str(out)], check=True)
 
 
 def test_html_reads_like_a_dashboard(report_path, fleet) -> None:
@@ -464,7 +519,10 @@ def test_html_reads_like_a_dashboard(report_path, fleet) -> None:
     headers = re.findall(r"<th[^>]*>(.*?)</th>", page)
     assert headers and not [t for t in headers if "_" in t], "raw snake_case header"
     assert "CPU requested at max scale (cores)" in headers
-    assert "Requests at max scale ($/month)" in headers
+    # which totals include DB storage, and that the storage column is part of them
+    assert "Requests at max scale, with DB storage ($/month)" in headers
+    assert "DB storage ($/month, in every total)" in headers
+    assert "Unpriced (in no figure)" in headers and "Limits unbounded (not in limits)" in headers
     assert "`" not in page and "<code>sidecars_init</code>" in page
     cells = re.findall(r'<td class="num">([^<]*)</td>', page)
     money = [c for c in cells if c.startswith("$")]
@@ -477,24 +535,41 @@ def test_html_reads_like_a_dashboard(report_path, fleet) -> None:
 
 
 def _chart(page: str, title: str) -> str:
+    """The chart (its panels and legend) whose title starts with `title`."""
     start = page.index(f'aria-label="{title}')
-    return page[start : page.index("</svg>", start)]
+    return page[start : page.index("</figure>", start)]
+
+
+def _panels(chart: str) -> list[str]:
+    return re.findall(r'<svg class="panel".*?</svg>', chart, re.S)
 
 
 def test_charts_show_every_type_and_both_scales(report_path, fleet) -> None:
     page = report_path.read_text(encoding="utf-8")
     kinds = sorted(set(fleet.deployment_types.values()))
     capacity = _chart(page, "Requested capacity by deployment type")
-    panels = set(re.findall(r'id="c[0-9a-f]+-(axes_\d+)"', capacity))
+    panels = _panels(capacity)
     assert len(panels) == 2 * len(kinds)  # CPU and memory, one axis per type: none vanishes
-    costs = _chart(page, "Monthly cost by deployment type")
-    assert len(set(re.findall(r'id="c[0-9a-f]+-(axes_\d+)"', costs))) == len(kinds)
     for kind in kinds:
-        assert f"> {kind}" in capacity or f">{kind}<" in capacity, kind
-    namespaces = _chart(page, "Top 15 namespaces")
-    assert "min scale" in namespaces and "max scale" in namespaces
-    limits = _chart(page, "Requests vs limits per component")
-    assert "request" in limits and "limit" in limits
+        assert sum(f'aria-label="{kind} · ' in p for p in panels) == 2, kind
+    assert all(">min scale<" in p and ">max scale<" in p for p in panels)
+    costs = _panels(_chart(page, "Monthly cost by deployment type"))
+    assert [re.search(r'aria-label="([^"]*)"', p)[1] for p in costs] == [
+        str(k) for k in reports.capacity_by_type(report_path.parents[2]).deployment_type
+    ]  # most expensive first
+    namespaces = _chart(page, "Top 10 by Kubernetes namespace")
+    assert "agents-prod" in namespaces and "%" in namespaces
+    limits = _chart(page, "Requests and limits per component")
+    assert ">unbounded<" in limits  # sidecars without limits: never 1.00x
+    assert "requested" in limits and "limit beyond the request" in limits
+
+
+def test_chart_text_is_never_smaller_than_12_px(report_path) -> None:
+    page = report_path.read_text(encoding="utf-8")
+    sizes = {float(size) for size in re.findall(r'<text [^>]*font-size="([\d.]+)"', page)}
+    assert sizes and min(sizes) >= 12, sizes
+    widths = [int(w) for w in re.findall(r'<svg class="panel"[^>]* width="(\d+)"', page)]
+    assert widths and max(widths) <= 360  # a phone's width, beside the page's margins
 
 
 def _svg_texts(svg: str) -> list[str]:
@@ -502,8 +577,8 @@ def _svg_texts(svg: str) -> list[str]:
     return [html.unescape(t).strip() for t in re.findall(r"<text\b[^>]*>(.*?)</text>", svg, re.S)]
 
 
-#: Service strings matplotlib reads as mathtext: `$t^$` does not parse (the report failed on
-#: it), `$\alpha$` parses and would be drawn as a Greek letter.
+#: Service strings matplotlib read as mathtext (`$t^$` did not parse, and the report failed
+#: on it; `$\alpha$` was drawn as a Greek letter): the charts draw them as written.
 MATHTEXT_LIKE = {
     "name": "api $x^$",
     "k8s_namespace": r"ns-$\alpha$",
@@ -530,27 +605,28 @@ def test_dollar_signs_in_service_strings_stay_plain_text(capsys, tmp_path, fleet
     page = (out / "reports" / f"snapshot_date={DATE}" / "report.html").read_text("utf-8")
     texts = {
         title: _svg_texts(_chart(page, title))
-        for title in ("Requested capacity by", "Monthly cost by", "Top 15", "Deployments per")
+        for title in (
+            "Requested capacity by",
+            "Monthly cost by",
+            "Top 10 by Kub",
+            "Deployments per",
+        )
     }
     kind = MATHTEXT_LIKE["deployment_type"]
-    assert kind in texts["Requested capacity by"] and kind in texts["Monthly cost by"]
-    assert MATHTEXT_LIKE["k8s_namespace"] in texts["Top 15"]
-    assert MATHTEXT_LIKE["image_version"] in texts["Deployments per"]  # a tick label
-    assert kind in texts["Deployments per"]  # a legend entry
+    assert f"{kind} · CPU, cores" in texts["Requested capacity by"]
+    assert kind in texts["Monthly cost by"]
+    assert MATHTEXT_LIKE["k8s_namespace"] in texts["Top 10 by Kub"]
+    assert MATHTEXT_LIKE["image_version"] in texts["Deployments per"]  # a bar's label
+    assert f">{html.escape(kind, quote=False)}</span>" in _chart(page, "Deployments per")  # legend
     for value in MATHTEXT_LIKE.values():  # and the tables show them as written
         assert f">{html.escape(value, quote=False)}<" in page, value
 
 
-def test_to_svg_saves_every_text_as_written() -> None:
-    """Texts made outside the charts' style (a title, tick labels drawn later) stay plain."""
-    from matplotlib.figure import Figure
+def test_panels_escape_what_they_draw() -> None:
+    """Service strings are text in a panel, never markup: `<`, `&` and quotes escaped."""
+    from analysis.reports import _svg
 
-    from analysis.reports import _charts as charts
-
-    fig = Figure()
-    ax = fig.subplots()
-    ax.set_title("$t^$")
-    ax.bar([0, 1], [1, 2])
-    ax.set_xticks([0, 1], [r"$\alpha$", "$x_$"])
-    texts = _svg_texts(charts.to_svg(fig, "plain"))
-    assert {"$t^$", r"$\alpha$", "$x_$"} <= set(texts), texts
+    bar = _svg.Bar("<b>a & b</b> $t^$", [_svg.Segment(1.0, "#000", '"q"')], "n<1 $x_$")
+    drawn = _svg.hbars(r"t<i> $\alpha$", [bar], str)
+    assert "<b>" not in drawn and "<i>" not in drawn
+    assert {"<b>a & b</b> $t^$", "n<1 $x_$", r"t<i> $\alpha$"} <= set(_svg_texts(drawn))

@@ -1,0 +1,96 @@
+"""What of a deployment can be priced: the rules that keep every figure from being silently
+lower than the truth.
+
+- *Unpriced* (`unpriced_reason`): every capacity and cost figure of the deployment is null and
+  it is in no total, which says how many it leaves out (`deployments_unpriced`):
+  `resource_spec_absent` (no resource field at all), `missing_resources` (a component that
+  sets CPU or memory lacks its CPU or memory request: the service's default is unknown here)
+  and `unreadable_quantity` (a sidecar's or init container's quantity Kubernetes refuses: the
+  pod as sent cannot run, so what does run is unknown; DB storage is left out too, so that
+  every total leaves the deployment out whole).
+- *Limits unbounded* (`limits_unbounded`): a component that sets CPU or memory, or a sidecar or
+  init container, has no CPU or memory limit, so it may use what the node has. Its limits
+  basis (cores, GiB and dollars) is null, and totals of the limits basis leave it out
+  (`deployments_unbounded`). Requests are priced as usual.
+- *Scale inverted* (`scale_inverted`): a component's max_scale is below its min_scale (as
+  whole replicas, an empty scale counting one). Max-scale figures use max(min, max): the
+  autoscaler never runs fewer than min_scale.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from analysis import spec
+from analysis.reports._pods import PodContainers, numeric
+
+#: Why a deployment is unpriced, strongest first (each is also an anomaly kind).
+REASONS = ("resource_spec_absent", "missing_resources", "unreadable_quantity")
+#: the component fields of CPU and memory, requests then limits
+_COMPUTE = ("cpu", "memory_mb", "cpu_limit", "memory_limit_mb")
+
+
+def replicas(frame: pd.DataFrame, field: str | None) -> pd.Series:
+    """Replicas as a count: an empty scale is one replica, a fractional one rounds up (a
+    scheduler cannot run part of a pod)."""
+    values = np.ceil(numeric(frame, field).fillna(1.0).to_numpy())
+    return pd.Series(values, index=frame.index).astype("int64")
+
+
+def resource_spec_absent(deployments: pd.DataFrame) -> pd.Series:
+    """No numeric resource field at all (the dataset cannot tell an absent resource_spec
+    from an empty one)."""
+    fields = [f for f in spec.resource_numeric_fields() if f in deployments.columns]
+    if not fields:
+        return pd.Series(True, index=deployments.index)
+    return deployments[fields].isna().all(axis=1)
+
+
+def compute_set(deployments: pd.DataFrame, component: str, absent: pd.Series) -> pd.Series:
+    """Does the component ask for compute? main does wherever a resource field is set; the
+    others where any of their CPU or memory fields is set (a DB with storage alone asks none)."""
+    if component == "main":
+        return ~absent
+    fields = spec.component_measures()[component]
+    columns = [numeric(deployments, fields.get(f)).notna() for f in _COMPUTE]
+    return pd.concat(columns, axis=1).any(axis=1)
+
+
+def _component_flags(deployments: pd.DataFrame, absent: pd.Series) -> dict[str, pd.Series]:
+    """Per deployment, over its components: a request missing, a limit missing, a scale
+    inverted."""
+    missing = pd.Series(False, index=deployments.index)
+    unbounded, inverted = missing.copy(), missing.copy()
+    for component in spec.COMPONENTS:
+        fields = spec.component_measures()[component]
+        values = {f: numeric(deployments, fields.get(f)) for f in _COMPUTE}
+        asks = compute_set(deployments, component, absent)
+        missing |= asks & (values["cpu"].isna() | values["memory_mb"].isna())
+        unbounded |= asks & (values["cpu_limit"].isna() | values["memory_limit_mb"].isna())
+        low = replicas(deployments, fields.get("min_scale"))
+        high = replicas(deployments, fields.get("max_scale"))
+        inverted |= high < low
+    return {"missing": missing, "unbounded": unbounded, "inverted": inverted}
+
+
+def pricing_status(deployments: pd.DataFrame, pods: PodContainers) -> pd.DataFrame:
+    """Per deployment (aligned with `deployments`): `unpriced_reason` (null when priced),
+    `limits_unbounded` and `scale_inverted`."""
+    absent = resource_spec_absent(deployments)
+    flags = _component_flags(deployments, absent)
+    no_limit = pods.limit_absent("cpu_limit_cores") | pods.limit_absent("memory_limit_gib")
+    containers_unbounded = pd.Series(pods.flagged(no_limit), index=deployments.index)
+    unreadable = pd.Series(pods.flagged(pods.any_unreadable()), index=deployments.index)
+    reason = pd.Series(None, index=deployments.index, dtype="str")
+    reason[unreadable.to_numpy()] = "unreadable_quantity"
+    reason[flags["missing"].to_numpy()] = "missing_resources"
+    reason[absent.to_numpy()] = "resource_spec_absent"
+    return pd.DataFrame(
+        {
+            "unpriced_reason": reason,
+            "limits_unbounded": (flags["unbounded"] | containers_unbounded) & ~absent,
+            "scale_inverted": flags["inverted"],
+        },
+        index=deployments.index,
+    )

@@ -462,8 +462,8 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
     with duckdb.connect() as connection:
-        _history_view(connection, out_dir, table)
-        try:
+        try:  # a view over named files reads their footers when it is made
+            _history_view(connection, out_dir, table)
             counted = connection.sql(query).to_arrow_table()
         except duckdb.Error as exc:
             raise DatasetError(

@@ -7,6 +7,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 from ._options import add_out, date
 from ._output import say
@@ -73,6 +74,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..reports import (
         DEFAULT_PRICES,
+        cost_by,
         headline,
         load_prices,
         load_snapshot,
@@ -91,15 +93,61 @@ def run(args: argparse.Namespace) -> int:
     snap = load_snapshot(args.out, args.date)
     path = write_report(snap, prices=prices, by=args.by)
     figures = headline(snap, prices)
+    allocations = {keys: _allocation_rows(cost_by(snap, keys, prices)) for keys in args.by}
     files = report_files(path)
     seconds = round(time.perf_counter() - started, 3)
     folder = str(path).rsplit("/", 1)[0] if isinstance(path, str) else str(path.parent)
     if args.json:
         written = {"report": str(path), "folder": folder, "files": files, "seconds": seconds}
-        say(json.dumps({**figures, **written}, indent=2))
+        say(json.dumps({**figures, "by": allocations, **written}, indent=2))
         return 0
     say("\n".join(lines(figures)))
+    for keys, rows in allocations.items():
+        say("\n".join(_allocation_lines(keys, rows)))
     parquet = sum(name.endswith(".parquet") for name in files)
     say(f"report written in {seconds:.1f} s to {folder} (report.html and {parquet} Parquet files)")
     say(f"open: {path if isinstance(path, str) else path.resolve()}")
     return 0
+
+
+#: The figure an allocation is ranked and printed by (as the headline's top groups).
+ALLOCATED = "cost_request_max_scale_usd_month"
+#: Rows of an allocation the terminal shows (all of them are in --json and the Parquet file).
+SHOWN = 10
+
+
+def _allocation_rows(frame: Any) -> list[dict[str, Any]]:
+    """An allocation's rows as data: the value (keys joined by ` / `), its month at requests
+    and max scale (null where it cannot be priced), its share and its counts."""
+    keys = list(frame.columns[: list(frame.columns).index("deployments")])
+    rows = []
+    for row in frame.to_dict("records"):
+        cost = row[ALLOCATED]
+        rows.append(
+            {
+                "value": " / ".join(str(row[key]) for key in keys),
+                "usd_month": None if cost != cost else round(float(cost), 2),
+                "share": None if row["cost_share"] != row["cost_share"] else row["cost_share"],
+                "deployments": int(row["deployments"]),
+                "deployments_unpriced": int(row["deployments_unpriced"]),
+            }
+        )
+    return rows
+
+
+def _allocation_lines(keys: str, rows: list[dict[str, Any]]) -> list[str]:
+    """The top of an allocation, one line a value, as the headline prints its top groups."""
+    out = [f"by {keys} (requests at max scale, $ a month):"]
+    width = max((len(row["value"]) for row in rows[:SHOWN]), default=0)
+    for row in rows[:SHOWN]:
+        cost = "—" if row["usd_month"] is None else f"${row['usd_month']:,.2f}"
+        share = "" if row["share"] is None else f" ({row['share'] * 100:.1f} %)"
+        unpriced = row["deployments_unpriced"]
+        left_out = f", {unpriced:,} unpriced not included" if unpriced else ""
+        out.append(
+            f"  {row['value']:<{width}}  {cost}{share}, {row['deployments']:,} deployments"
+            f"{left_out}"
+        )
+    if len(rows) > SHOWN:
+        out.append(f"  … and {len(rows) - SHOWN:,} more (--json, or the report's Parquet file)")
+    return out

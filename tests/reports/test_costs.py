@@ -8,6 +8,7 @@ the report files are read back with pyarrow and DuckDB, and `dims report` runs i
 from __future__ import annotations
 
 import copy
+import json
 import os
 import tracemalloc
 
@@ -382,3 +383,38 @@ def test_override_for_a_type_nobody_has_is_a_warning(capsys, tmp_path, fleet) ->
     assert (out / "reports" / "prices=prices" / f"snapshot_date={DATE}" / "report.html").is_file()
     with pytest.warns(reports.UnknownPriceTypeWarning, match=r"types\.prdo"):
         reports.write_report(out, prices=reports.load_prices(sheet))
+
+
+def test_allocation_by_team_equals_independent_sums(capsys, tmp_path, fleet) -> None:
+    """`dims report --by label:team`: each team's month (requests at max scale) is the sum of
+    its deployments' independent figures, the unpriced counted and left out (never $0),
+    deployments without the label in `__unallocated__`; the terminal shows the same rows."""
+    out = tmp_path / "data"
+    fm.export_fleet(fleet.deployments, fleet.deployment_types, out, DATE)
+    want: dict[str, float] = {}
+    unpriced: dict[str, int] = {}
+    for record in fleet.deployments:
+        spec = (record.get("source_config") or {}).get("resource_spec") or {}
+        team = (spec.get("labels") or {}).get("team", reports.UNALLOCATED)
+        cost = fm.monthly_costs(record)["cost_request_max_scale_usd_month"]
+        want[team] = want.get(team, 0.0) + (cost or 0.0)
+        unpriced[team] = unpriced.get(team, 0) + (cost is None)
+    assert reports.UNALLOCATED in want and any(unpriced.values())
+
+    code, printed, err = _run(capsys, "report", "--out", str(out), "--by", "label:team", "--json")
+    assert code == 0, err
+    rows = {row["value"]: row for row in json.loads(printed)["by"]["label:team"]}
+    assert set(rows) == set(want)
+    for team, row in rows.items():
+        assert row["usd_month"] == pytest.approx(want[team], abs=0.01), team
+        assert row["deployments_unpriced"] == unpriced[team], team
+    costs = [row["usd_month"] for row in rows.values()]
+    assert list(rows.values()) == sorted(rows.values(), key=lambda r: -r["usd_month"])
+    assert sum(row["share"] for row in rows.values()) == pytest.approx(1.0)
+    assert sum(costs) == pytest.approx(sum(want.values()), abs=0.05)
+
+    code, printed, err = _run(capsys, "report", "--out", str(out), "--by", "label:team")
+    assert code == 0, err
+    shown = printed.split("by label:team", 1)[1].splitlines()[1 : len(rows) + 1]
+    assert [line.split()[0] for line in shown] == list(rows)
+    assert all(f"${rows[line.split()[0]]['usd_month']:,.2f}" in line for line in shown)

@@ -39,7 +39,7 @@ from analysis.errors import DatasetError as DatasetError
 from analysis.errors import PriceSheetError as PriceSheetError
 from analysis.errors import ReportError as ReportError
 from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
-from analysis.reports._allocation import UNALLOCATED, cost_by
+from analysis.reports._allocation import UNALLOCATED, allocated, cost_by
 from analysis.reports._allocation import parse_keys as allocation_keys
 from analysis.reports._capacity import (
     anomalies,
@@ -92,6 +92,7 @@ __all__ = [
     "DiffResult",
     "PriceSheet",
     "Snapshot",
+    "allocated",
     "allocation_keys",
     "anomalies",
     "build_html",

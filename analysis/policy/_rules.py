@@ -25,6 +25,7 @@ a negative number, is a `RulesError` naming the file and the key.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -139,12 +140,19 @@ def _flag(where: str, key: str, value: object) -> bool:
     return value
 
 
+def _key(key: object) -> str:
+    """A key for a message, unquoted and shortened (a file's key may be any length)."""
+    text = str(key)
+    return text if len(text) <= 40 else f"{text[:40]}…"
+
+
 def _known_keys(where: str, data: Mapping[object, object], known: tuple[str, ...], at: str) -> None:
     for key in data:
         if key not in known:
-            raise _fail(
-                where, f"{at}{_short(key)}", f"unknown key (expected one of {', '.join(known)})"
-            )
+            near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"did you mean {near[0]}? " if near else ""
+            problem = f"unknown key ({hint}expected one of {', '.join(known)})"
+            raise _fail(where, f"{at}{_key(key)}", problem)
 
 
 def parse_group(where: str, text: object) -> Group:

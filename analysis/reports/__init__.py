@@ -16,8 +16,8 @@ Costs: every capacity frame carries monthly costs in US dollars (`*_usd_month`) 
 truth: an unpriced deployment (`unpriced_reason`) has null costs and one with unbounded
 limits (`limits_unbounded`) null limits-basis costs, and every total says how many it leaves
 out (`deployments_unpriced`, `deployments_unbounded`). `cost_by(snap, "label:team")`
-allocates by a label (or namespace, workspace, type), OpenCost's way; `headline(snap)` is
-the month in a few figures.
+allocates by a label (or namespace, workspace, type), OpenCost's way, and `allocated` names
+each deployment's group; `headline(snap)` is the month in a few figures.
 
 Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_workspace`
 breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or

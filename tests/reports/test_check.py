@@ -508,3 +508,59 @@ def test_the_documented_rules_run_on_the_dataset(capsys, tmp_path, two_days) -> 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every group of the example exists in the fleet
         policy.check(two_days["out"], policy.load_rules(rules))
+
+
+# -- basis, prices, dates and object storage -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("basis", "scale"), [("requests", "min"), ("limits", "min"), ("limits", "max")]
+)
+def test_the_basis_and_scale_choose_the_figure(snap, basis, scale) -> None:
+    column = f"cost_{basis[:-1]}_{scale}_scale_usd_month"
+    figure = _figure(snap, "label:team", "payments", column)
+    base = {"basis": basis, "scale": scale, "unknown_costs": "notice"}
+    held = check(snap, {**base, "budgets": {"label:team=payments": round(figure, 2) + 0.01}})
+    assert held.violations == [] and held.basis == f"{basis} at {scale} scale"
+    failed = check(snap, {**base, "budgets": {"label:team=payments": round(figure, 2) - 0.01}})
+    assert [v.figure for v in failed.violations] == [figure]
+
+
+def test_a_price_sheet_prices_the_budgets(capsys, tmp_path, dataset, snap) -> None:
+    prices = write(
+        tmp_path, "cpu_core_hour: 0.5\ntypes:\n  prod: {memory_gib_hour: 0.02}\n", "p.yaml"
+    )
+    figure = round(_figure(reports.load_snapshot(dataset), "label:team", "payments"), 2)
+    sheet = reports.load_prices(prices)
+    frame = reports.cost_by(snap, "label:team", sheet)
+    priced = round(float(frame.loc[frame["label:team"] == "payments", REQUESTS_MAX].iloc[0]), 2)
+    assert priced > figure  # the sheet is dearer than the defaults
+    for limit, code in ((priced + 0.01, 0), (priced - 0.01, 1)):
+        rules = write(
+            tmp_path, f"unknown_costs: notice\nbudgets:\n  label:team=payments: {limit}\n"
+        )
+        argv = ["check", "--rules", str(rules), "--out", str(dataset), "--prices", str(prices)]
+        assert run(capsys, *argv)[0] == code
+
+
+def test_date_chooses_the_snapshot_checked(capsys, tmp_path, two_days) -> None:
+    rules = write(tmp_path, "unknown_costs: notice\ndrift:\n  max_increase_percent: 0\n")
+    argv = ["check", "--rules", str(rules), "--out", str(two_days["out"]), "--json"]
+    code, out, _ = run(capsys, *argv, "--date", BEFORE)
+    data = json.loads(out)
+    assert (code, data["snapshot_date"], data["rules"][0]["status"]) == (0, BEFORE, "skipped")
+    code, out, _ = run(capsys, *argv)
+    data = json.loads(out)
+    assert (code, data["snapshot_date"], data["against_date"]) == (1, AFTER, BEFORE)
+
+
+def test_check_reads_a_dataset_on_object_storage(capsys, tmp_path, s3_out, two_days) -> None:
+    for day, records in ((BEFORE, two_days["first"]), (AFTER, two_days["second"])):
+        fm.export_fleet(records, two_days["types"], s3_out, day)
+    rules = write(
+        tmp_path, "unknown_costs: notice\ndrift:\n  by: [label:team]\n  max_increase_usd: 1\n"
+    )
+    local = run(capsys, "check", "--rules", str(rules), "--out", str(two_days["out"]), "--json")
+    remote = run(capsys, "check", "--rules", str(rules), "--out", s3_out, "--json")
+    assert remote[0] == local[0] == 1
+    assert json.loads(remote[1]) == json.loads(local[1])

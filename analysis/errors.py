@@ -10,7 +10,8 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
 
     DimsError
     ├── ConfigurationError          the settings cannot work; nothing was sent
-    │   └── PriceSheetError         a price file or price option
+    │   ├── PriceSheetError         a price file or price option
+    │   └── RulesError              a rules file of `dims check`
     ├── APIConnectionError          the service could not be reached, after retries
     │   └── APITimeoutError         a request timed out, after retries
     │       └── DeadlineExceededError   one request outlasted its deadline
@@ -57,6 +58,7 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── DuplicateDeploymentsWarning    (UserWarning)
     ├── ExportWaitWarning              (UserWarning)
     ├── UnknownPriceTypeWarning        (UserWarning)
+    ├── UnknownGroupWarning            (UserWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -101,6 +103,11 @@ class ConfigurationError(DimsError):
 
 class PriceSheetError(ConfigurationError):
     """A price file or price option cannot be used; the message names the file and key."""
+
+
+class RulesError(ConfigurationError):
+    """A rules file of `dims check` cannot be used (unreadable, an unknown key, a wrong type,
+    a negative number); the message names the file and the key. `dims check` exits 2."""
 
 
 class APIConnectionError(DimsError):
@@ -316,6 +323,11 @@ class ExportWaitWarning(DimsWarning, UserWarning):
 class UnknownPriceTypeWarning(DimsWarning, UserWarning):
     """A per-type override names a type no deployment has and the spec does not list: most
     likely a typo (`prdo`), whose prices then apply to nothing."""
+
+
+class UnknownGroupWarning(DimsWarning, UserWarning):
+    """A rule of `dims check` names a group no deployment of the snapshot is in (a budget
+    for `label:team=paymnets`): a typo, or a team gone; the rule checks nothing there."""
 
 
 class WorkerLost(DimsWarning, RuntimeWarning):

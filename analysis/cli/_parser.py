@@ -45,6 +45,7 @@ COMMANDS: dict[str, Command] = {
     "export": Command("_export", "fetch everything and write one snapshot"),
     "report": Command("_report", "capacity, cost and image-version reports"),
     "diff": Command("_diff", "what changed between two snapshots"),
+    "check": Command("_check", "hold a snapshot to a rules file: exit 1 on a violation (CI)"),
     "sql": Command(
         "_sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     ),
@@ -52,9 +53,9 @@ COMMANDS: dict[str, Command] = {
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import _demo, _diff, _export, _report, _sandbox, _sql
+    from . import _check, _demo, _diff, _export, _report, _sandbox, _sql
 
-    _CHECKED: tuple[CommandModule, ...] = (_demo, _export, _report, _diff, _sql, _sandbox)
+    _CHECKED: tuple[CommandModule, ...] = (_demo, _export, _report, _diff, _check, _sql, _sandbox)
 
 
 def command_module(name: str) -> CommandModule:

@@ -16,8 +16,8 @@ Costs: every capacity frame carries monthly costs in US dollars (`*_usd_month`) 
 truth: an unpriced deployment (`unpriced_reason`) has null costs and one with unbounded
 limits (`limits_unbounded`) null limits-basis costs, and every total says how many it leaves
 out (`deployments_unpriced`, `deployments_unbounded`). `cost_by(snap, "label:team")`
-allocates by a label (or namespace, workspace, type), OpenCost's way; `headline(snap)` is
-the month in a few figures.
+allocates by a label (or namespace, workspace, type), OpenCost's way, and `allocated` names
+each deployment's group; `headline(snap)` is the month in a few figures.
 
 Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_workspace`
 breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
@@ -39,7 +39,7 @@ from analysis.errors import DatasetError as DatasetError
 from analysis.errors import PriceSheetError as PriceSheetError
 from analysis.errors import ReportError as ReportError
 from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
-from analysis.reports._allocation import UNALLOCATED, cost_by
+from analysis.reports._allocation import UNALLOCATED, allocated, cost_by
 from analysis.reports._allocation import parse_keys as allocation_keys
 from analysis.reports._capacity import (
     anomalies,
@@ -92,6 +92,7 @@ __all__ = [
     "DiffResult",
     "PriceSheet",
     "Snapshot",
+    "allocated",
     "allocation_keys",
     "anomalies",
     "build_html",

@@ -92,3 +92,16 @@ def cost_by(
     snap = as_snapshot(source)
     keys = parse_keys(by)
     return aggregate(keyed(snap, prices, [], {key: _values(snap, key) for key in keys}))
+
+
+def allocated(source: Snapshot | str, by: str | Sequence[str]) -> pd.DataFrame:
+    """Each deployment's value of every key of `by`, exactly as `cost_by` allocates it: one
+    row per deployment (`deployment_id`, `name`, then a column per key as `cost_by` names
+    it), `__unallocated__` where it lacks the key. What a group of `cost_by` is made of, for
+    a caller that names the deployments behind a group's figure (`dims check`)."""
+    snap = as_snapshot(source)
+    identity = identity_of(snap).reset_index(drop=True)
+    out = identity[["deployment_id", "name"]].copy()
+    for key in parse_keys(by):
+        out[key] = _values(snap, key).to_numpy()
+    return out

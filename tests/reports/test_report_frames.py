@@ -79,6 +79,7 @@ FRAMES = {
     "deployment_totals": lambda fleet, snap: len(fleet.deployments),
     "cost_by_deployment": lambda fleet, snap: len(fleet.deployments),
     "cost_by": None,
+    "allocated": lambda fleet, snap: len(fleet.deployments),
     "largest_deployments": lambda fleet, snap: 10,
     "anomalies": None,
     "rightsizing": None,
@@ -97,7 +98,7 @@ FRAMES = {
 
 
 #: The arguments a frame function needs beside the snapshot.
-ARGUMENTS = {"cost_by": ("label:team",)}
+ARGUMENTS = {"cost_by": ("label:team",), "allocated": ("namespace,label:team",)}
 
 
 def test_every_public_frame_function_is_checked() -> None:

@@ -220,6 +220,7 @@ HOUSE = (
     "analysis.tables",
     "analysis.storage",
     "analysis.reports",
+    "analysis.policy",
     "analysis.snapshot",
     "analysis.sdk",
     "analysis.sandbox",
@@ -227,8 +228,9 @@ HOUSE = (
 )
 #: Where pages come from: the service (over the wire) and saved dumps.
 SOURCES = HOUSE[:4]
-#: Where they go: records into tables, tables into the dataset, the dataset into reports.
-SINK_SIDE = HOUSE[4:7]
+#: Where they go: records into tables, tables into the dataset, the dataset into reports
+#: (and the reports' figures into policy's checks).
+SINK_SIDE = HOUSE[4:8]
 ORCHESTRATOR = "analysis.snapshot"
 #: The stand-in service knows the spec (the foundation), not dims' layers.
 STANDALONE = ("analysis.sandbox",)
@@ -272,6 +274,12 @@ def may_import(own: str | None, theirs: str | None) -> bool:
         ("analysis.reports", "analysis.connection", False),
         ("analysis.reports", "analysis.storage", True),
         ("analysis.reports", ORCHESTRATOR, False),
+        ("analysis.reports", "analysis.policy", False),
+        ("analysis.policy", "analysis.reports", True),
+        ("analysis.policy", "analysis.storage", True),
+        ("analysis.policy", "analysis.fetch", False),
+        ("analysis.policy", ORCHESTRATOR, False),
+        ("analysis.cli", "analysis.policy", True),
         (ORCHESTRATOR, "analysis.fetch", True),
         (ORCHESTRATOR, "analysis.dumps", True),
         (ORCHESTRATOR, "analysis.storage", True),

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis._smallfile import read_small_file
 from analysis.errors import ReportError, RulesError
-from analysis.policy._file import read_file
 from analysis.reports import allocation_keys
 
 BASES = ("requests", "limits")
@@ -293,4 +293,4 @@ def parse_rules(data: object, where: str = "rules") -> Rules:
 def load_rules(path: str | Path) -> Rules:
     """The rules of a YAML or TOML file (TOML by the suffix `.toml`); see `parse_rules`."""
     path = Path(path)
-    return parse_rules(read_file(path), str(path))
+    return parse_rules(read_small_file(path, "rules", RulesError), str(path))

@@ -19,11 +19,12 @@ A price file is YAML or TOML (by its suffix: `.toml` is TOML, anything else YAML
     types:
       prod: {cpu_core_hour: 0.045, memory_gib_hour: 0.006}
 
-A price file is read as hostile input: at most `MAX_FILE_BYTES`, YAML without anchors or
-aliases (an alias bomb is a few lines that expand beyond memory), nesting too deep to parse is
-one line, rates are finite and at most what a month of them can price, and an error quotes a
-value only shortened. A rate that is finite but makes the fleet's monthly cost overflow is
-refused where the fleet is known (`add_costs`), naming the rate.
+A price file is read as hostile input (`analysis._smallfile`, as a rules file is): at most
+64 KiB, YAML without anchors or aliases (an alias bomb is a few lines that expand beyond
+memory), nesting too deep to parse is one line, rates are finite and at most what a month of
+them can price, and an error quotes a value only shortened. A rate that is finite but makes
+the fleet's monthly cost overflow is refused where the fleet is known (`add_costs`), naming
+the rate.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import hashlib
 import re
 import reprlib
 import sys
-import tomllib
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from analysis import spec
+from analysis._smallfile import read_small_file
 from analysis.errors import PriceSheetError as PriceSheetError
 from analysis.errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
 from analysis.reports._measures import BASES, SCALES, total_column
@@ -53,7 +53,6 @@ MAX_HOURS_PER_MONTH = 744.0
 #: The largest rate: a month of it (at most 744 hours) is still a finite number.
 MAX_RATE = sys.float_info.max / MAX_HOURS_PER_MONTH
 #: A price sheet is a few lines; a larger file is refused before it is read whole.
-MAX_FILE_BYTES = 64 * 1024
 #: The most a fleet's monthly cost, summed over every deployment, may come to: no bill comes
 #: near it, and it stays so far below float64's overflow (1.8e308) that a sum over any
 #: grouping, in any order, of costs within it is finite.
@@ -181,75 +180,6 @@ def _check_rate(value: object, where: str, key: str, highest: float = MAX_RATE) 
     return float(value)
 
 
-class _Refused(yaml.YAMLError):
-    """YAML a price file may not use, at `mark`."""
-
-    def __init__(self, mark: yaml.Mark, problem: str) -> None:
-        super().__init__(problem)
-        self.problem_mark = mark
-        self.problem = problem
-
-
-class _SheetLoader(yaml.SafeLoader):
-    """Safe YAML without anchors and aliases: a price sheet needs none, and aliases let a
-    few lines stand for a value larger than memory (the "billion laughs")."""
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        if self.check_event(yaml.NodeEvent):  # an alias, or a node that may carry an anchor
-            event = self.current_event
-            if isinstance(event, yaml.AliasEvent) or event.anchor is not None:
-                raise _Refused(event.start_mark, "anchors and aliases (& and *) are not allowed")
-        return super().compose_node(parent, index)
-
-
-def _read(path: Path) -> str:
-    """The file's text: at most `MAX_FILE_BYTES` are read, whatever the file holds."""
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise PriceSheetError(f"{path}: cannot read the price file: {exc.strerror}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise PriceSheetError(
-            f"{path}: the price file is larger than {MAX_FILE_BYTES // 1024} KiB; "
-            "a price sheet is a few lines"
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise PriceSheetError(f"{path}: the price file is not UTF-8 text") from None
-
-
-def _load_yaml(text: str) -> object:
-    loader = _SheetLoader(text)
-    try:
-        return loader.get_single_data()
-    finally:
-        loader.dispose()
-
-
-def _parse(path: Path) -> object:
-    text = _read(path)
-    try:
-        if path.suffix.lower() == ".toml":
-            return tomllib.loads(text)
-        return _load_yaml(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PriceSheetError(f"{path}: not valid TOML: {_name(exc, 120)}") from None
-    except _Refused as exc:
-        at = exc.problem_mark.line + 1
-        raise PriceSheetError(f"{path}: line {at}: YAML {exc.problem} in a price file") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f" (line {mark.line + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "cannot parse"
-        raise PriceSheetError(f"{path}: not valid YAML{line}: {_name(problem, 120)}") from None
-    except RecursionError:
-        raise PriceSheetError(f"{path}: nested too deeply to be a price sheet") from None
-    except ValueError as exc:  # a number too long to convert (Python's 4,300-digit limit)
-        raise PriceSheetError(f"{path}: cannot read a value: {_name(exc, 80)}") from None
-
-
 def _unknown(path: Path, key: object, where: str, known: tuple[str, ...]) -> PriceSheetError:
     return PriceSheetError(
         f"{path}: {where}{_name(key)}: unknown key (expected one of {', '.join(known)})"
@@ -263,7 +193,7 @@ def load_prices(path: str | Path, base: PriceSheet = DEFAULT_PRICES) -> PriceShe
     read or parsed, an unknown key, or a rate that is not a number >= 0.
     """
     path = Path(path)
-    data = _parse(path)
+    data = read_small_file(path, "price", PriceSheetError)
     if data is None:
         data = {}
     if not isinstance(data, dict):

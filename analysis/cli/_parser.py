@@ -49,12 +49,14 @@ COMMANDS: dict[str, Command] = {
         "_sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     ),
     "sandbox": Command("_sandbox", "serve the synthetic fleet on loopback until Ctrl-C"),
+    "explain": Command("_explain", "one deployment's monthly cost, line by line"),
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import _demo, _diff, _export, _report, _sandbox, _sql
+    from . import _demo, _diff, _explain, _export, _report, _sandbox, _sql
 
     _CHECKED: tuple[CommandModule, ...] = (_demo, _export, _report, _diff, _sql, _sandbox)
+    _CHECKED_EXPLAIN: CommandModule = _explain
 
 
 def command_module(name: str) -> CommandModule:

@@ -62,6 +62,8 @@ from analysis.reports._capacity import (
     rightsizing,
 )
 from analysis.reports._charts import component_colors
+from analysis.reports._explain import Explanation, explain
+from analysis.reports._explain_text import lines as explain_lines
 from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports._headline import headline
 from analysis.reports._headline import lines as headline_lines
@@ -90,6 +92,7 @@ __all__ = [
     "HOURS_PER_MONTH",
     "UNALLOCATED",
     "DiffResult",
+    "Explanation",
     "PriceSheet",
     "Snapshot",
     "allocation_keys",
@@ -111,6 +114,8 @@ __all__ = [
     "deployment_totals",
     "deployments_behind",
     "diff",
+    "explain",
+    "explain_lines",
     "fleet_totals",
     "headline",
     "headline_lines",

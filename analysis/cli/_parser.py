@@ -50,13 +50,15 @@ COMMANDS: dict[str, Command] = {
     ),
     "sandbox": Command("_sandbox", "serve the synthetic fleet on loopback until Ctrl-C"),
     "explain": Command("_explain", "one deployment's monthly cost, line by line"),
+    "metrics": Command("_metrics", "the snapshot as Prometheus metrics (text format)"),
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import _demo, _diff, _explain, _export, _report, _sandbox, _sql
+    from . import _demo, _diff, _explain, _export, _metrics, _report, _sandbox, _sql
 
     _CHECKED: tuple[CommandModule, ...] = (_demo, _export, _report, _diff, _sql, _sandbox)
     _CHECKED_EXPLAIN: CommandModule = _explain
+    _CHECKED_METRICS: CommandModule = _metrics
 
 
 def command_module(name: str) -> CommandModule:

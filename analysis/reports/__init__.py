@@ -83,6 +83,7 @@ from analysis.reports._images import (
     pending_rollouts,
     versions_by_type,
 )
+from analysis.reports._metrics import MetricFamily, MetricSample, metric_families, metrics_text
 from analysis.reports._prices import DEFAULT_PRICES, HOURS_PER_MONTH, PriceSheet, load_prices
 from analysis.reports._report import build_html, report_files, write_report
 from analysis.reports._versions import parse_version, sort_versions, version_key, version_rank
@@ -93,6 +94,8 @@ __all__ = [
     "UNALLOCATED",
     "DiffResult",
     "Explanation",
+    "MetricFamily",
+    "MetricSample",
     "PriceSheet",
     "Snapshot",
     "allocation_keys",
@@ -123,6 +126,8 @@ __all__ = [
     "largest_deployments",
     "load_prices",
     "load_snapshot",
+    "metric_families",
+    "metrics_text",
     "newest_share_by_type",
     "newest_share_total",
     "newest_version",

@@ -31,7 +31,8 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     │   ├── WorkspacesFailed        workspaces of an export failed
     │   └── LeaseLost               an export on object storage lost its lease
     ├── DatasetError                the dataset cannot be read as asked
-    │   └── ManifestError          a day's manifest is not one dims wrote
+    │   ├── ManifestError          a day's manifest is not one dims wrote
+    │   └── DeploymentLookupError  no deployment, or several, answer to an id or name
     ├── ObjectStoreError            object storage refused or failed an operation
     └── ReportError                 a report could not be written
 
@@ -190,6 +191,15 @@ class DatasetError(DimsError):
 class ManifestError(DatasetError):
     """A dataset's manifest (`_manifests/<day>.json`) is not one dims wrote: not JSON, or
     not the manifest's schema (`analysis.storage.manifest`)."""
+
+
+class DeploymentLookupError(DatasetError):
+    """No deployment of the snapshot has the id or name asked for (the message suggests
+    the nearest), or several share the name (`ids` holds theirs: give one of them)."""
+
+    def __init__(self, message: str, ids: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.ids = ids
 
 
 class ObjectStoreError(DimsError):

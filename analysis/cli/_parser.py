@@ -46,6 +46,8 @@ COMMANDS: dict[str, Command] = {
     "report": Command("_report", "capacity, cost and image-version reports"),
     "diff": Command("_diff", "what changed between two snapshots"),
     "check": Command("_check", "hold a snapshot to a rules file: exit 1 on a violation (CI)"),
+    "explain": Command("_explain", "one deployment's monthly cost, line by line"),
+    "metrics": Command("_metrics", "the snapshot as Prometheus metrics (text format)"),
     "sql": Command(
         "_sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     ),
@@ -53,9 +55,19 @@ COMMANDS: dict[str, Command] = {
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import _check, _demo, _diff, _export, _report, _sandbox, _sql
+    from . import _check, _demo, _diff, _explain, _export, _metrics, _report, _sandbox, _sql
 
-    _CHECKED: tuple[CommandModule, ...] = (_demo, _export, _report, _diff, _check, _sql, _sandbox)
+    _CHECKED: tuple[CommandModule, ...] = (
+        _demo,
+        _export,
+        _report,
+        _diff,
+        _check,
+        _explain,
+        _metrics,
+        _sql,
+        _sandbox,
+    )
 
 
 def command_module(name: str) -> CommandModule:

@@ -62,6 +62,8 @@ from analysis.reports._capacity import (
     rightsizing,
 )
 from analysis.reports._charts import component_colors
+from analysis.reports._explain import Explanation, explain
+from analysis.reports._explain_text import lines as explain_lines
 from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports._headline import headline
 from analysis.reports._headline import lines as headline_lines
@@ -81,6 +83,7 @@ from analysis.reports._images import (
     pending_rollouts,
     versions_by_type,
 )
+from analysis.reports._metrics import MetricFamily, MetricSample, metric_families, metrics_text
 from analysis.reports._prices import DEFAULT_PRICES, HOURS_PER_MONTH, PriceSheet, load_prices
 from analysis.reports._report import build_html, report_files, write_report
 from analysis.reports._versions import parse_version, sort_versions, version_key, version_rank
@@ -90,6 +93,9 @@ __all__ = [
     "HOURS_PER_MONTH",
     "UNALLOCATED",
     "DiffResult",
+    "Explanation",
+    "MetricFamily",
+    "MetricSample",
     "PriceSheet",
     "Snapshot",
     "allocated",
@@ -112,6 +118,8 @@ __all__ = [
     "deployment_totals",
     "deployments_behind",
     "diff",
+    "explain",
+    "explain_lines",
     "fleet_totals",
     "headline",
     "headline_lines",
@@ -119,6 +127,8 @@ __all__ = [
     "largest_deployments",
     "load_prices",
     "load_snapshot",
+    "metric_families",
+    "metrics_text",
     "newest_share_by_type",
     "newest_share_total",
     "newest_version",

@@ -1,0 +1,57 @@
+"""`dims explain DEPLOYMENT`: one deployment's monthly cost as arithmetic a person can check.
+
+The figures and their working come from `analysis.reports.explain` (the report's own
+functions); this module only prints them. A DEPLOYMENT that names no deployment, or several,
+is a usage error (exit 2): the command line must change, as for an unknown command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ._options import add_out, date
+from ._output import say, say_error
+
+#: A DEPLOYMENT that is not one deployment is a usage error, as `_parser`'s (2).
+EXIT_USAGE = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "deployment",
+        metavar="DEPLOYMENT",
+        help="the deployment's id, or its exact name (a name several deployments share is "
+        "refused with their ids)",
+    )
+    add_out(parser)
+    parser.add_argument("--date", type=date, help="snapshot date (default: the latest)")
+    parser.add_argument(
+        "--prices",
+        type=Path,
+        metavar="FILE",
+        help="YAML or TOML price sheet, as `dims report --prices` (default: OpenCost's "
+        "custom-pricing defaults, 730 hours a month)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the explanation as JSON (null: unknown)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..errors import DeploymentLookupError
+    from ..reports import DEFAULT_PRICES, explain, explain_lines, load_prices, load_snapshot
+
+    prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
+    snap = load_snapshot(args.out, args.date)
+    try:
+        explanation = explain(snap, args.deployment, prices)
+    except DeploymentLookupError as exc:
+        say_error(f"dims explain: error: {exc}")
+        return EXIT_USAGE
+    if args.json:
+        say(json.dumps(explanation.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        say("\n".join(explain_lines(explanation)))
+    return 0

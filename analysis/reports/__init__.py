@@ -62,6 +62,13 @@ from analysis.reports._capacity import (
     rightsizing,
 )
 from analysis.reports._charts import component_colors
+from analysis.reports._focus import (
+    FOCUS_VERSION,
+    FocusExport,
+    focus_format,
+    focus_table,
+    write_focus,
+)
 from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports._headline import headline
 from analysis.reports._headline import lines as headline_lines
@@ -87,9 +94,11 @@ from analysis.reports._versions import parse_version, sort_versions, version_key
 
 __all__ = [
     "DEFAULT_PRICES",
+    "FOCUS_VERSION",
     "HOURS_PER_MONTH",
     "UNALLOCATED",
     "DiffResult",
+    "FocusExport",
     "PriceSheet",
     "Snapshot",
     "allocation_keys",
@@ -112,6 +121,8 @@ __all__ = [
     "deployments_behind",
     "diff",
     "fleet_totals",
+    "focus_format",
+    "focus_table",
     "headline",
     "headline_lines",
     "image_version_summary",
@@ -135,5 +146,6 @@ __all__ = [
     "version_rank",
     "versions_by_type",
     "versions_over_time",
+    "write_focus",
     "write_report",
 ]

@@ -49,12 +49,14 @@ COMMANDS: dict[str, Command] = {
         "_sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     ),
     "sandbox": Command("_sandbox", "serve the synthetic fleet on loopback until Ctrl-C"),
+    "catalog": Command("_catalog", "a DuckDB file of views over the dataset, for BI tools"),
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import _demo, _diff, _export, _report, _sandbox, _sql
+    from . import _catalog, _demo, _diff, _export, _report, _sandbox, _sql
 
     _CHECKED: tuple[CommandModule, ...] = (_demo, _export, _report, _diff, _sql, _sandbox)
+    _CHECKED_TOO: tuple[CommandModule, ...] = (_catalog,)
 
 
 def command_module(name: str) -> CommandModule:

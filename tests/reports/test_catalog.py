@@ -82,6 +82,10 @@ def test_a_rerun_after_a_new_snapshot_follows_it(fleet, dataset, tmp_path, monke
     file = Path("dims.duckdb")  # relative names on the command line, absolute in the views
     code, _, _ = run(capsys, "catalog", str(file), "--out", "data")
     assert code == 0
+    with _open(file) as connection:
+        for view, text in _view_sql(connection).items():
+            files = re.findall(r"'([^']*\.parquet)'", text)
+            assert all(f.startswith(f"{tmp_path.resolve()}/data/") for f in files), view
     before = _counts(file, ["deployments", "deployments_history"])
     assert before == {"deployments": 300, "deployments_history": 300}
     kept = fleet.deployments[:240]

@@ -484,8 +484,8 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
     with duckdb.connect() as connection:
-        _history_view(connection, out_dir, table)
-        try:
+        try:  # DuckDB reads the files' footers when it makes the view: a bad one fails there
+            _history_view(connection, out_dir, table)
             counted = connection.sql(query).to_arrow_table()
         except duckdb.Error as exc:
             raise DatasetError(

@@ -47,7 +47,9 @@ case $what in
   dev)
     step "installed the test and development tools" install -e '.[dev]'
     step "fetched the jars Spark needs for s3a:// (tests/storage/test_spark.py)" \
-      env PYTHON="$bin/python" tools/spark-s3a-jars.sh "$venv/spark-jars" ;;
+      env PYTHON="$bin/python" tools/spark-s3a-jars.sh "$venv/spark-jars"
+    step "installed the FOCUS validator into $venv/focus-validator (tests/reports/test_focus.py)" \
+      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator" ;;
   *)
     echo "usage: tools/setup-venv.sh product|dev" >&2
     exit 2 ;;

@@ -51,11 +51,23 @@ COMMANDS: dict[str, Command] = {
     "sql": Command(
         "_sql", "DuckDB over the dataset: <table> is the latest snapshot, <table>_history all"
     ),
+    "catalog": Command("_catalog", "a DuckDB file of views over the dataset, for BI tools"),
     "sandbox": Command("_sandbox", "serve the synthetic fleet on loopback until Ctrl-C"),
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import _check, _demo, _diff, _explain, _export, _metrics, _report, _sandbox, _sql
+    from . import (
+        _catalog,
+        _check,
+        _demo,
+        _diff,
+        _explain,
+        _export,
+        _metrics,
+        _report,
+        _sandbox,
+        _sql,
+    )
 
     _CHECKED: tuple[CommandModule, ...] = (
         _demo,
@@ -66,6 +78,7 @@ if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
         _explain,
         _metrics,
         _sql,
+        _catalog,
         _sandbox,
     )
 

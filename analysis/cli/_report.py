@@ -26,6 +26,17 @@ def allocation(text: str) -> str:
     return text
 
 
+def focus_file(text: str) -> Path:
+    """`--focus`: a local file whose name says its format (.parquet or .csv)."""
+    if text.startswith(("s3://", "gs://", "abfs://")) or not text.lower().endswith(
+        (".parquet", ".csv")
+    ):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the FOCUS file is a local file ending in .parquet or .csv"
+        )
+    return Path(text)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_out(parser)
     parser.add_argument("--date", type=date, help="snapshot date (default: the latest)")
@@ -45,6 +56,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(namespace,label:app); deployments without them in __unallocated__; each also "
         "written as cost_by_<keys>.parquet (default: none beyond the page's own: type, "
         "namespace, workspace, and the label team where deployments have it)",
+    )
+    parser.add_argument(
+        "--focus",
+        type=focus_file,
+        metavar="FILE",
+        help="also write the month's costs as FOCUS 1.0 rows (the FinOps Foundation's bill "
+        "format), one per deployment and component, to FILE: Parquet, or CSV when FILE "
+        "ends in .csv; unpriced deployments are left out and counted (default: not written)",
+    )
+    parser.add_argument(
+        "--focus-basis",
+        choices=["request-max", "request-min", "limit-max", "limit-min"],
+        default="request-max",
+        help="the cost the FOCUS rows carry: requests or limits, at max or min scale "
+        "(default: request-max, the report's headline figure)",
     )
     prices = parser.add_argument_group(
         "prices (US dollars; default: OpenCost's custom-pricing defaults, 730 hours a month; "
@@ -91,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         storage_gib_month=args.storage_gib_month,
     )
     snap = load_snapshot(args.out, args.date)
+    # first: a FOCUS file that cannot be written stops the command before the report is
+    focus = _write_focus(snap, prices, args) if args.focus else None
     path = write_report(snap, prices=prices, by=args.by)
     figures = headline(snap, prices)
     allocations = {keys: _allocation_rows(cost_by(snap, keys, prices)) for keys in args.by}
@@ -99,11 +127,14 @@ def run(args: argparse.Namespace) -> int:
     folder = str(path).rsplit("/", 1)[0] if isinstance(path, str) else str(path.parent)
     if args.json:
         written = {"report": str(path), "folder": folder, "files": files, "seconds": seconds}
-        say(json.dumps({**figures, "by": allocations, **written}, indent=2))
+        extra = {"by": allocations, **({"focus": focus} if focus else {})}
+        say(json.dumps({**figures, **extra, **written}, indent=2))
         return 0
     say("\n".join(lines(figures)))
     for keys, rows in allocations.items():
         say("\n".join(_allocation_lines(keys, rows)))
+    if focus:
+        say(_focus_line(focus))
     parquet = sum(name.endswith(".parquet") for name in files)
     say(f"report written in {seconds:.1f} s to {folder} (report.html and {parquet} Parquet files)")
     say(f"open: {path if isinstance(path, str) else path.resolve()}")
@@ -151,3 +182,27 @@ def _allocation_lines(keys: str, rows: list[dict[str, Any]]) -> list[str]:
     if len(rows) > SHOWN:
         out.append(f"  … and {len(rows) - SHOWN:,} more (--json, or the report's Parquet file)")
     return out
+
+
+def _write_focus(snap: Any, prices: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The FOCUS file of `--focus`, and what `--json` says of it."""
+    from ..reports import focus_table, write_focus
+
+    basis, scale = args.focus_basis.split("-")
+    export = focus_table(snap, prices, basis=basis, scale=scale)
+    written = write_focus(export, args.focus)
+    return {"file": str(written.resolve()), **export.summary()}
+
+
+def _focus_line(focus: dict[str, Any]) -> str:
+    """One line: where the FOCUS rows went, their total and what was left out of them."""
+    line = (
+        f"FOCUS {focus['focus_version']} costs written to {focus['file']}: "
+        f"{focus['rows']:,} rows, {focus['deployments']:,} deployments, "
+        f"${focus['effective_cost_usd']:,.2f} ({focus['basis']}s at {focus['scale']} scale)"
+    )
+    left = focus["deployments_left_out"]
+    if left:
+        why = ", ".join(f"{n} {reason}" for reason, n in focus["left_out_reasons"].items())
+        line += f"; {left:,} deployments left out, their cost unknown ({why})"
+    return line

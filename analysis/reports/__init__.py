@@ -64,6 +64,13 @@ from analysis.reports._capacity import (
 from analysis.reports._charts import component_colors
 from analysis.reports._explain import Explanation, explain
 from analysis.reports._explain_text import lines as explain_lines
+from analysis.reports._focus import (
+    FOCUS_VERSION,
+    FocusExport,
+    focus_format,
+    focus_table,
+    write_focus,
+)
 from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports._headline import headline
 from analysis.reports._headline import lines as headline_lines
@@ -90,10 +97,12 @@ from analysis.reports._versions import parse_version, sort_versions, version_key
 
 __all__ = [
     "DEFAULT_PRICES",
+    "FOCUS_VERSION",
     "HOURS_PER_MONTH",
     "UNALLOCATED",
     "DiffResult",
     "Explanation",
+    "FocusExport",
     "MetricFamily",
     "MetricSample",
     "PriceSheet",
@@ -121,6 +130,8 @@ __all__ = [
     "explain",
     "explain_lines",
     "fleet_totals",
+    "focus_format",
+    "focus_table",
     "headline",
     "headline_lines",
     "image_version_summary",
@@ -146,5 +157,6 @@ __all__ = [
     "version_rank",
     "versions_by_type",
     "versions_over_time",
+    "write_focus",
     "write_report",
 ]

@@ -11,7 +11,8 @@ Schema). The rest is inside, each module one job:
 - `_remote`: a dataset root named by URI (`s3://bucket/prefix`) through `pyarrow.fs`;
 - `_workspaces`: a day as the union of its workspaces; `_replaced`: rows of a deployment's
   copy that a later copy replaces, taken out of the work folder;
-- `_reader`: the snapshots read back (`read_table`, DuckDB views).
+- `_reader`: the snapshots read back (`read_table`, DuckDB views);
+- `_catalog`: those views written to a DuckDB file for BI tools (`dims catalog`).
 
 The names below are imported on first use, so that writing a snapshot does not load
 pandas and DuckDB, which only reading needs.
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 from .. import _lazy
 
 if TYPE_CHECKING:
+    from ._catalog import Catalog, store_filesystem, write_catalog
     from ._reader import (
         as_frame,
         duckdb_connection,
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
 _HOMES = {
     # an older path of DatasetError (its home is `analysis.errors`, its door `analysis`)
     "DatasetError": "..errors",
+    "Catalog": "._catalog",
     "Counts": "._writer",
     "Published": "._writer",
     "SnapshotWriter": "._writer",
@@ -67,9 +70,12 @@ _HOMES = {
     "read_tables": "._reader",
     "resolve_date": "._reader",
     "snapshot_dates": "._reader",
+    "store_filesystem": "._catalog",
+    "write_catalog": "._catalog",
 }
 
 __all__ = [
+    "Catalog",
     "Counts",
     "Published",
     "SnapshotWriter",
@@ -88,6 +94,8 @@ __all__ = [
     "read_tables",
     "resolve_date",
     "snapshot_dates",
+    "store_filesystem",
+    "write_catalog",
 ]
 
 

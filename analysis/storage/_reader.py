@@ -401,14 +401,10 @@ def _create_local_views(
     connection: duckdb.DuckDBPyConnection, out_dir: Path, day: date, wanted: set[str] | None
 ) -> None:
     for table in TABLE_NAMES:
-        latest = partition_dir(out_dir, table, day)
         if paths.has_partition(out_dir, table, day) and (wanted is None or table in wanted):
-            files = sorted(latest.glob("*.parquet"))
-            for path in files:
-                check_part_file(path)
-            named = [_duckdb_file(path) for path in files]
-            if all(named):
-                _create_view(connection, table, [name for name in named if name])
+            named = latest_files(out_dir, table, day)
+            if named is not None:
+                _create_view(connection, table, named)
             else:  # a name DuckDB cannot read exactly: the day's rows, read now
                 _register_day(connection, table, read_arrow(out_dir, table, day), day)
         history = f"{table}_history"
@@ -416,6 +412,32 @@ def _create_local_views(
             dataset = _history_dataset(out_dir, table)
             if dataset is not None:
                 connection.register(history, dataset)
+
+
+def latest_files(out_dir: Path, table: str, day: date) -> list[str] | None:
+    """The day's part files of `table` in a folder, each checked to be dims's (a stranger's
+    file is a DatasetError naming it), as DuckDB's `read_parquet` names exactly those files;
+    None where a name cannot be given to DuckDB (`_duckdb_file`). `dims sql`'s `<table>`
+    views and `dims catalog`'s read these."""
+    files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
+    for path in files:
+        check_part_file(path)
+    named = [_duckdb_file(path) for path in files]
+    return [name for name in named if name] if all(named) else None
+
+
+def history_files(out_dir: Path, table: str) -> list[str] | None:
+    """Every day's part files of `table` in a folder as DuckDB names them (see
+    `latest_files`; not opened here: a history may hold thousands)."""
+    named = [_duckdb_file(Path(f)) for f in _history_files(Path(out_dir) / table)]
+    return [name for name in named if name] if all(named) else None
+
+
+def parquet_view_sql(files: list[str]) -> str:
+    """The query of a view over exactly `files` (names `read_parquet` takes as they are),
+    with `snapshot_date` from the Hive folder names and the columns of every file."""
+    listed = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
+    return f"select * from read_parquet([{listed}], hive_partitioning = true, union_by_name = true)"
 
 
 def _register_remote(
@@ -462,7 +484,7 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
     with duckdb.connect() as connection:
-        try:  # a view over named files reads their footers when it is made
+        try:  # DuckDB reads the files' footers when it makes the view: a bad one fails there
             _history_view(connection, out_dir, table)
             counted = connection.sql(query).to_arrow_table()
         except duckdb.Error as exc:
@@ -476,14 +498,9 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
 
 def _history_view(connection: duckdb.DuckDBPyConnection, out_dir: PathLike, table: str) -> None:
     """`history`: every day's rows of `table`, with `snapshot_date` from the folder names."""
-    files = [] if paths.is_remote(out_dir) else _history_files(Path(out_dir) / table)
-    named = [_duckdb_file(Path(f)) for f in files]
-    if files and all(named):
-        listed = ", ".join("'" + str(n).replace("'", "''") + "'" for n in named)
-        connection.execute(
-            f"create view history as select * from read_parquet([{listed}], "
-            "hive_partitioning = true, union_by_name = true)"
-        )
+    named = None if paths.is_remote(out_dir) else history_files(Path(out_dir), table)
+    if named:
+        connection.execute(f"create view history as {parquet_view_sql(named)}")
         return
     dataset = _history_dataset(out_dir, table)
     if dataset is None:
@@ -513,13 +530,19 @@ def _history_dataset(out_dir: PathLike, table: str) -> Any:
     return _arrow_dataset(table, files, str(folder)) if files else None
 
 
-def _remote_history(store: Store, table: str, partitions: set[str]) -> Any:
-    """The table's objects of the days that have a manifest, as a lazy Arrow dataset."""
-    keys = [
+def history_keys(store: Store, table: str, partitions: set[str]) -> list[str]:
+    """The keys of `table`'s objects in the `partitions` (`snapshot_date=…` folders: those
+    of the days that have a manifest)."""
+    return [
         info.path
         for info in store.files(table)
         if info.path.count("/") == 2 and info.path.split("/")[1] in partitions
     ]
+
+
+def _remote_history(store: Store, table: str, partitions: set[str]) -> Any:
+    """The table's objects of the days that have a manifest, as a lazy Arrow dataset."""
+    keys = history_keys(store, table, partitions)
     if not keys:
         return None
     located = [store.path(key) for key in keys]
@@ -541,6 +564,11 @@ def _arrow_dataset(table: str, files: list[str], base: str, filesystem: Any = No
     )
 
 
+def duckdb_name(path: Path) -> str | None:
+    """`path` as DuckDB's `read_parquet` reads exactly that file (see `_duckdb_file`)."""
+    return _duckdb_file(path)
+
+
 def _duckdb_file(path: Path) -> str | None:
     """`path` as DuckDB's `read_parquet` reads exactly that file, never a pattern.
 
@@ -560,8 +588,4 @@ def _duckdb_file(path: Path) -> str | None:
 def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: list[str]) -> None:
     """A view read by DuckDB's own reader at each query (a long-lived connection sees a
     re-exported file whole: the file is opened, footer and data, at each scan)."""
-    listed = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
-    connection.execute(
-        f'create view "{name}" as select * from read_parquet('
-        f"[{listed}], hive_partitioning = true, union_by_name = true)"
-    )
+    connection.execute(f'create view "{name}" as {parquet_view_sql(files)}')

@@ -300,6 +300,11 @@ class GatheredReader:
         rows: int = self._gatherer.rows(0)
         return rows
 
+    def held(self) -> list[int]:
+        """Rows held of each of GATHERED's tables, in its order."""
+        rows = self._gatherer.rows
+        return [rows(n) for n in range(len(GATHERED))]
+
     def take(self) -> dict[str, list[pa.Array]]:
         """Every gathered table's arrays (row columns, `row_fields`); empties them."""
         out = {}

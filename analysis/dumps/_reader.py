@@ -61,11 +61,14 @@ import msgspec
 import orjson
 
 from analysis import _rawjson as rawjson
+from analysis._compiled import left_out
 from analysis._gcpause import paused_gc
 from analysis.errors import DumpError
 from analysis.pages import Page
 
 try:
+    if left_out("arraysplit"):  # DIMS_NO_C, for benchmarks/cmodules.py
+        raise ImportError("_arraysplit left out (DIMS_NO_C)")
     from . import _arraysplit as arraysplit
 except ImportError:  # built by `pip install` (hatch_build.py); msgspec splits arrays instead
     arraysplit = None  # type: ignore[assignment]

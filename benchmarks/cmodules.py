@@ -25,7 +25,7 @@ from .fleetdata import dump_path
 from .timing import ROOT, Timing, child_environment, measure_interleaved, save, table
 
 #: The C modules, by the name DIMS_NO_C takes; none is left out where the list is empty.
-MODULES = ("gather", "columnar", "unknownkeys", "arraysplit")
+MODULES = ("gather", "columnar", "unknownkeys")
 #: The least share of the export's time a module must save to stay.
 THRESHOLD = 0.10
 

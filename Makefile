@@ -22,7 +22,7 @@ test: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
-# The tests that drive the C modules (the tables, the dumps' array split, batches in workers).
+# The tests that drive the C modules (the tables, dumps read into them, batches in workers).
 C_TESTS := tests/tables tests/dumps
 
 # The C modules built with AddressSanitizer and UBSan (into .venv/sanitized/, the usual build
@@ -36,7 +36,7 @@ test-sanitize: $(STAMP)
 # The C modules' own tests on the other CPythons dims supports (pyenv's on this project's
 # machines), each in its own venv .venv/py<version>: tools/test-versions.sh. .ci/run runs it.
 C_MODULE_TESTS := tests/tables/test_gather.py tests/tables/test_gather_safety.py \
-	tests/tables/test_columnar.py tests/tables/test_typed_reader.py tests/dumps/test_arraysplit.py
+	tests/tables/test_columnar.py tests/tables/test_typed_reader.py
 OTHER_PYTHONS := 3.12 3.13
 test-versions:
 	tools/test-versions.sh $(OTHER_PYTHONS) -- -n 2 $(C_MODULE_TESTS)

@@ -1,6 +1,5 @@
-"""Builds dims' compiled modules (`analysis.tables._columnar`, `._unknownkeys`, `._gather`,
-`analysis.dumps._arraysplit`) at `pip install`,
-and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
+"""Builds dims' compiled modules (`analysis.tables._columnar`, `._unknownkeys`, `._gather`)
+at `pip install`, and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
 
 They are built in place (next to their sources, git-ignored), so that an editable install
 imports them from the work tree and a wheel carries them. setuptools only compiles them:
@@ -22,7 +21,6 @@ SOURCES = {
     "analysis.tables._columnar": ["analysis/tables/_columnar.c"],
     "analysis.tables._unknownkeys": ["analysis/tables/_unknownkeys.c"],
     "analysis.tables._gather": ["analysis/tables/_gather.c"],
-    "analysis.dumps._arraysplit": ["analysis/dumps/_arraysplit.c"],
 }
 
 

@@ -11,7 +11,7 @@ import time
 
 from .timing import machine
 
-BENCHMARKS = ("startup", "fetch", "export", "memory", "models", "history")
+BENCHMARKS = ("startup", "fetch", "export", "dirty", "cmodules", "memory", "models", "history")
 
 
 def main(argv: list[str]) -> int:

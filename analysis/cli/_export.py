@@ -88,10 +88,6 @@ def _add_writing(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     filters = filters_of(args)
-    if args.from_json is not None:  # read and split on a thread while pyarrow is imported
-        from ..dumps import read_ahead
-
-        read_ahead(args.from_json)
     with paused_gc():  # imports allocate much and free little: about 10% sooner without it
         from ..snapshot import snapshot_from_dump, take_snapshot
 

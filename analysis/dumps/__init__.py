@@ -2,13 +2,11 @@
 as pages of records, like the fetch's, for the orchestrator to hand on.
 
 - `_reader`: the dump's shapes (an array of records or of pages, one page, NDJSON), read
-  whole, in chunks or raw; its docstring says why it reads the way it does;
-- `_arraysplit` (C, `_arraysplit.c`, built at install by hatch_build.py): a raw array's
-  elements and pages found in one pass without the GIL; "not sure" leaves it to msgspec.
+  whole, in chunks or raw; its docstring says why it reads the way it does.
 """
 
 from __future__ import annotations
 
-from ._reader import MAX_RECORD_BYTES, read_ahead, read_dump
+from ._reader import MAX_RECORD_BYTES, read_dump
 
-__all__ = ["MAX_RECORD_BYTES", "read_ahead", "read_dump"]
+__all__ = ["MAX_RECORD_BYTES", "read_dump"]

@@ -15,15 +15,13 @@ Why it reads the way it does:
   syntax error, hands over to the careful reader (the standard library's `raw_decode` over
   a sliding text buffer, `_stream_array`), which reports line and column. Files under
   `WHOLE_FILE_LIMIT` are parsed at once with orjson. NDJSON is parsed line by line.
-- `raw=True` (what `dims export --from-json` uses) skips the parse for arrays: one pass in
-  C (`arraysplit`, which lets go of the GIL) cuts the text into the records' raw JSON text
-  and finds the pages among them, so the typed reader in `analysis.tables` can decode each
-  record straight into typed Structs. A file up to `WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR`
-  is split whole (`read_ahead` starts that on a thread, for `dims export` to overlap it
-  with importing pyarrow); a larger one is read and cut in blocks on a thread
-  (`_raw_blocks`). Where arraysplit is not sure of the text, msgspec splits it, or the
-  careful reader reads it, as before: the same cuts, the same errors and the same Page
-  sources.
+- `raw=True` (what `dims export --from-json` uses) skips the parse for arrays: msgspec cuts
+  the text into the records' raw JSON text and finds the pages among them, so the typed
+  reader in `analysis.tables` can decode each record straight into typed Structs. A file up
+  to `WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR` is split whole; a larger one is cut a few
+  megabytes at a time (`_chunked_array`). A split in C (`_arraysplit.c`, on a thread) did
+  this until issue 31: it saved 1-6% of an export's time, under the bar a C module must
+  clear (docs/benchmarks.md), so it went.
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
   which lists it in rejected_records. Nor is one holding a value the JSON grammar allows and
   no parser reads (a lone surrogate, 1e400): wherever orjson refuses the text, the grammar
@@ -44,15 +42,12 @@ Why it reads the way it does:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import queue
 import re
 import shutil
 import stat
 import tempfile
-import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
@@ -64,11 +59,6 @@ from analysis import _rawjson as rawjson
 from analysis._gcpause import paused_gc
 from analysis.errors import DumpError
 from analysis.pages import Page
-
-try:
-    from . import _arraysplit as arraysplit
-except ImportError:  # built by `pip install` (hatch_build.py); msgspec splits arrays instead
-    arraysplit = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     import numpy as np
@@ -145,8 +135,6 @@ def _read_array(
         return _pages_of_elements(path, _indexed(elements), page_size)
     if _size(path) <= WHOLE_FILE_LIMIT:
         return _pages_of_elements(path, enumerate(_load_whole(path)), page_size)
-    if raw and arraysplit is not None:
-        return _pages_of_elements(path, _raw_blocks(path, limit), page_size)
     return _pages_of_elements(path, _chunked_array(path, raw, limit), page_size)
 
 
@@ -363,21 +351,13 @@ _PROBES = msgspec.json.Decoder(list[_PageProbe])
 
 def _raw_elements(data: bytes) -> list[Any]:
     """The elements of a JSON array as raw JSON text, pages among them parsed."""
-    return _elements(data, _split(data))
+    return _elements(data)
 
 
-def _split(data: bytes) -> tuple[bytes, bytes] | None:
-    """arraysplit's answer; None where it is not built or not sure of the text."""
-    return arraysplit.split(data) if arraysplit is not None else None
-
-
-def _elements(data: bytes, found: tuple[bytes, bytes] | None) -> list[Any]:
-    """The elements from arraysplit's answer (`found`: one pass in C, which lets go of the
-    GIL); without one, from two passes of msgspec: one splits the elements, one looks only
-    for a top-level "resources" key in each (skipping the rest). A msgspec.DecodeError
-    means the text is not JSON."""
-    if found is not None:
-        return _split_elements(data, *found)
+def _elements(data: bytes) -> list[Any]:
+    """The elements from two passes of msgspec: one splits the elements, one looks only for
+    a top-level "resources" key in each (skipping the rest). A msgspec.DecodeError means
+    the text is not JSON."""
     elements = _RAW_ELEMENTS.decode(data)
     try:
         probes = _PROBES.decode(data)
@@ -388,23 +368,6 @@ def _elements(data: bytes, found: tuple[bytes, bytes] | None) -> list[Any]:
     return [
         element if probe.resources is msgspec.UNSET else rawjson.loads(memoryview(element))
         for element, probe in zip(elements, probes, strict=True)
-    ]
-
-
-def _split_elements(data: bytes, offsets: bytes, kinds: bytes) -> list[Any]:
-    """arraysplit's answer as msgspec's: each element's text, pages parsed (kind 1), and
-    elements it was unsure of (an escaped top-level key, kind 2) probed by msgspec."""
-    bounds, text, raw = memoryview(offsets).cast("q"), memoryview(data), msgspec.Raw
-    elements = [raw(text[bounds[i] : bounds[i + 1]]) for i in range(0, len(bounds), 2)]
-    if not kinds.strip(b"\0"):
-        return _Run(elements)
-    return [
-        element
-        if kind == 0
-        else rawjson.loads(memoryview(element))
-        if kind == 1
-        else _page_or_raw(element)
-        for element, kind in zip(elements, kinds, strict=True)
     ]
 
 
@@ -436,87 +399,17 @@ def _indexed(elements: list[Any]) -> Iterable[tuple[int, Any]]:
 
 def _split_whole(path: Path, limit: int) -> list[Any]:
     """The elements of a whole-file array as raw JSON text; `_load_whole` reports errors."""
-    ahead = _ReadAhead.take(path)
-    if ahead is not None:
-        data, found = ahead
-    else:
-        try:
-            data = path.read_bytes().removeprefix(_BOM)
-        except OSError as exc:
-            raise _unreadable(path, exc) from None
-        found = _split(data)
     try:
-        elements = _elements(data, found)  # an unsure answer read ahead is not asked again
+        data = path.read_bytes().removeprefix(_BOM)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        elements = _elements(data)
     except (msgspec.DecodeError, RecursionError):  # not JSON, or nested beyond msgspec
         whole: list[Any] = _load_whole(path)  # raises with line and column (orjson: depth 1024)
         return whole
     _check_sizes(path, elements, 0, limit)
     return elements
-
-
-def read_ahead(path: str | os.PathLike[str]) -> None:
-    """Start reading a dump that `read_dump(path, raw=True)` will split whole, on a thread.
-
-    Why: reading and splitting a 50 MB dump takes about a tenth of a second, and the C
-    split lets go of the GIL, so `dims export --from-json` starts it before importing
-    pyarrow and the two overlap on two cores. Only a regular file of the size that is split
-    whole is read ahead; the next `read_dump` of the same, unchanged file takes the result
-    (else it reads the file itself, and any error is reported there).
-    """
-    path = Path(path)
-    if arraysplit is None or path.suffix.lower() in _NDJSON_SUFFIXES:
-        return
-    try:
-        facts = path.stat()
-    except OSError:
-        return
-    if stat.S_ISREG(facts.st_mode) and facts.st_size <= WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR:
-        _ReadAhead.start(path, facts)
-
-
-class _ReadAhead:
-    """The one dump being read ahead: its bytes and arraysplit's answer, once the thread ends."""
-
-    _lock = threading.Lock()
-    _current: _ReadAhead | None = None
-
-    def __init__(self, path: Path, facts: os.stat_result) -> None:
-        self.path, self.identity = path.resolve(), _identity(facts)
-        self.result: tuple[bytes, tuple[bytes, bytes] | None] | None = None
-        self.thread = threading.Thread(target=self._read, name="dims-read-ahead", daemon=True)
-
-    @classmethod
-    def start(cls, path: Path, facts: os.stat_result) -> None:
-        ahead = cls(path, facts)
-        with cls._lock:
-            cls._current = ahead
-        ahead.thread.start()
-
-    def _read(self) -> None:
-        try:
-            data = self.path.read_bytes().removeprefix(_BOM)
-            self.result = (data, _split(data))
-        except (OSError, MemoryError):  # read_dump reads it again and says what is wrong
-            self.result = None
-
-    @classmethod
-    def take(cls, path: Path) -> tuple[bytes, tuple[bytes, bytes] | None] | None:
-        """The result for `path` if it was read ahead and has not changed since; else None."""
-        with cls._lock:
-            ahead, cls._current = cls._current, None
-        if ahead is None:
-            return None
-        ahead.thread.join()
-        try:
-            same = path.resolve() == ahead.path and _identity(path.stat()) == ahead.identity
-        except OSError:
-            return None
-        return ahead.result if same else None
-
-
-def _identity(facts: os.stat_result) -> tuple[int, ...]:
-    """What tells that a file is still the one read: the same inode, size and mtime."""
-    return (facts.st_dev, facts.st_ino, facts.st_size, facts.st_mtime_ns)
 
 
 def _load_whole(path: Path) -> Any:
@@ -729,128 +622,6 @@ class _ArrayStream:
             raise self.fail(pos + exc.pos, exc.msg) from None
 
 
-# --- large arrays read raw: blocks cut in C on a thread ------------------------------------
-
-#: Bytes a block of a large raw array adds to what is left of the one before.
-_BLOCK = 8 * 1024 * 1024
-#: What the block thread sends when it is done: the array was read to its end, or the
-#: careful reader must take over (text arraysplit is unsure of, a record over the limit).
-_END, _HAND_OVER_HERE = object(), object()
-
-
-def _raw_blocks(path: Path, limit: int) -> Iterator[tuple[int, Any]]:
-    """Yield (index, elements) of a large top-level array as raw JSON text, block by block.
-
-    A thread reads the file and cuts each block in C (`arraysplit.split_from`, which lets
-    go of the GIL), so the reading overlaps the reading of records; this side only wraps
-    the elements as msgspec.Raw. An element a block cuts is carried into the next one, up
-    to `limit` bytes. Anything arraysplit is unsure of hands over to `_stream_array`, which
-    skips the elements already yielded and reports errors with their line and column.
-    """
-    blocks = _Blocks(path, limit)
-    index = 0
-    try:
-        for data, offsets, kinds in blocks:
-            elements = _split_elements(data, offsets, kinds)
-            _check_sizes(path, elements, index, limit)
-            for at, element in _indexed(elements):
-                yield index + at, element
-            index += len(elements)
-    finally:
-        blocks.close()
-    if blocks.complete:
-        return
-    for i, element in _stream_array(path, limit):
-        if i >= index:
-            yield i, element
-
-
-class _Blocks:
-    """The thread of `_raw_blocks`, and the queue it hands its cut blocks over by."""
-
-    def __init__(self, path: Path, limit: int) -> None:
-        try:
-            self.fh = path.open("rb")
-        except OSError as exc:
-            raise _unreadable(path, exc) from None
-        self.path, self.limit = path, limit
-        self.complete = False
-        self.queue: queue.Queue[Any] = queue.Queue(maxsize=2)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="dims-dump-blocks", daemon=True)
-        self.thread.start()
-
-    def __iter__(self) -> Iterator[tuple[bytes, bytes, bytes]]:
-        while True:
-            item = self.queue.get()
-            if item is _END:
-                self.complete = True
-                return
-            if item is _HAND_OVER_HERE:
-                return
-            if isinstance(item, OSError):
-                raise _unreadable(self.path, item)
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-
-    def close(self) -> None:
-        """Stop the thread (it waits on a full queue at most a moment) and close the file."""
-        self.stop.set()
-        while self.thread.is_alive():
-            with contextlib.suppress(queue.Empty):
-                self.queue.get(timeout=0.05)
-        self.fh.close()
-
-    def _put(self, item: Any) -> bool:
-        """Hand `item` over; False once the reader has stopped listening."""
-        while not self.stop.is_set():
-            try:
-                self.queue.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _run(self) -> None:
-        try:
-            self._put(self._cut_all())
-        except Exception as exc:  # raised where the blocks are read
-            self._put(exc)
-
-    def _cut_all(self) -> object:
-        """Read and cut block after block; what to send last (_END or _HAND_OVER_HERE)."""
-        assert arraysplit is not None
-        data = self.fh.read(max(_BLOCK, len(_BOM))).removeprefix(_BOM)
-        while not data.lstrip(_BLANK) and (more := self.fh.read(_BLOCK)):
-            data = more  # whitespace before the opening bracket is dropped, never held
-        start = len(data) - len(data.lstrip(_BLANK))
-        if data[start : start + 1] != b"[":
-            return _HAND_OVER_HERE
-        start, first = start + 1, True
-        while True:
-            found = arraysplit.split_from(data, start, first)
-            if found is None:
-                return _HAND_OVER_HERE
-            offsets, kinds, start, first, closed = found
-            if kinds and not self._put((data, offsets, kinds)):
-                return _END  # nobody listens
-            if closed >= 0:
-                return _END if self._only_whitespace(data[closed:]) else _HAND_OVER_HERE
-            more = self.fh.read(max(_BLOCK, len(data) - start))  # an element over a block: more
-            if not more or len(data) - start > self.limit:
-                return _HAND_OVER_HERE  # not closed, or too large: the careful reader says
-            data, start = data[start:] + more, 0
-
-    def _only_whitespace(self, rest: bytes) -> bool:
-        """Whether nothing but whitespace follows the array, in `rest` and in the file."""
-        while rest:
-            if rest.strip(_BLANK):
-                return False
-            rest = self.fh.read(_BLOCK)
-        return True
-
-
 # --- the fast path for large arrays: byte ranges of whole elements, parsed by orjson --------
 
 #: Where a chunk may end is searched for in its last this many bytes.
@@ -1019,8 +790,7 @@ def _element_end(buf: bytes, start: int) -> int | None:
     brackets at the lowest depth reached (the tail spans many elements). A wrong guess is
     caught by parsing the chunk.
     """
-    import numpy as np  # here, not above: only large files need it, and dims export imports
-    # this module before pyarrow to read ahead (`read_ahead`)
+    import numpy as np  # here, not above: only large files need it
 
     tail_start = max(start, len(buf) - _TAIL)
     tail = np.frombuffer(buf, np.uint8, offset=tail_start)

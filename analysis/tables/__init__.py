@@ -38,6 +38,8 @@ names users and the other layers need are exported here):
 - `_typed`: the fast reader (msgspec Structs derived from the plans) in Python, with the
   scan for unknown fields in C (`_unknownkeys.c`);
 - `_gathered`: the compiled lane: the same Structs read into Arrow buffers by `_gather.c`;
+- `_lanes`: a batch's rows of both lanes (compiled, Python) put in record order once, at
+  `take`, so that records the careful reader takes cost no flush of the compiled lane;
 - `_flattener`: pages in, Arrow tables out (`Flattener`), and conveniences for notebooks;
 - `_batches`: batches of pages read by worker processes, their tables back in order
   (`Batches`, for the orchestrator).

@@ -16,9 +16,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from analysis._compiled import left_out
+
 from ._rules import TIMESTAMP
 
 try:
+    if left_out("columnar"):  # DIMS_NO_C, for benchmarks/cmodules.py
+        raise ImportError("_columnar left out (DIMS_NO_C)")
     from . import _columnar as columnar
 except ImportError:  # built by `pip install` (hatch_build.py); pyarrow alone still works
     columnar = None  # type: ignore[assignment]

@@ -73,8 +73,12 @@ _CarefulStep = Callable[[str, Any, Step, Plan, str, Row, Unknown], bool]
 
 
 def _number(key: str, value: Any, step: Step, plan: Plan, path: str, row: Row, _u: Unknown) -> bool:
-    if type(value) is float or (type(value) is int and -EXACT_INT <= value <= EXACT_INT):
-        row[cast(int, step[2])] = value  # such an int is stored exactly as float64 by Arrow
+    if type(value) is float:
+        row[cast(int, step[2])] = value
+        return True
+    if type(value) is int and -EXACT_INT <= value <= EXACT_INT:
+        # exact as a float; stored as one, so that the row's layout in C takes it
+        row[cast(int, step[2])] = float(value)
         return True
     return False
 
@@ -202,8 +206,8 @@ def _step_lines(n: int, key: str, step: Step, names: dict[str, Any]) -> list[str
         lines += [
             "    if type(v) is float:",
             f"        row[{index}] = v",
-            "    elif type(v) is int and -_E <= v <= _E:",
-            f"        row[{index}] = v",
+            "    elif type(v) is int and -_E <= v <= _E:",  # exact as a float (C lays it out)
+            f"        row[{index}] = float(v)",
         ]
     elif op in (TEXT, BOOLEAN):
         lines += [

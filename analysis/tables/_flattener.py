@@ -25,6 +25,7 @@ from . import _gathered as gathered
 from ._arrays import arrays_from_rows, column
 from ._careful import Columns
 from ._gathered import GATHERED, GatheredReader, row_fields
+from ._lanes import COMPILED, PYTHON, LaneRuns, in_record_order
 from ._layout import (
     TABLE_NAMES,
     TENANT_COLUMN,
@@ -74,11 +75,9 @@ class Flattener:
         #: The compiled lane (gathered.py), when built: it holds the rows of GATHERED's
         #: tables for the records it reads, in C, until `take`.
         self._gathered: GatheredReader | None = None
-        #: Arrays of GATHERED's tables made so far this batch, in record order: rows of the
-        #: two lanes are never pending at once (`_switch_to`), so order is kept.
-        self._chunks: dict[str, list[list[pa.Array]]] = {name: [] for name in GATHERED}
-        #: GATHERED's tables hold Python rows (careful reader, Python typed reader).
-        self._python_pending = False
+        #: Which lane read which rows of GATHERED's tables this batch: each lane keeps its
+        #: rows until `take` puts them in record order (`_lanes`).
+        self._runs = LaneRuns(len(GATHERED))
         self._provider_defaults = defaults("OAuthProvider")
         self._repository_defaults = defaults("Repository")
         #: deployments read; records rejected (providers and repositories too); deployments
@@ -126,7 +125,7 @@ class Flattener:
                 if type(record) is msgspec.Raw:
                     self._prepare()
                     if self._gathered is not None:  # a run of records in one call into C
-                        self._switch_to(python=False)
+                        self._switch_to(COMPILED)
                         stop, refused = self._gathered.read_many(page, i)
                         typed_count += stop - i
                         if refused is None:  # at the end, or at a parsed record
@@ -147,7 +146,7 @@ class Flattener:
                         self._reject(page.source, page.first_index + i, str(exc), _UNPARSABLE)
                         i += 1
                         continue
-                self._switch_to(python=True)
+                self._switch_to(PYTHON)
                 marks = list(map(len, self._row_lists))  # where to roll back to
                 try:
                     self._read_careful(record, page)
@@ -218,7 +217,7 @@ class Flattener:
     def _read_typed_or_roll_back(self, record: msgspec.Raw, page: Page) -> bool:
         """Read a raw record with the Python typed reader (where _gather.c was not built);
         False, and nothing of it kept, when the careful one must."""
-        self._switch_to(python=True)
+        self._switch_to(PYTHON)
         marks = list(map(len, self._row_lists))
         if self._read_typed(record, page):
             return True
@@ -278,28 +277,24 @@ class Flattener:
             else:
                 self._typed_reader()
 
-    def _switch_to(self, *, python: bool) -> None:
-        """Before a record of one lane, the other lane's pending rows become arrays."""
-        if python:
-            if self._gathered is not None and self._gathered.rows():
-                for name, arrays in self._gathered.take().items():
-                    self._chunks[name].append(arrays)
-            self._python_pending = True
-        elif self._python_pending:
-            for name in GATHERED:
-                rows = self._rows[name]
-                fields = row_fields(name, self.schemas[name])
-                self._chunks[name].append(arrays_from_rows(rows.copy(), fields))
-                rows.clear()  # the readers hold `rows` itself: clear it in place
-            self._python_pending = False
+    def _switch_to(self, lane: int) -> None:
+        """Before a record of `lane`: the other lane's run of rows ends (counted, not moved)."""
+        if self._runs.lane != lane:
+            self._end_run()
+            self._runs.lane = lane
+
+    def _end_run(self) -> None:
+        """The current lane's run ends: how many rows of each table it added."""
+        if self._runs.lane == PYTHON:
+            self._runs.close([len(self._rows[name]) for name in GATHERED])
+        elif self._runs.lane == COMPILED and self._gathered is not None:
+            self._runs.close(self._gathered.held())
 
     def _held(self, name: str) -> int:
         """Rows of a table not yet taken, whichever lane read them."""
         held = len(self._rows[name])
-        if name in self._chunks:
-            held += sum(len(arrays[0]) for arrays in self._chunks[name])
-            if name == "deployments" and self._gathered is not None:
-                held += self._gathered.rows()
+        if name == "deployments" and self._gathered is not None:
+            held += self._gathered.rows()
         return held
 
     def _typed_reader(self) -> TypedReader:
@@ -393,11 +388,13 @@ class Flattener:
         for found in self._workspaces.values():
             found.clear()
         with paused_gc():
-            self._switch_to(python=True)  # the compiled lane's rows, as arrays
+            self._end_run()
+            self._runs.lane = None
+            compiled = self._gathered.take() if self._gathered is not None else {}
             for name, schema in self.schemas.items():  # deployments first: children need it
                 if name == "deployment_components":
                     continue
-                columns = self._take_columns(name, schema)
+                columns = self._take_columns(name, schema, compiled.pop(name, None))
                 if name == "deployments":
                     out[name] = self._with_workspace(
                         table_of(columns, schema, at), workspaces[name]
@@ -408,29 +405,24 @@ class Flattener:
                         columns, schema, at, tenant if tenant is not None else _parent(out)
                     )
                 del columns
-            self._python_pending = False
         out["deployment_components"] = components_from(out["deployments"])
         self.counts["original_conflicts"] += self._layout.original_conflicts(out["deployments"])
         self.counts["unreadable_quantities"] += unreadable_quantities(out["deployment_containers"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
 
-    def _take_columns(self, name: str, schema: pa.Schema) -> list[pa.Array]:
-        """A table's row columns (`row_fields`) for every row not yet taken; clears them."""
+    def _take_columns(
+        self, name: str, schema: pa.Schema, compiled: list[pa.Array] | None
+    ) -> list[pa.Array]:
+        """A table's row columns (`row_fields`) for every row not yet taken, in record order,
+        from the Python rows and the compiled lane's columns (if any); clears them."""
         rows = self._rows[name]
         taken = rows.copy()  # the readers hold `rows` itself: clear it in place
         rows.clear()
         columns = arrays_from_rows(taken, row_fields(name, schema))
-        chunks = self._chunks.get(name)
-        if not chunks:
+        if name not in GATHERED:
             return columns
-        if taken:
-            chunks.append(columns)
-        parts = chunks.copy()
-        chunks.clear()
-        if len(parts) == 1:
-            return parts[0]
-        return [pa.concat_arrays(list(same)) for same in zip(*parts, strict=True)]
+        return in_record_order(self._runs.take(GATHERED.index(name)), compiled, columns)
 
     def _with_workspace(self, deployments: pa.Table, workspaces: pa.Array) -> pa.Table:
         """A deployment's tenant_id is its own; the workspace it came from where it has none.

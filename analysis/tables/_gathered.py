@@ -26,6 +26,7 @@ import msgspec
 import orjson
 import pyarrow as pa
 
+from analysis._compiled import left_out
 from analysis.pages import Page
 
 from . import _rules as t
@@ -52,6 +53,8 @@ from ._typed import (
 )
 
 try:
+    if left_out("gather"):  # DIMS_NO_C, for benchmarks/cmodules.py
+        raise ImportError("_gather left out (DIMS_NO_C)")
     from . import _gather as gather
 except ImportError:  # built by `pip install` (hatch_build.py); the Python typed reader works
     gather = None  # type: ignore[assignment]
@@ -299,6 +302,11 @@ class GatheredReader:
         """Deployments held (every other table's rows come from them)."""
         rows: int = self._gatherer.rows(0)
         return rows
+
+    def held(self) -> list[int]:
+        """Rows held of each of GATHERED's tables, in its order."""
+        rows = self._gatherer.rows
+        return [rows(n) for n in range(len(GATHERED))]
 
     def take(self) -> dict[str, list[pa.Array]]:
         """Every gathered table's arrays (row columns, `row_fields`); empties them."""

@@ -37,6 +37,7 @@ import msgspec
 import orjson
 
 from analysis import spec
+from analysis._compiled import left_out
 from analysis.secrets import REDACTED
 
 from . import _rules as t
@@ -45,6 +46,8 @@ from ._layout import volume_sources as _volume_sources
 from ._rules import Plan, compile_function
 
 try:
+    if left_out("unknownkeys"):  # DIMS_NO_C, for benchmarks/cmodules.py
+        raise ImportError("_unknownkeys left out (DIMS_NO_C)")
     from . import _unknownkeys as unknownkeys
 except ImportError:  # built by `pip install` (hatch_build.py); the orjson walk still works
     unknownkeys = None  # type: ignore[assignment]

@@ -7,8 +7,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import types
 from pathlib import Path
 
 import msgspec
@@ -108,7 +106,6 @@ def test_pages_among_records_are_found_when_streamed(tmp_path, monkeypatch, raw)
     whole = list(read_dump(path, page_size=10, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 4096)
-    monkeypatch.setattr(dumps, "_BLOCK", 4096)
     streamed = list(read_dump(path, page_size=10, raw=raw))
     assert records_of(streamed) == records_of(whole) == [*fleet[:30], 7, *fleet[30:]]
     assert [(p.source, p.first_index) for p in streamed] == [
@@ -172,7 +169,6 @@ def test_streamed_arrays_equal_whole_file_parsing(tmp_path, monkeypatch, pretty,
     whole = list(read_dump(path, page_size=25, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 997)  # records straddle every chunk boundary
-    monkeypatch.setattr(dumps, "_BLOCK", 997)
     streamed = list(read_dump(path, page_size=25, raw=raw))
     assert [(p.source, p.first_index) for p in streamed] == [
         (p.source, p.first_index) for p in whole
@@ -199,69 +195,8 @@ def test_escaped_quotes_and_backslash_runs_split_like_whole_file_parsing(
     whole = records_of(read_dump(path, raw=raw))
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 1009)
-    monkeypatch.setattr(dumps, "_BLOCK", 1009)
     monkeypatch.setattr(dumps, "_TAIL", 700)
     assert records_of(read_dump(path, raw=raw)) == whole == records
-
-
-@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, 997])
-def test_raw_blocks_of_any_size_cut_like_the_whole_file(tmp_path, monkeypatch, block):
-    """Blocks cut anywhere: inside strings, escapes, numbers, literals and between pages."""
-    fleet = generate_fleet(12, seed=2).deployments
-    content = [
-        *fleet[:4],
-        123456789,
-        -0.5e-7,
-        True,
-        None,
-        'a\\"b\u00e9',
-        [1, [2]],
-        {"resources": fleet[4:8], "offset": 4},
-        {"x": {"resources": 1}},
-        *fleet[8:],
-    ]
-    text = "\ufeff" + " \n" * 50 + json.dumps(content, indent=1) + "\n " * 50
-    path = write(tmp_path, "blocks.json", text)
-    whole = list(read_dump(path, page_size=5, raw=True))
-    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
-    monkeypatch.setattr(dumps, "_BLOCK", block)
-    handed_over: list[int] = []
-    stream = dumps._stream_array
-    monkeypatch.setattr(dumps, "_stream_array", lambda *a: handed_over.append(1) or stream(*a))
-    streamed = list(read_dump(path, page_size=5, raw=True))
-    assert [(p.source, p.first_index) for p in streamed] == [
-        (p.source, p.first_index) for p in whole
-    ]
-    assert records_of(streamed) == records_of(whole)
-    assert not handed_over  # all read by the blocks, none by the careful reader
-    assert not block_threads()
-
-
-def block_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name == "dims-dump-blocks"]
-
-
-def test_raw_blocks_stop_their_thread_when_the_reading_stops(tmp_path, monkeypatch):
-    path = write(tmp_path, "many.json", orjson.dumps(generate_fleet(200, seed=3).deployments))
-    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
-    monkeypatch.setattr(dumps, "_BLOCK", 512)  # far more blocks than the queue holds
-    pages = read_dump(path, page_size=5, raw=True)
-    next(pages)
-    assert block_threads()  # reading ahead, waiting on a full queue
-    pages.close()
-    assert not block_threads()
-
-
-def test_a_read_error_in_the_block_thread_is_a_one_line_error(tmp_path, monkeypatch):
-    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
-    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
-
-    def fail(self):
-        raise OSError(5, "Input/output error")
-
-    monkeypatch.setattr(dumps._Blocks, "_cut_all", fail)
-    with pytest.raises(DumpError, match=r"cannot read dump .*dump.json: Input/output error"):
-        list(read_dump(path, raw=True))
 
 
 def test_a_sandbox_dump_exports(tmp_path):
@@ -327,7 +262,6 @@ def test_bad_dumps_are_one_line_errors_naming_the_file(tmp_path, name, content, 
 def test_bad_streamed_arrays(tmp_path, monkeypatch, content, message, raw):
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 5)
-    monkeypatch.setattr(dumps, "_BLOCK", 5)
     path = write(tmp_path, "s.json", content)
     with pytest.raises(DumpError, match=message):
         list(read_dump(path, raw=raw))
@@ -362,7 +296,6 @@ def test_a_record_over_the_size_limit_is_a_one_line_error(tmp_path, monkeypatch,
     if streamed:
         monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
         monkeypatch.setattr(dumps, "_CHUNK", 997)
-        monkeypatch.setattr(dumps, "_BLOCK", 997)
     for raw in [True, False] if streamed else [True]:
         with pytest.raises(DumpError) as info:
             list(read_dump(path, raw=raw, max_record_bytes=LIMIT))
@@ -387,7 +320,6 @@ def test_a_huge_string_is_never_held_whole(tmp_path, monkeypatch):
 
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 1024)
     monkeypatch.setattr(dumps, "_CHUNK", 1024 * 1024)
-    monkeypatch.setattr(dumps, "_BLOCK", 1024 * 1024)
     size = 48 * 1024 * 1024
     path = tmp_path / "one-huge-string.json"
     with path.open("w") as fh:
@@ -446,102 +378,3 @@ def test_errors_in_a_piped_dump_name_the_pipe(tmp_path):
     finally:
         writer.wait(timeout=60)
     assert str(info.value).startswith(f"{fifo}: not JSON at line 2")
-
-
-# --- reading ahead (`dims export --from-json` splits the file while pyarrow is imported) ---
-
-
-def reads_of(monkeypatch) -> list[Path]:
-    """Every path whose bytes are read whole, by any thread."""
-    seen: list[Path] = []
-    read_bytes = Path.read_bytes
-
-    def counted(self: Path) -> bytes:
-        seen.append(self)
-        return read_bytes(self)
-
-    monkeypatch.setattr(Path, "read_bytes", counted)
-    return seen
-
-
-def test_a_dump_read_ahead_is_read_once_and_split_the_same(tmp_path, monkeypatch):
-    path = write(tmp_path, "dump.json", b"\xef\xbb\xbf" + orjson.dumps(RECORDS))
-    expected = located(read_dump(path, page_size=3, raw=True))
-    seen = reads_of(monkeypatch)
-    dumps.read_ahead(path)
-    pages = list(read_dump(path, page_size=3, raw=True))
-    assert located(pages) == expected
-    assert len(seen) == 1  # by the thread; read_dump took its bytes and split
-    assert dumps._ReadAhead._current is None  # taken: nothing held after
-
-
-def test_a_dump_changed_after_it_was_read_ahead_is_read_again(tmp_path):
-    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
-    dumps.read_ahead(path)
-    changed = [{**r, "id": f"new-{i}"} for i, r in enumerate(RECORDS[:2])]
-    os.utime(path, ns=(1, 1))  # a new mtime, whatever the clock's resolution
-    path.write_bytes(orjson.dumps(changed))
-    assert records_of(read_dump(path, raw=True)) == changed
-    # and a read-ahead of one file is never taken for another
-    other = write(tmp_path, "other.json", orjson.dumps(RECORDS[:1]))
-    dumps.read_ahead(path)
-    assert records_of(read_dump(other, raw=True)) == RECORDS[:1]
-
-
-def test_a_dump_gone_or_bad_after_it_was_read_ahead_is_reported_by_read_dump(tmp_path):
-    path = write(tmp_path, "dump.json", orjson.dumps(RECORDS))
-    dumps.read_ahead(path)
-    dumps._ReadAhead._current.thread.join()
-    path.unlink()
-    with pytest.raises(DumpError, match="cannot read dump"):
-        list(read_dump(path, raw=True))
-    bad = write(tmp_path, "bad.json", b'[{"id": "a"},\n {"id": ]')
-    dumps.read_ahead(bad)
-    with pytest.raises(DumpError, match="not JSON at line 2"):
-        list(read_dump(bad, raw=True))
-
-
-@pytest.mark.parametrize("kind", ["ndjson", "pipe", "missing", "large"])
-def test_only_files_that_are_split_whole_are_read_ahead(tmp_path, monkeypatch, kind):
-    monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 10)
-    path = {
-        "ndjson": lambda: write(tmp_path, "dump.ndjson", b'{"id": "a"}\n'),
-        "pipe": lambda: (os.mkfifo(tmp_path / "dump.json"), tmp_path / "dump.json")[1],
-        "missing": lambda: tmp_path / "none.json",
-        "large": lambda: write(tmp_path, "dump.json", orjson.dumps(RECORDS)),
-    }[kind]()
-    dumps.read_ahead(path)  # a pipe is not opened: that would wait for a writer
-    assert dumps._ReadAhead._current is None
-
-
-def test_dims_export_reads_its_dump_ahead(tmp_path, monkeypatch):
-    from analysis.cli import main
-
-    path = write(tmp_path, "dump.json", fleet_dump_bytes(generate_fleet(30, seed=1)))
-    taken: list[object] = []
-    take = dumps._ReadAhead.take.__func__
-
-    def spy(cls, where):
-        taken.append(take(cls, where))
-        return taken[-1]
-
-    monkeypatch.setattr(dumps._ReadAhead, "take", classmethod(spy))
-    assert main(["export", "--from-json", str(path), "--out", str(tmp_path / "out")]) == 0
-    assert len(taken) == 1 and taken[0] is not None
-
-
-def test_text_the_split_is_unsure_of_is_split_once_when_read_ahead(tmp_path, monkeypatch):
-    """Nesting past arraysplit's depth: its None, read ahead, goes to msgspec at once."""
-    deep = [RECORDS[0], {"id": "deep", "annotations": {"a": json.loads("[" * 300 + "]" * 300)}}]
-    path = write(tmp_path, "deep.json", json.dumps(deep))
-    calls: list[int] = []
-    real = dumps.arraysplit
-
-    def split(data):
-        calls.append(len(data))
-        return real.split(data)
-
-    monkeypatch.setattr(dumps, "arraysplit", types.SimpleNamespace(split=split))
-    dumps.read_ahead(path)
-    assert records_of(read_dump(path, raw=True)) == deep
-    assert calls == [path.stat().st_size]

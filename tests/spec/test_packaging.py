@@ -49,12 +49,7 @@ def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path)
     wheel = build_wheel(tmp_path)
     assert not wheel.name.endswith("-none-any.whl"), wheel.name  # it holds compiled code
     names = zipfile.ZipFile(wheel).namelist()
-    for module in (
-        "tables/_columnar",
-        "tables/_unknownkeys",
-        "tables/_gather",
-        "dumps/_arraysplit",
-    ):
+    for module in ("tables/_columnar", "tables/_unknownkeys", "tables/_gather"):
         prefix = f"analysis/{module}."
         built = [n for n in names if n.startswith(prefix) and n.endswith((".so", ".pyd"))]
         assert built, f"{module}: no compiled module in {wheel.name}"

@@ -140,7 +140,6 @@ def test_every_reading_of_a_dump_keeps_the_record_apart(tmp_path, monkeypatch, b
     the careful reader takes over at the record and leaves it raw for the tables to reject."""
     monkeypatch.setattr(dumps, "WHOLE_FILE_LIMIT", 0)
     monkeypatch.setattr(dumps, "_CHUNK", 1009)
-    monkeypatch.setattr(dumps, "_BLOCK", 1009)
     monkeypatch.setattr(dumps, "_TAIL", 700)
     record_texts = texts(6, bad, at=(1, 4))
     name, content, where = _shapes(record_texts)[shape]

@@ -536,6 +536,16 @@ def test_redact_replaces_secret_values_wherever_they_sit():
     assert redact(full_record(secrets="whole-secret"))["secrets"] == REDACTED
     assert redact([full_record()])[0]["secrets"][1]["value"] == REDACTED
     assert redact(42) == 42
+    # what a secret-bearing object holds beyond the spec, and a part of another shape on the
+    # way to a secret, go whole; null stays null, other unknown fields stay as they are
+    record["secrets"][0] = {**record["secrets"][0], "note": "maybe-secret", "value": None}
+    record["source_config"]["resource_spec"]["sidecars"][0]["env"] = "MODE=secret"
+    record["extra"] = {"kept": 1}
+    redacted = redact(record)
+    assert redacted["secrets"][0] == {"name": "API_KEY", "value": None, "note": REDACTED}
+    assert redacted["source_config"]["resource_spec"]["sidecars"][0]["env"] == REDACTED
+    assert redacted["extra"] == {"kept": 1}
+    assert list(redacted) == list(record)  # the record's own order
 
 
 def test_take_streams_batches_and_clears():

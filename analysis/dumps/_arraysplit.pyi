@@ -1,6 +1,0 @@
-# The compiled module (_arraysplit.c); see _reader._raw_elements for how it is used.
-
-def split(text: bytes | bytearray | memoryview, /) -> tuple[bytes, bytes] | None: ...
-def split_from(
-    text: bytes | bytearray | memoryview, start: int, first: bool, /
-) -> tuple[bytes, bytes, int, bool, int] | None: ...

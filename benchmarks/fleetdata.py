@@ -45,13 +45,31 @@ def dump_path(deployments: int, profile: str = "sandbox") -> Path:
     return path
 
 
-def real_fleet(deployments: int) -> Fleet:
+def real_fleet(deployments: int, seed: int = SEED) -> Fleet:
     """The `real` profile as a fleet the sandbox can serve."""
-    fleet = generate_fleet(deployments, seed=SEED, real_shaped=True, names="original")
-    rng = random.Random(SEED)
+    fleet = generate_fleet(deployments, seed=seed, real_shaped=True, names="original")
+    rng = random.Random(seed)
     for n, record in enumerate(fleet.deployments):
         awkward(record, n, rng)
     return fleet
+
+
+def write_real_dump(path: Path, deployments: int, chunk: int = 100_000) -> Path:
+    """A `real` dump of `deployments` records written a chunk at a time: fleets of `chunk`
+    records seeded 0, 1, 2, … one after another, so that only one chunk is ever in memory
+    (a million records as one list of dicts would take several GB). Each chunk is a whole
+    real-shaped fleet (its own workspaces and integrations; ids are drawn from its seed, so
+    they never repeat); the first is the `chunk`-record dump of `dump_path`."""
+    with path.open("wb") as fh:
+        fh.write(b"[")
+        for seed, start in enumerate(range(0, deployments, chunk)):
+            records = real_fleet(min(chunk, deployments - start), seed=SEED + seed).deployments
+            if start:
+                fh.write(b",")
+            fh.write(b",".join(orjson.dumps(r) for r in records))
+            del records
+        fh.write(b"]")
+    return path
 
 
 def _records(deployments: int, profile: str) -> list[dict[str, Any]]:

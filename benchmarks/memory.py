@@ -54,7 +54,7 @@ def child(dump: str, out: str) -> dict[str, Any]:
     )
     tree_peak = 0
     while process.poll() is None:
-        tree_peak = max(tree_peak, _tree_rss_kib(process.pid))
+        tree_peak = max(tree_peak, tree_rss_kib(process.pid))
         time.sleep(0.02)
     stdout, _ = process.communicate()
     if process.returncode:
@@ -64,7 +64,7 @@ def child(dump: str, out: str) -> dict[str, Any]:
     return result
 
 
-def _tree_rss_kib(root: int) -> int:
+def tree_rss_kib(root: int) -> int:
     """Resident memory of `root` and its descendants now (sampled: a peak between two
     samples can be missed, so the process's own high-water mark is kept beside it)."""
     parents: dict[int, int] = {}

@@ -91,7 +91,11 @@ def cost_by(
     """
     snap = as_snapshot(source)
     keys = parse_keys(by)
-    return aggregate(keyed(snap, prices, [], {key: _values(snap, key) for key in keys}))
+
+    def build(s: Snapshot) -> pd.DataFrame:
+        return aggregate(keyed(s, prices, [], {key: _values(s, key) for key in keys}))
+
+    return snap.memo(f"cost by {keys} {prices!r}", build).copy()
 
 
 def allocated(source: Snapshot | str, by: str | Sequence[str]) -> pd.DataFrame:

@@ -286,7 +286,8 @@ def _costs_of(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
         bounded = priced & ~status["limits_unbounded"].to_numpy(dtype=bool)[at]
         costs = pr.cost_arrays(rows, rates, prices.hours_per_month, priced, bounded)
         frame = pd.DataFrame(costs, index=rows.index)
-        pr.check_costs(pd.concat([rows, frame], axis=1), kinds.take(at), prices)
+        checked = pd.concat([rows[pr.QUANTITY_COLUMNS], frame], axis=1)  # not every column
+        pr.check_costs(checked, kinds.take(at), prices)
         return frame
 
     return snap.memo(f"costs {prices!r}", build)
@@ -601,14 +602,14 @@ def _db_rows(source: Snapshot | str) -> pd.DataFrame:
     """The `db` rows: storage and connections with each deployment's type."""
     snap = as_snapshot(source)
     rows = _rows_of(snap)
-    db = rows[(rows["component"] == "db").to_numpy()]
-    at = db["position"].to_numpy()
+    db = (rows["component"] == "db").to_numpy()  # picked column by column: not every column
+    at = rows["position"].to_numpy()[db]
     return pd.DataFrame(
         {
             "deployment_id": identity_of(snap)["deployment_id"].take(at).to_numpy(),
             "deployment_type": identity_of(snap)["deployment_type"].take(at).to_numpy(),
-            "db_storage_gib": db["db_storage_gib"].to_numpy(),
-            "db_max_connections": db["db_max_connections"].to_numpy(),
+            "db_storage_gib": rows["db_storage_gib"].to_numpy()[db],
+            "db_max_connections": rows["db_max_connections"].to_numpy()[db],
         }
     )
 

@@ -22,7 +22,7 @@ import pandas as pd
 
 from analysis.reports import _prices as pr
 from analysis.reports._capacity import component_capacity, totals_of
-from analysis.reports._frames import Snapshot
+from analysis.reports._frames import Snapshot, among
 from analysis.reports._measures import BASES, SCALES
 
 CAUSES = ("added", "removed", "scale", "requests", "image_version", "unpriced")
@@ -118,8 +118,8 @@ def cost_changes(old: Snapshot, new: Snapshot, prices: pr.PriceSheet) -> pd.Data
                "unpriced_reason", "limits_unbounded"]  # fmt: skip
     before = totals_of(old, prices)[columns].drop_duplicates("deployment_id")
     after = totals_of(new, prices)[columns].drop_duplicates("deployment_id")
-    added = after[~after["deployment_id"].isin(before["deployment_id"])]
-    removed = before[~before["deployment_id"].isin(after["deployment_id"])]
+    added = after[~among(after["deployment_id"], before["deployment_id"])]
+    removed = before[~among(before["deployment_id"], after["deployment_id"])]
     both = before.merge(after, on="deployment_id", suffixes=("_old", "_new"))
     parts = [_one_side(added, "added", 1.0), _one_side(removed, "removed", -1.0)]
     for cause, deltas in _split(both, _scale_effect(old, new, prices)).items():

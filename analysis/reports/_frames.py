@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
+import numpy as np
 import pandas as pd
 
 from analysis import storage
@@ -26,6 +27,7 @@ from analysis.storage.paths import PARTITION, location
 __all__ = [
     "PARTITION",
     "Snapshot",
+    "among",
     "as_snapshot",
     "history_counts",
     "load_snapshot",
@@ -37,6 +39,19 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+
+def among(values: pd.Series, others: pd.Series | set[str]) -> np.ndarray:
+    """Which of `values` (text, ids say) are among `others`, one bool each.
+
+    `Series.isin` on pandas' text dtype matched 20,000 ids against 20,000 in about 0.17 s
+    (through pyarrow); the same as Python objects in a hash table takes under 0.01 s, and a
+    comparison of two snapshots makes five of them."""
+    pool = others.astype("object") if isinstance(others, pd.Series) else list(others)
+    found: np.ndarray = pd.Index(values.astype("object")).isin(pool)
+    return found
+
+
 #: The columns of `Snapshot.labels`.
 LABEL_COLUMNS = ["deployment_id", "key", "value"]
 

@@ -20,6 +20,7 @@ from analysis.reports._costchange import CAUSES, cost_changes, cost_totals
 from analysis.reports._frames import (
     DatasetError,
     Snapshot,
+    among,
     history_counts,
     load_snapshot,
     read_written_table,
@@ -240,8 +241,8 @@ def compare(
     new = capacity.totals_of(new_snap, prices)
     shown = ["deployment_id", "name", "deployment_type", "image_version", *DIFF_MEASURES[:4]]
     old_ids, new_ids = set(old["deployment_id"]), set(new["deployment_id"])
-    added = new[~new["deployment_id"].isin(old_ids)][shown].sort_values("name")
-    removed = old[~old["deployment_id"].isin(new_ids)][shown].sort_values("name")
+    added = new[~among(new["deployment_id"], old_ids)][shown].sort_values("name")
+    removed = old[~among(old["deployment_id"], new_ids)][shown].sort_values("name")
 
     version_cols = ["deployment_id", "name", "deployment_type", "image_version"]
     changes = _version_changes(old[version_cols], new[version_cols])
@@ -359,7 +360,7 @@ def changed_deployments(result: DiffResult) -> pd.DataFrame:
     )
     versions = result.version_changes
     moved = set(versions["deployment_id"])
-    capacity = result.capacity_changes[~result.capacity_changes["deployment_id"].isin(moved)]
+    capacity = result.capacity_changes[~among(result.capacity_changes["deployment_id"], moved)]
     capacity = capacity.assign(change="capacity", from_version=None, to_version=None)
     parts = [part.reindex(columns=CHANGE_COLUMNS) for part in (added, removed, versions, capacity)]
     changes = pd.concat([p for p in parts if len(p)] or [parts[0]], ignore_index=True)

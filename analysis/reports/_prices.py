@@ -295,6 +295,8 @@ _PARTS = [
     ),
     (STORAGE_COST, "storage_gib_month", "db_storage_gib", "GiB of DB storage"),
 ]
+#: The quantities the cost columns are priced from: all `check_costs` reads beside them.
+QUANTITY_COLUMNS = list(dict.fromkeys(quantity for _, _, quantity, _ in _PARTS))
 #: What each rate is per, for an error message.
 _PER = {
     "cpu_core_hour": "core-hour",

@@ -433,11 +433,14 @@ def history_files(out_dir: Path, table: str) -> list[str] | None:
     return [name for name in named if name] if all(named) else None
 
 
-def parquet_view_sql(files: list[str]) -> str:
+def parquet_view_sql(files: list[str], union: bool = True) -> str:
     """The query of a view over exactly `files` (names `read_parquet` takes as they are),
-    with `snapshot_date` from the Hive folder names and the columns of every file."""
+    with `snapshot_date` from the Hive folder names and the columns of every file (`union`),
+    or the first file's columns (DuckDB still matches them by name, and a file that lacks
+    one is an error, never a silent null)."""
     listed = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
-    return f"select * from read_parquet([{listed}], hive_partitioning = true, union_by_name = true)"
+    union_by_name = ", union_by_name = true" if union else ""
+    return f"select * from read_parquet([{listed}], hive_partitioning = true{union_by_name})"
 
 
 def _register_remote(
@@ -483,10 +486,11 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
 
     keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
-    with duckdb.connect() as connection:
-        try:  # DuckDB reads the files' footers when it makes the view: a bad one fails there
-            _history_view(connection, out_dir, table)
-            counted = connection.sql(query).to_arrow_table()
+    try:  # the days' schemas alike (the usual case): no union of 1,095 schemas, 2x sooner
+        counted = _count_history(out_dir, table, query, union=False)
+    except duckdb.Error:
+        try:  # a day without a `by` column (an older dataset), or a file that cannot be read
+            counted = _count_history(out_dir, table, query, union=True)
         except duckdb.Error as exc:
             raise DatasetError(
                 f"cannot read the history of {table} in {out_dir}: {first_line(exc)}"
@@ -496,11 +500,22 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     return frame
 
 
-def _history_view(connection: duckdb.DuckDBPyConnection, out_dir: PathLike, table: str) -> None:
+def _count_history(out_dir: PathLike, table: str, query: str, union: bool) -> pa.Table:
+    import duckdb
+
+    with duckdb.connect() as connection:
+        # DuckDB reads the files' footers when it makes the view: a bad one fails there
+        _history_view(connection, out_dir, table, union)
+        return connection.sql(query).to_arrow_table()
+
+
+def _history_view(
+    connection: duckdb.DuckDBPyConnection, out_dir: PathLike, table: str, union: bool = True
+) -> None:
     """`history`: every day's rows of `table`, with `snapshot_date` from the folder names."""
     named = None if paths.is_remote(out_dir) else history_files(Path(out_dir), table)
     if named:
-        connection.execute(f"create view history as {parquet_view_sql(named)}")
+        connection.execute(f"create view history as {parquet_view_sql(named, union)}")
         return
     dataset = _history_dataset(out_dir, table)
     if dataset is None:

@@ -138,3 +138,33 @@ def test_the_readmes_plain_duckdb_query_reads_the_latest_snapshot(
     for kind, _, cpu in rows:
         want = by_type[kind] if kind is not None else by_type[by_type.index.isna()].iloc[0]
         assert (cpu is None and pd.isna(want)) or cpu == pytest.approx(want), kind
+
+
+@pytest.mark.parametrize("older_first", [True, False], ids=["older-day-first", "newer-day-first"])
+def test_history_counts_read_days_whose_columns_differ(tmp_path: Path, older_first: bool) -> None:
+    """The history is counted over the days' own schemas at once (no union of thousands of
+    schemas) when they agree; a day written before a column existed still counts, its rows
+    under a null value, whichever day comes first, and no day is dropped."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    older = pa.table({"id": ["a", "b"], "image_version": ["0.1.0", "0.1.0"]})
+    newer = pa.table({"id": ["a", "b", "c"], "image_version": ["0.2.0"] * 3, "name": ["x"] * 3})
+    days = {"2025-01-01": older, "2025-01-02": newer}
+    if not older_first:
+        days = {"2025-01-01": newer, "2025-01-02": older}
+    for day, rows in days.items():
+        folder = tmp_path / "deployments" / f"snapshot_date={day}"
+        folder.mkdir(parents=True)
+        pq.write_table(rows, folder / "part-0.parquet")
+    counted = history_counts(tmp_path, "deployments", ["name"])
+    got = {
+        (r.snapshot_date, None if pd.isna(r.name) else r.name, r.rows) for r in counted.itertuples()
+    }
+    want = {
+        (day, None if "name" not in rows.column_names else "x", rows.num_rows)
+        for day, rows in days.items()
+    }
+    assert got == want
+    by_version = history_counts(tmp_path, "deployments", ["image_version"])
+    assert by_version["rows"].sum() == 5 and set(by_version["snapshot_date"]) == set(days)

@@ -54,7 +54,7 @@ def test_the_prefix_is_dropped_with_one_warning(given, root):
 )
 def test_other_base_urls_are_kept_without_a_warning(given):
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", UserWarning)  # not a GC's ResourceWarning
         assert Settings.resolve(given).base_url == given
 
 

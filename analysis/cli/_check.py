@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from ._options import add_out, date, named_path
+from ._options import add_out, add_prices, date, named_path, prices_of
 from ._output import say, say_error
 
 EXIT_FAILED = 1
@@ -35,13 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the snapshot the drift rule compares with (default: the rules' drift.against, "
         "else the snapshot before --date)",
     )
-    parser.add_argument(
-        "--prices",
-        type=Path,
-        metavar="FILE",
-        help="YAML or TOML price sheet for the money rules (default: OpenCost's "
-        "custom-pricing defaults, as dims report)",
-    )
+    add_prices(parser, "for the money rules")
     parser.add_argument(
         "--json",
         action="store_true",
@@ -52,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..errors import RulesError
     from ..policy import check, load_rules
-    from ..reports import DEFAULT_PRICES, load_prices, load_snapshot
+    from ..reports import load_snapshot
 
     try:
         rules = load_rules(args.rules)
@@ -63,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             raise
         say_error(f"dims check: error: {exc}")
         return EXIT_BAD_RULES
-    prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
+    prices = prices_of(args)
     result = check(load_snapshot(args.out, args.date), rules, prices=prices, against=args.against)
     if args.json:
         say(json.dumps(result.to_dict(), indent=2))

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-from ._options import add_out, date
+from ._options import add_out, add_prices, date, prices_of
 from ._output import say, say_error
 
 #: A DEPLOYMENT that is not one deployment is a usage error, as `_parser`'s (2).
@@ -27,13 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_out(parser)
     parser.add_argument("--date", type=date, help="snapshot date (default: the latest)")
-    parser.add_argument(
-        "--prices",
-        type=Path,
-        metavar="FILE",
-        help="YAML or TOML price sheet, as `dims report --prices` (default: OpenCost's "
-        "custom-pricing defaults, 730 hours a month)",
-    )
+    add_prices(parser, "for the costs explained")
     parser.add_argument(
         "--json", action="store_true", help="print the explanation as JSON (null: unknown)"
     )
@@ -41,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..errors import DeploymentLookupError
-    from ..reports import DEFAULT_PRICES, explain, explain_lines, load_prices, load_snapshot
+    from ..reports import explain, explain_lines, load_snapshot
 
-    prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
+    prices = prices_of(args)
     snap = load_snapshot(args.out, args.date)
     try:
         explanation = explain(snap, args.deployment, prices)

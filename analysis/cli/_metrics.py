@@ -11,22 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
-from pathlib import Path
 
-from ._options import add_out, date
+from ._options import add_out, add_prices, date, prices_of
 from ._output import say
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_out(parser)
     parser.add_argument("--date", type=date, help="snapshot date (default: the latest)")
-    parser.add_argument(
-        "--prices",
-        type=Path,
-        metavar="FILE",
-        help="YAML or TOML price sheet for the cost metrics, as `dims report --prices` "
-        "(default: OpenCost's custom-pricing defaults, 730 hours a month)",
-    )
+    add_prices(parser, "for the cost metrics")
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument(
         "--openmetrics",
@@ -42,9 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..reports import DEFAULT_PRICES, load_prices, load_snapshot, metric_families, metrics_text
+    from ..reports import load_snapshot, metric_families, metrics_text
 
-    prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
+    prices = prices_of(args)
     snap = load_snapshot(args.out, args.date)
     if args.json:
         families = [asdict(family) for family in metric_families(snap, prices)]

@@ -12,11 +12,14 @@ import datetime as dt
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import codehost, defaults, spec
 from ..errors import ConfigurationError
 from ..storage.paths import is_remote, location
+
+if TYPE_CHECKING:
+    from ..reports import PriceSheet
 
 DEFAULT_OUT = Path("dims-data")
 #: The demo's synthetic fleet never goes where real exports go.
@@ -120,6 +123,24 @@ _TENANT_HELP = (
     "workspace to export (X-Tenant-Id); repeat it, or give A,B, for several in one snapshot "
     "(DIMS_TENANT_ID: one id or a comma-separated list)"
 )
+
+
+def add_prices(parser: argparse.ArgumentParser, used_for: str) -> None:
+    """`--prices FILE`: the price sheet a command's money figures use (`used_for`)."""
+    parser.add_argument(
+        "--prices",
+        type=named_path,
+        metavar="FILE",
+        help=f"YAML or TOML price sheet {used_for}, as `dims report --prices` (default: "
+        "OpenCost's custom-pricing defaults, 730 hours a month)",
+    )
+
+
+def prices_of(args: argparse.Namespace) -> PriceSheet:
+    """The price sheet `--prices` names, or the defaults (reports imported only now)."""
+    from ..reports import DEFAULT_PRICES, load_prices
+
+    return DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
 
 
 def add_connection(parser: argparse.ArgumentParser) -> None:

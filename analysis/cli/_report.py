@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._options import add_out, date
+from ._options import add_out, date, prices_of
 from ._output import say
 
 
@@ -99,10 +99,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..reports import (
-        DEFAULT_PRICES,
         cost_by,
         headline,
-        load_prices,
         load_snapshot,
         report_files,
         write_report,
@@ -110,8 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from ..reports import headline_lines as lines
 
     started = time.perf_counter()
-    prices = DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
-    prices = prices.with_rates(
+    prices = prices_of(args).with_rates(
         cpu_core_hour=args.cpu_hour,
         memory_gib_hour=args.gib_hour,
         storage_gib_month=args.storage_gib_month,

@@ -48,6 +48,7 @@ from ._listings import (
     iter_pages,
     list_providers,
     list_repositories,
+    repositories_request,
 )
 from ._workspaces import WorkspaceFetch
 
@@ -80,4 +81,5 @@ __all__ = [
     "iter_pages",
     "list_providers",
     "list_repositories",
+    "repositories_request",
 ]

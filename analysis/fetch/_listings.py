@@ -909,7 +909,7 @@ def _is_uuid(text: str) -> bool:
     return True
 
 
-def _repos_request(client: Client, integration_id: str) -> dict[str, Any]:
+def repositories_request(client: Client, integration_id: str) -> dict[str, Any]:
     """The request listing an integration's repositories, under the client's code host; the
     id must be a UUID."""
     try:
@@ -926,14 +926,14 @@ def list_repositories(
     client: Client, integration_id: str, *, budget: RequestBudget | None = None
 ) -> list[dict[str, Any]]:
     """The repositories reachable through one code-host integration."""
-    body = _get(client, _repos_request(client, integration_id), budget)
+    body = _get(client, repositories_request(client, integration_id), budget)
     return _expect_list(body, "list repositories")
 
 
 async def alist_repositories(
     client: Client, integration_id: str, *, budget: RequestBudget | None = None
 ) -> list[dict[str, Any]]:
-    body = await _aget(client, _repos_request(client, integration_id), budget)
+    body = await _aget(client, repositories_request(client, integration_id), budget)
     return _expect_list(body, "list repositories")
 
 

@@ -236,7 +236,7 @@ class AsyncRepositoriesWithRawResponse:
         self, integration_id: str, *, timeout: Timeout | None = None
     ) -> models.APIResponse[builtins.list[Repository]]:
         client = self._connections.one("repositories.with_raw_response.list()", timeout)
-        request = models.repositories_request(client, integration_id)
+        request = fetch.repositories_request(client, integration_id)
         response = await models.asend(client, request)
         return models.APIResponse(response, models.repositories_parser(integration_id))
 

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, Protocol, Self, TypeVar
-from uuid import UUID
 
 import httpx
 import orjson
 
 from generated_client.api.deployments import list_deployments_request_kwargs
-from generated_client.api.integrations import list_integration_repositories_request_kwargs
 from generated_client.api.oauth_providers import (
     get_oauth_provider_request_kwargs,
     list_oauth_providers_request_kwargs,
@@ -28,7 +26,7 @@ from generated_client.api.oauth_providers import (
 from generated_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 from .. import spec
-from ..connection import DimsClient, code_host_of
+from ..connection import DimsClient
 from ..errors import (
     ConfigurationError,
     ResponseFormatError,
@@ -158,18 +156,6 @@ def provider_request(provider_id: str) -> dict[str, Any]:
 
 def parse_provider(body: Any) -> OAuthProvider:
     return model(OAuthProvider, body, "the OAuth provider")
-
-
-def repositories_request(client: DimsClient, integration_id: str) -> dict[str, Any]:
-    """The request listing an integration's repositories, under the client's code host."""
-    try:
-        uuid = UUID(integration_id)
-    except ValueError:
-        raise ConfigurationError(
-            f"integration id {integration_id[:80]!r} is not a UUID; the repositories of an "
-            "integration are listed by its UUID"
-        ) from None
-    return list_integration_repositories_request_kwargs(code_host_of(client), uuid)
 
 
 def repositories_parser(integration_id: str) -> Callable[[Any], list[Repository]]:

@@ -234,7 +234,7 @@ class RepositoriesWithRawResponse:
         self, integration_id: str, *, timeout: Timeout | None = None
     ) -> models.APIResponse[builtins.list[Repository]]:
         client = self._connections.one("repositories.with_raw_response.list()", timeout)
-        response = models.send(client, models.repositories_request(client, integration_id))
+        response = models.send(client, fetch.repositories_request(client, integration_id))
         return models.APIResponse(response, models.repositories_parser(integration_id))
 
 

@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import ANY_JSON, invalid_record, valid_records
+from spec_records import ANY_JSON, valid_records
+from test_properties import invalid_record
 
 from analysis.dumps import read_dump
 from analysis.pages import Page

@@ -6,6 +6,7 @@ can be rebuilt from archived snapshots.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -201,9 +202,11 @@ class DiffResult:
             strict=True,
         ):
             # counts (deployments, connections) as whole numbers, measures with decimals
-            size = ",.0f" if before.is_integer() and after.is_integer() else ",.2f"
+            whole = all(math.isnan(v) or v.is_integer() for v in (before, after))
+            size = ",.0f" if whole else ",.2f"
             lines.append(
-                f"    {measure:<34} {before:>12{size}} → {after:>12{size}}  ({delta:+{size}})"
+                f"    {measure:<34} {_figure(before, size):>12} → {_figure(after, size):>12}  "
+                f"({_figure(delta, '+' + size)})"
             )
         for kind in ("upgrade", "downgrade"):
             frame = self.version_changes[self.version_changes["change"] == kind]
@@ -296,8 +299,18 @@ CAUSE_NAMES = {
 }
 
 
+def _figure(value: float, spec: str) -> str:
+    """A total as the summary shows it: `unknown` where nothing it sums is known (NaN:
+    every deployment unpriced, or none), never `nan` or a zero."""
+    return "unknown" if math.isnan(value) else format(value, spec)
+
+
 def _usd(value: float) -> str:
     return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
+
+
+def _dollars(value: float) -> str:
+    return "unknown" if math.isnan(value) else f"${value:,.2f}"
 
 
 def _cost_lines(result: DiffResult) -> list[str]:
@@ -308,11 +321,12 @@ def _cost_lines(result: DiffResult) -> list[str]:
     if totals.empty or column not in set(totals["measure"]):
         return []
     row = totals[totals["measure"] == column]
-    before, after, delta = (float(row[k].sum()) for k in ("from_value", "to_value", "delta"))
+    before, after, delta = (float(row[k].iloc[0]) for k in ("from_value", "to_value", "delta"))
     causes = result.cost_causes()
     lines = [
-        f"  monthly cost, requests at max scale: ${before:,.2f} → ${after:,.2f} "
-        f"({_usd(delta)})" + (", by cause:" if len(causes) else "")
+        f"  monthly cost, requests at max scale: {_dollars(before)} → {_dollars(after)} "
+        f"({'unknown' if math.isnan(before + after) else _usd(delta)})"
+        + (", by cause:" if len(causes) else "")
     ]
     for cause in CAUSES:
         mine = causes[causes["cause"] == cause]

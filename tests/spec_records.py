@@ -46,16 +46,16 @@ def types_of(node: dict[str, Any]) -> set[str]:
     return set(kind) if isinstance(kind, list) else {kind} if kind else set()
 
 
-def _resolve(node: Any, schemas: dict[str, Any]) -> Any:
+def resolve(node: Any, schemas: dict[str, Any]) -> Any:
     """Inline every `$ref`, forbid unnamed properties, bound arrays and free-form objects."""
     if isinstance(node, list):
-        return [_resolve(item, schemas) for item in node]
+        return [resolve(item, schemas) for item in node]
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
         target = schemas[node["$ref"].rsplit("/", 1)[-1]]
-        return _resolve({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schemas)
-    out = {key: _resolve(value, schemas) for key, value in node.items()}
+        return resolve({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schemas)
+    out = {key: resolve(value, schemas) for key, value in node.items()}
     if "anyOf" in out:  # the options carry their own bounds
         return out
     kinds = types_of(out)
@@ -75,7 +75,7 @@ def deployment_schema() -> dict[str, Any]:
     """The spec's Deployment, with `id` required and not null (the documented choice of
     analysis.tables: child tables need it, so a record without one is rejected)."""
     schemas = spec.document()["components"]["schemas"]
-    resolved = _resolve(schemas["Deployment"], schemas)
+    resolved = resolve(schemas["Deployment"], schemas)
     resolved["properties"]["id"] = {"type": "string", "format": "uuid"}
     resolved["required"] = ["id"]
     return resolved

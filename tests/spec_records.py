@@ -6,12 +6,14 @@ to openapi.yaml is drawn here without touching this file. What the leaves are ma
 `Values`:
 
 - `PLAIN` (tests/tables/test_properties.py): any JSON of the right type, read back exactly;
-- `HOSTILE` (the whole-CLI suite, the lanes' check): what a mock of the published service sends
-  and the sandbox never does: numbers over the whole float range and integers past 64 bits
-  and past float range, text with terminal control (ESC/CSI/OSC 52, CR, BEL, newlines), bidi
-  controls, quotes and spreadsheet formula prefixes, free-form objects of any shape, the
-  published service's spellings (`redis_cpu`, `langgraph_config_path`, from
-  `x-dims-original-name`) and fields the spec does not name at every level.
+- `HOSTILE` (the whole-CLI suite, the lanes' check): what a mock of the published service
+  sends and the realistic sandbox fleet never does: numbers over the whole float range and
+  integers past 64 bits and past float range, text with terminal control (ESC/CSI/OSC 52,
+  CR, BEL, newlines), bidi controls, quotes and spreadsheet formula prefixes, free-form
+  objects of any shape, the published service's spellings (`redis_cpu`,
+  `langgraph_config_path`, from `x-dims-original-name`) and fields the spec does not name at
+  every level. Its pieces of text and its numbers are those the sandbox's spec-records mode
+  draws from (`analysis.sandbox.HOSTILE_TEXT`, `EDGE_NUMBERS`...).
 
 Every optional object may be absent or null (`fixed_dictionaries`' optional keys, and the
 spec's `null` types), and `fleets()` draws lists of such records with unique ids, some sharing
@@ -28,6 +30,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from analysis import spec
+from analysis.sandbox import EDGE_INTEGERS, EDGE_NUMBERS, HOSTILE_TEXT, ORDINARY_NUMBERS
 
 MAX_ITEMS = 2
 MAX_FREEFORM_KEYS = 3
@@ -150,73 +153,14 @@ class Values:
 
 PLAIN = Values()
 
-#: Pieces of text a terminal, a spreadsheet, a SQL engine or Prometheus reads as more than text.
-HOSTILE_PIECES = (
-    "\x1b[31m",  # CSI: colour
-    "\x1b[2J\x1b[H",  # clear the screen
-    "\x1b]52;c;ZWNobyBwd25lZA==\x07",  # OSC 52: write the clipboard
-    "\x1b]0;title\x1b\\",  # OSC with ST
-    "\r",
-    "\x07",
-    "\n",
-    "\nFAIL budgets fleet: forged\n",
-    "\ncheck 2025-06-01: 1 rules, all hold\n",
-    "\t",
-    "\x00",
-    "\x7f",
-    "\x85",  # NEL, C1
-    "\x9b31m",  # CSI, C1
-    "\u202e",  # RIGHT-TO-LEFT OVERRIDE
-    "\u2066",  # LEFT-TO-RIGHT ISOLATE
-    "\u200f",  # RIGHT-TO-LEFT MARK
-    "'",
-    '"',
-    '";drop table deployments;--',
-    "=1+1",
-    "+1",
-    "-1",
-    "@SUM(A1)",
-    "=cmd|' /C calc'!A0",
-    "__unallocated__",
-    "a.b",
-    "a b",
-    "Team",
-    "team",
-    "\\",
-    "{}",
-    ",",
-    "é",
-    "😀",
-    " ",
-)
-
-#: Numbers no cluster runs, and the edges of float64.
-EDGE_NUMBERS = (
-    0,
-    0.0,
-    -0.0,
-    -1,
-    -2.5,
-    0.5,
-    1e-300,
-    5e-324,
-    1e300,
-    -1e300,
-    1.7976931348623157e308,
-    -1.7976931348623157e308,
-    2**53 + 1,
-)
-#: Integers past 64 bits (a float64 holds them only approximately).
-EDGE_INTEGERS = (2**63, 2**64, -(2**63) - 1, 10**30, -(10**30))
-#: An integer past float64's range: no parser's float holds it (`fleets` puts it in rarely:
-#: a record holding one is rejected whole, with its reason).
+#: Beyond the sandbox's numbers (EDGE_NUMBERS, EDGE_INTEGERS, shared with its spec-records
+#: mode): an integer past float64's range, which no parser's float holds. `fleets` puts it in
+#: rarely: a record holding one is rejected whole, with its reason.
 BEYOND_FLOAT = 10**400
-#: What a real fleet holds, so that some figures price at all.
-ORDINARY_NUMBERS = (1, 2, 0.25, 0.5, 4, 10, 512, 1024, 2048, 4096)
 
 
 def _hostile_text() -> st.SearchStrategy[str]:
-    piece = st.sampled_from(HOSTILE_PIECES) | st.text(max_size=3)
+    piece = st.sampled_from(HOSTILE_TEXT) | st.text(max_size=3)
     return st.text() | st.lists(piece, min_size=1, max_size=4).map("".join)
 
 

@@ -23,6 +23,7 @@ names, namespaces and image versions.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -312,6 +313,17 @@ def schema_at(path: tuple[str, ...]) -> dict[str, Any]:
     return node
 
 
+def complete(resources: dict[str, Any], number: Callable[[], Any]) -> None:
+    """Each component that sets a figure sets them all (`spec.component_measures`): one that
+    lacks a request is unpriced whole, and drawn figures are rarely all there by chance."""
+    for measures in spec.component_measures().values():
+        fields = list(measures.values())
+        if any(resources.get(f) is not None for f in fields):
+            for name in fields:
+                if resources.get(name) is None:
+                    resources[name] = number()
+
+
 def _nested(record: dict[str, Any], *path: str) -> dict[str, Any]:
     """The object at `path` in `record`, made (replacing a null) where it is missing."""
     target = record
@@ -341,7 +353,9 @@ def fleets(
     resources = from_spec_schema(schema_at(where), values)
     for record in records:
         if draw(st.integers(0, 3)) > 0:  # most carry resources: the figures priced
-            _nested(record, *where[:-1])[where[-1]] = draw(resources)
+            drawn = _nested(record, *where[:-1])[where[-1]] = draw(resources)
+            if draw(st.booleans()):
+                complete(drawn, lambda: draw(values.number))
         if draw(st.integers(0, 19)) == 0:
             figure = draw(st.sampled_from(spec.resource_numeric_fields()))
             _nested(record, *where)[figure] = BEYOND_FLOAT

@@ -219,7 +219,10 @@ class SpecRecords:
         record = self.record("Deployment")
         record["id"] = self.uuid()  # required, and unique in the fleet
         if self.chance(0.75):  # most carry resources: the figures priced
-            _put(record, _resource_spec_path(), self.record("ResourceSpec"))
+            resources = self.record("ResourceSpec")
+            _put(record, _resource_spec_path(), resources)
+            if self.chance(0.5):
+                self._complete(resources)
         if isinstance(record.get("tenant_id"), str):
             record["tenant_id"] = self.rng.choice(self.tenants)
         for leaf in ("name", "image_version", "k8s_namespace"):
@@ -234,6 +237,15 @@ class SpecRecords:
     def extra(self) -> tuple[dict[str, Any], str | None]:
         """A further deployment (the insert-while-paging fault's): one more drawn."""
         return self.deployment()
+
+    def _complete(self, resources: dict[str, Any]) -> None:
+        """Each component that sets a figure sets them all: one that lacks a request is
+        unpriced whole, and drawn figures are rarely all there by chance."""
+        for measures in spec.component_measures().values():
+            if any(resources.get(name) is not None for name in measures.values()):
+                for name in measures.values():
+                    if resources.get(name) is None:
+                        resources[name] = self.number()
 
     def providers(self) -> list[dict[str, Any]]:
         """OAuth providers, one per provider_id (the path the service looks them up by)."""

@@ -85,6 +85,7 @@ from analysis.errors import UnreadableQuantityWarning as UnreadableQuantityWarni
 from analysis.secrets import REDACTED
 
 from ._batches import BATCH_RECORDS, Batches, default_workers, read_batch, workers_after
+from ._figures import UNREADABLE_VALUES_COLUMN, figure_paths, unreadable_figures
 from ._flattener import (
     Flattener,
     deployments_dataframe,
@@ -95,24 +96,28 @@ from ._flattener import (
     to_pandas,
 )
 from ._layout import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, table_schemas
-from ._quantities import cpu_cores, memory_mib, parse_quantity
+from ._quantities import LARGEST_FIGURE, cpu_cores, figure_problem, memory_mib, parse_quantity
 from ._quantities import problem as quantity_problem
 from ._redaction import redact
 from ._rules import TIMESTAMP, is_nullable, is_password, snake_case, to_json_text
 
 __all__ = [
     "BATCH_RECORDS",
+    "LARGEST_FIGURE",
     "REDACTED",
     "SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
     "TABLE_NAMES",
     "TABLE_SCHEMAS",
     "TIMESTAMP",
+    "UNREADABLE_VALUES_COLUMN",
     "Batches",
     "Flattener",
     "cpu_cores",
     "default_workers",
     "deployments_dataframe",
+    "figure_paths",
+    "figure_problem",
     "flatten",
     "flatten_providers",
     "flatten_repositories",
@@ -128,5 +133,6 @@ __all__ = [
     "to_dataframes",
     "to_json_text",
     "to_pandas",
+    "unreadable_figures",
     "workers_after",
 ]

@@ -89,6 +89,6 @@ def test_diff_of_days_nothing_priced_says_unknown_never_nan_or_zero(tmp_path, ca
     assert main(["diff", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "nan" not in text.lower().replace("unknown", "")
-    assert "monthly cost, requests at max scale: unknown → unknown (unknown)" in text
+    assert "monthly cost, requests at max scale: unknown → unknown (n/a)" in text
     cpu = next(line for line in text.splitlines() if "cpu_request_cores_max_scale" in line)
-    assert cpu.split() == ["cpu_request_cores_max_scale", "unknown", "→", "unknown", "(unknown)"]
+    assert cpu.split() == ["cpu_request_cores_max_scale", "unknown", "→", "unknown", "(n/a)"]

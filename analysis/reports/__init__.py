@@ -91,11 +91,18 @@ from analysis.reports._images import (
     versions_by_type,
 )
 from analysis.reports._metrics import MetricFamily, MetricSample, metric_families, metrics_text
-from analysis.reports._prices import DEFAULT_PRICES, HOURS_PER_MONTH, PriceSheet, load_prices
+from analysis.reports._prices import (
+    COST_CEILING_USD,
+    DEFAULT_PRICES,
+    HOURS_PER_MONTH,
+    PriceSheet,
+    load_prices,
+)
 from analysis.reports._report import build_html, report_files, write_report
 from analysis.reports._versions import parse_version, sort_versions, version_key, version_rank
 
 __all__ = [
+    "COST_CEILING_USD",
     "DEFAULT_PRICES",
     "FOCUS_VERSION",
     "HOURS_PER_MONTH",

@@ -90,7 +90,15 @@ from analysis.reports._images import (
     pending_rollouts,
     versions_by_type,
 )
-from analysis.reports._metrics import MetricFamily, MetricSample, metric_families, metrics_text
+from analysis.reports._metrics import (
+    MAX_SERIES,
+    MIN_SERIES,
+    MetricFamily,
+    MetricSample,
+    format_metrics,
+    metric_families,
+    metrics_text,
+)
 from analysis.reports._prices import (
     COST_CEILING_USD,
     DEFAULT_PRICES,
@@ -106,6 +114,8 @@ __all__ = [
     "DEFAULT_PRICES",
     "FOCUS_VERSION",
     "HOURS_PER_MONTH",
+    "MAX_SERIES",
+    "MIN_SERIES",
     "UNALLOCATED",
     "DiffResult",
     "Explanation",
@@ -139,6 +149,7 @@ __all__ = [
     "fleet_totals",
     "focus_format",
     "focus_table",
+    "format_metrics",
     "headline",
     "headline_lines",
     "image_version_summary",

@@ -4,12 +4,12 @@ Such files sit in repositories many people edit and run in CI, so each is read t
 guarded way, by this one reader: a regular file only (a FIFO, a device or a directory is
 refused before it is opened, and the open itself never waits for a writer), at most
 `MAX_FILE_BYTES` (a larger file is refused before it is read whole), UTF-8 with or without a
-leading BOM, YAML without anchors and aliases (a few lines of them can stand for a value
-larger than memory, the "billion laughs") or TOML by the suffix `.toml`. A key given twice at
-any depth is refused in both (YAML would keep the last silently; TOML's own message does not
-name the key), as are an integer past a float's range (it would be an `OverflowError` where
-it is used), nesting too deep and numbers too long to convert: each one line naming the file,
-the key and the line, never a traceback.
+leading BOM, YAML without anchors, aliases or merge keys (a few lines of them can stand for
+a value larger than memory, the "billion laughs") or TOML by the suffix `.toml`. A key given
+twice at any depth is refused in both (YAML would keep the last silently; TOML's own message
+does not name the key), as are an integer past a float's range (it would be an
+`OverflowError` where it is used), nesting too deep and numbers too long to convert: each one
+line naming the file, the key and the line, never a traceback.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from analysis.errors import DimsError
 
 #: A settings file is a few dozen lines; a larger one is refused before it is read whole.
 MAX_FILE_BYTES = 64 * 1024
+#: YAML's merge key, `<<`.
+_MERGE = "tag:yaml.org,2002:merge"
 #: A BOM some editors write first; it is no part of the text.
 _BOM = "\ufeff"
 #: The open never waits: a FIFO swapped in after the check opens at once, and is refused.
@@ -147,6 +149,8 @@ def _yaml_pairs(
         return
     seen: dict[object, yaml.Node] = {}
     for key_node, value_node in node.value:
+        if key_node.tag == _MERGE:  # `<<` would give its keys again, the node's own winning
+            raise _Refused(key_node.start_mark, "merge keys (<<) are not allowed")
         key = loader.construct_object(key_node, deep=True)
         try:
             first = seen.setdefault(key, key_node)

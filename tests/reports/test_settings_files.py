@@ -127,6 +127,20 @@ def test_a_key_given_twice_is_one_line_naming_the_key_and_both_lines(
         assert f"(first on line {first})" in message, message
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_merge_key_is_refused_naming_its_line(tmp_path, kind) -> None:
+    """`<<` gives a mapping's keys again, the node's own silently winning: refused as
+    anchors are, with or without an alias."""
+    path = tmp_path / "settings.yaml"
+    key = "budgets" if kind == "rules" else "types"
+    path.write_text(f"{key}:\n  x: {{<<: {{a: 1}}, a: 2}}\n", encoding="utf-8")
+    message = _refused(kind, path)
+    assert message == (
+        f"{path}: line 2: YAML merge keys (<<) are not allowed in a "
+        f"{'rules' if kind == 'rules' else 'price'} file"
+    )
+
+
 def test_the_cli_refuses_a_key_given_twice_in_either_file(capsys, tmp_path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text("budgets:\n  fleet: 5\nbudgets:\n  type=prod: 7\n", encoding="utf-8")

@@ -60,6 +60,8 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── ExportWaitWarning              (UserWarning)
     ├── UnknownPriceTypeWarning        (UserWarning)
     ├── UnknownGroupWarning            (UserWarning)
+    ├── GroupNameWarning               (UserWarning)
+    ├── SeriesLimitWarning             (UserWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -338,6 +340,18 @@ class UnknownPriceTypeWarning(DimsWarning, UserWarning):
 class UnknownGroupWarning(DimsWarning, UserWarning):
     """A rule of `dims check` names a group no deployment of the snapshot is in (a budget
     for `label:team=paymnets`): a typo, or a team gone; the rule checks nothing there."""
+
+
+class GroupNameWarning(DimsWarning, UserWarning):
+    """A group's value is shown under another name, never merged with another group: a real
+    value written like one of dims' own (`__unallocated__`, `__other__`) is wrapped in two
+    more underscores, and a metric label value with control characters shown escaped (or
+    empty, which Prometheus reads as no label) is made distinct from any it would meet."""
+
+
+class SeriesLimitWarning(DimsWarning, UserWarning):
+    """`dims metrics` cut a scope (namespaces, versions, …) whose series would pass
+    `--max-series`: its most expensive groups are kept and the others summed in one."""
 
 
 class WorkerLost(DimsWarning, RuntimeWarning):

@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .escape import printable
 from .secrets import REDACTED
 
 if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
@@ -360,7 +361,10 @@ def describe(request: httpx.Request) -> str:
 
 
 def one_line(text: str, limit: int = _DETAIL_MAX) -> str:
-    flat = " ".join(text.split())
+    """`text` (an error's, the service's) as one short line: its whitespace runs one space,
+    every other control or bidi character escaped (`analysis.escape.printable`), so a
+    message printed or logged by whoever catches it cannot drive their terminal."""
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

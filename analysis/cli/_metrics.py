@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict
 
 from ._options import add_out, add_prices, date, prices_of
-from ._output import say
+from ._output import say, say_document
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,5 +48,5 @@ def run(args: argparse.Namespace) -> int:
             ]
         say(json.dumps(families, indent=2, ensure_ascii=False))
         return 0
-    say(metrics_text(snap, prices, openmetrics=args.openmetrics).rstrip("\n"))
+    say_document(metrics_text(snap, prices, openmetrics=args.openmetrics).rstrip("\n"))
     return 0

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from ..errors import DatasetError as DatasetError
 from ..errors import first_line, one_line
+from ..escape import sql_name, sql_text
 from ..tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
 from ._remote import Store, open_store
@@ -438,7 +439,7 @@ def parquet_view_sql(files: list[str], union: bool = True) -> str:
     with `snapshot_date` from the Hive folder names and the columns of every file (`union`),
     or the first file's columns (DuckDB still matches them by name, and a file that lacks
     one is an error, never a silent null)."""
-    listed = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
+    listed = ", ".join(sql_text(file) for file in files)
     union_by_name = ", union_by_name = true" if union else ""
     return f"select * from read_parquet([{listed}], hive_partitioning = true{union_by_name})"
 
@@ -484,7 +485,7 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     """
     import duckdb
 
-    keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
+    keys = ", ".join(sql_name(name) for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
     try:  # the days' schemas alike (the usual case): no union of 1,095 schemas, 2x sooner
         counted = _count_history(out_dir, table, query, union=False)
@@ -603,4 +604,4 @@ def _duckdb_file(path: Path) -> str | None:
 def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: list[str]) -> None:
     """A view read by DuckDB's own reader at each query (a long-lived connection sees a
     re-exported file whole: the file is opened, footer and data, at each scan)."""
-    connection.execute(f'create view "{name}" as {parquet_view_sql(files)}')
+    connection.execute(f"create view {sql_name(name)} as {parquet_view_sql(files)}")

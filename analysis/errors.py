@@ -60,6 +60,7 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── ExportWaitWarning              (UserWarning)
     ├── UnknownPriceTypeWarning        (UserWarning)
     ├── UnknownGroupWarning            (UserWarning)
+    ├── NameCollisionWarning           (UserWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -339,6 +340,12 @@ class UnknownPriceTypeWarning(DimsWarning, UserWarning):
 class UnknownGroupWarning(DimsWarning, UserWarning):
     """A rule of `dims check` names a group no deployment of the snapshot is in (a budget
     for `label:team=paymnets`): a typo, or a team gone; the rule checks nothing there."""
+
+
+class NameCollisionWarning(DimsWarning, UserWarning):
+    """Two names would be one table or view once cleaned (`label:a.b` and `label:a b` both
+    `cost_by_label_a_b`) or compared as DuckDB compares them, ignoring case: one is renamed,
+    or left out of the views, and said so; never are the two merged."""
 
 
 class WorkerLost(DimsWarning, RuntimeWarning):

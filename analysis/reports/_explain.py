@@ -179,7 +179,7 @@ def find_deployment(snap: Snapshot, key: str) -> int:
 
 
 def _ambiguous(snap: Snapshot, key: str, ids: list[str]) -> DeploymentLookupError:
-    listed = ", ".join(ids[:_LISTED]) + (
+    listed = ", ".join(map(printable, ids[:_LISTED])) + (
         f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
     )
     return DeploymentLookupError(

@@ -21,7 +21,7 @@ import pytest
 from cli_in_process import run
 from hostile_servers import JSON, Connection, Handler, Request, lists_records, serve, within
 
-from analysis import escape
+from analysis import DeploymentLookupError, escape, reports
 from analysis.sandbox import generate_fleet
 
 BEFORE, AFTER = "2025-06-01", "2025-06-02"
@@ -173,6 +173,23 @@ def test_explain_a_name_it_does_not_find_is_one_clean_line(capsys, out) -> None:
     code, stdout, stderr = run(capsys, "explain", nobody, "--out", str(out))
     assert code == 2 and stdout == ""
     assert unsafe(stderr) == [] and len(stderr.splitlines()) == 1
+
+
+def test_explain_a_name_two_share_lists_their_ids_on_one_clean_line(capsys, tmp_path) -> None:
+    fleet = generate_fleet(4, seed=3)
+    records, types = copy.deepcopy(fleet.deployments[:2]), dict(fleet.deployment_types)
+    for n, record in enumerate(records):
+        types[hostile(f"id{n}")] = types.pop(record["id"])
+        record["id"], record["name"] = hostile(f"id{n}"), "twin"
+    fm.export_fleet(records, types, tmp_path, AFTER)
+    code, stdout, stderr = run(capsys, "explain", "twin", "--out", str(tmp_path))
+    assert (code, stdout) == (2, "") and unsafe(stderr) == [] and len(stderr.splitlines()) == 1
+    assert "id0\\u001b]52" in stderr and "id1\\u001b]52" in stderr
+    # the SDK's error says the same; its ids are the exact ones
+    with pytest.raises(DeploymentLookupError) as raised:
+        reports.explain(reports.load_snapshot(tmp_path), "twin")
+    assert unsafe(str(raised.value)) == [] and "\n" not in str(raised.value)
+    assert sorted(raised.value.ids) == sorted(r["id"] for r in records)
 
 
 def test_metrics_json_and_warnings_are_clean(capsys, out) -> None:

@@ -112,6 +112,15 @@ def test_report_headline_and_by_lines_are_one_line_each(capsys, out, tmp_path) -
     assert not any(line.startswith("FAIL ") for line in stdout.splitlines())
 
 
+def test_a_warning_naming_the_fleets_types_is_one_clean_line(capsys, out, tmp_path) -> None:
+    sheet = tmp_path / "prices.yaml"
+    sheet.write_text("types:\n  prdo:\n    cpu_core_hour: 0.05\n", encoding="utf-8")
+    code, stdout, stderr = run(capsys, "report", "--out", str(out), "--prices", str(sheet))
+    assert_clean(code, stdout, stderr)
+    warned = stderr.splitlines()
+    assert len(warned) == 1 and "types.prdo" in warned[0] and "type0\\u001b]52" in warned[0]
+
+
 def test_report_json_reads_back_the_exact_names(capsys, out) -> None:
     code, stdout, stderr = run(capsys, "report", "--out", str(out), "--json", "--by", "namespace")
     assert_clean(code, stdout, stderr)

@@ -62,6 +62,7 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── UnknownGroupWarning            (UserWarning)
     ├── GroupNameWarning               (UserWarning)
     ├── SeriesLimitWarning             (UserWarning)
+    ├── NameCollisionWarning           (UserWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -84,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .escape import printable
 from .secrets import REDACTED
 
 if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
@@ -354,6 +356,12 @@ class SeriesLimitWarning(DimsWarning, UserWarning):
     `--max-series`: its most expensive groups are kept and the others summed in one."""
 
 
+class NameCollisionWarning(DimsWarning, UserWarning):
+    """Two names would be one table or view once cleaned (`label:a.b` and `label:a b` both
+    `cost_by_label_a_b`) or compared as DuckDB compares them, ignoring case: one is renamed,
+    or left out of the views, and said so; never are the two merged."""
+
+
 class WorkerLost(DimsWarning, RuntimeWarning):
     """A worker process stopped (killed for memory, say) or hung; this process reads on alone."""
 
@@ -374,7 +382,10 @@ def describe(request: httpx.Request) -> str:
 
 
 def one_line(text: str, limit: int = _DETAIL_MAX) -> str:
-    flat = " ".join(text.split())
+    """`text` (an error's, the service's) as one short line: its whitespace runs one space,
+    every other control or bidi character escaped (`analysis.escape.printable`), so a
+    message printed or logged by whoever catches it cannot drive their terminal."""
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -14,7 +14,7 @@ from dataclasses import asdict
 
 from .. import defaults
 from ._options import add_out, add_prices, date, prices_of
-from ._output import say, say_error
+from ._output import say, say_document, say_error
 
 EXIT_USAGE = 2
 
@@ -76,5 +76,5 @@ def run(args: argparse.Namespace) -> int:
             ]
         say(json.dumps(families, indent=2, ensure_ascii=False))
         return 0
-    say(format_metrics(every, openmetrics=args.openmetrics).rstrip("\n"))
+    say_document(format_metrics(every, openmetrics=args.openmetrics).rstrip("\n"))
     return 0

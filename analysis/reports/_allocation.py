@@ -16,13 +16,14 @@ most expensive first.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
-from analysis.errors import GroupNameWarning, ReportError
+from analysis.errors import GroupNameWarning, NameCollisionWarning, ReportError
 from analysis.reports import _prices as pr
 from analysis.reports._capacity import aggregate, identity_of, keyed
 from analysis.reports._frames import Snapshot, as_snapshot
@@ -103,10 +104,45 @@ def parse_keys(by: str | Sequence[str]) -> list[str]:
     return keys
 
 
-def file_name(keys: Sequence[str]) -> str:
-    """`cost_by_<keys>.parquet` for an allocation (`label:team` -> `label_team`)."""
+def table_name(keys: Sequence[str]) -> str:
+    """`cost_by_<keys>` for an allocation (`label:team` -> `cost_by_label_team`), before
+    `allocation_tables` makes it distinct from the others of a report."""
     parts = ["".join(c if c.isalnum() else "_" for c in key) for key in keys]
-    return f"cost_by_{'__'.join(parts)}.parquet"
+    return f"cost_by_{'__'.join(parts)}"
+
+
+def allocation_tables(by: Sequence[str]) -> dict[tuple[str, ...], str]:
+    """Each allocation of `by` (its keys; one given twice, as `namespace` and `k8s_namespace`,
+    is one) -> the name of its table and file, one per allocation, whatever the names clean to.
+
+    Two allocations whose names are one once cleaned (`label:a.b`, `label:a b`) or once case
+    is ignored (`label:Team`, `label:team`: DuckDB's names and a macOS disk ignore it) would
+    write one file holding the second's rows: the first given keeps its name, a later one
+    gets its keys' digest after it (the same whatever else is asked for), with a
+    `NameCollisionWarning` saying so. Raises ReportError where even that would collide."""
+    tables: dict[tuple[str, ...], str] = {}
+    taken: dict[str, tuple[str, ...]] = {}
+    for text in by:
+        keys = tuple(parse_keys(text))
+        if keys in tables:
+            continue
+        name = table_name(keys)
+        other = taken.get(name.casefold())
+        if other is not None:
+            name = f"{name}_{hashlib.sha256(repr(keys).encode()).hexdigest()[:8]}"
+            if name.casefold() in taken:
+                raise ReportError(f"--by {','.join(keys)[:60]!r}: its table's name {name} is taken")
+            warnings.warn(
+                NameCollisionWarning(
+                    f"--by {','.join(keys)}: its table's name {table_name(keys)} is that of "
+                    f"--by {','.join(other)} (names ignore case and every character but "
+                    f"letters and digits): written as {name}.parquet"
+                ),
+                stacklevel=2,
+            )
+        tables[keys] = name
+        taken[name.casefold()] = keys
+    return tables
 
 
 def label_values(snap: Snapshot, key: str) -> pd.Series:

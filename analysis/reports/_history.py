@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.escape import printable
 from analysis.reports import _capacity as capacity
 from analysis.reports import _prices as pr
 from analysis.reports import _versions as versions
@@ -211,7 +212,7 @@ class DiffResult:
                 moves = frame.groupby(["from_version", "to_version"], dropna=False).size()
                 top = moves.sort_values(ascending=False).head(5)
                 rows = top.reset_index().itertuples(index=False, name=None)
-                listed = "; ".join(f"{a} → {b} ×{n}" for a, b, n in rows)
+                listed = "; ".join(f"{printable(a)} → {printable(b)} ×{n}" for a, b, n in rows)
                 lines.append(f"  most common {kind}s: {listed}")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
@@ -324,9 +325,8 @@ def _cost_lines(result: DiffResult) -> list[str]:
         )
         if cause == "image_version":
             for move in mine.head(5).itertuples(index=False):
-                lines.append(
-                    f"      {move.detail} ×{move.deployments:,}: {_usd(getattr(move, column))}"
-                )
+                cost = _usd(getattr(move, column))
+                lines.append(f"      {printable(move.detail)} ×{move.deployments:,}: {cost}")
     return lines
 
 
@@ -377,7 +377,7 @@ def _workspace_notes(old: Snapshot, new: Snapshot) -> list[str]:
         if gone:
             notes.append(
                 f"workspace(s) only in the {when} snapshot ({there.snapshot_date}): "
-                f"{', '.join(sorted(gone))}; their deployments count as "
+                f"{', '.join(map(printable, sorted(gone)))}; their deployments count as "
                 f"{'removed' if when == 'from' else 'added'}"
             )
     return notes

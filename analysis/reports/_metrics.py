@@ -13,10 +13,11 @@ out.
 Label values are service text, named so that no two groups are ever one series
 (`label_names`): a value missing from the dataset is `__unallocated__`, as in the report's
 allocation, and a real value written like one of dims' names is wrapped (`group_name`); an
-empty value, which Prometheus reads as no label at all, is `__empty__`; control characters
-(C0, DEL, C1, bidi controls), which a terminal showing the output would act on, are shown as
-`\\xHH` or `\\uHHHH`; two values that then read alike are made distinct by a short hash of the
-real one (a `GroupNameWarning` says so each time).
+empty value, which Prometheus reads as no label at all, is `__empty__`; control, bidi and
+line-separator characters, which a terminal showing the output would act on, are shown as
+every command shows service text (`analysis.escape`: `\\u001b`, `\\u202e`); two values that then
+read alike are made distinct by a short hash of the real one (a `GroupNameWarning` says so
+each time).
 
 Sized for a scrape: no family holds more than `max_series` series (`MAX_SERIES` unless
 `--max-series` says otherwise). A scope past it keeps its most expensive groups (versions:
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,6 +43,7 @@ import pandas as pd
 
 from analysis import defaults
 from analysis.errors import GroupNameWarning, ReportError, SeriesLimitWarning
+from analysis.escape import printable_lines
 from analysis.reports import _prices as pr
 from analysis.reports._allocation import group_name, warn_renamed
 from analysis.reports._capacity import (
@@ -62,9 +63,6 @@ MAX_SERIES = defaults.MAX_SERIES
 OTHER = "__other__"
 #: An empty value: `label=""` is, to Prometheus, a series without the label.
 EMPTY = "__empty__"
-#: What a terminal would act on: C0 (but the newline, which the format writes `\n`), DEL, C1,
-#: and the bidi controls that reorder what is shown.
-_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: Scope -> (the label its groups carry, None for the fleet).
 SCOPES = {
     "fleet": None,
@@ -173,18 +171,15 @@ def _scope_families(
     ]
 
 
-def _escaped(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
 def label_value(value: object) -> str:
     """A group's value as a label value, before two that read alike are told apart
     (`label_names`): `group_name`'s (`__unallocated__` for none, a real `__x__` wrapped),
-    `EMPTY` for "", and control characters shown (`\\x1b`, `\\u202e`)."""
+    `EMPTY` for "", and what a terminal would act on shown as every command shows service
+    text (`escape.printable_lines`: `\\u001b`, `\\u202e`; the newline is kept, the format
+    writes it `\\n`)."""
     if value == "":
         return EMPTY
-    return _CONTROLS.sub(_escaped, group_name(value))
+    return printable_lines(group_name(value))
 
 
 def _digest(value: object) -> str:

@@ -283,28 +283,28 @@ def test_control_characters_are_shown_and_values_that_read_alike_stay_apart(
     capsys, tmp_path, fleet
 ) -> None:
     escape = "ns\x1b]52;c;aGk=\x07\r\u202eevil"
-    literal = "ns\\x1b]52;c;aGk=\\x07\\x0d\\u202eevil"  # how the escape is shown
+    literal = "ns\\u001b]52;c;aGk=\\u0007\\r\\u202eevil"  # how the escape is shown
     records = _shaped(
-        fleet, namespace=[escape, literal, "tab\there"], version=["1\x9b2", "1\\x9b2"]
+        fleet, namespace=[escape, literal, "tab\there"], version=["1\x9b2", "1\\u009b2"]
     )
     _export(records, tmp_path)
     samples, text, err = _metrics_of(capsys, tmp_path)
     assert not CONTROLS.search(text), CONTROLS.findall(text)
     namespaces = _scope(samples, "dims_namespace_deployments", "k8s_namespace")
-    assert namespaces.pop(literal) == 1 and namespaces.pop("tab\\x09here") == 1
+    assert namespaces.pop(literal) == 1 and namespaces.pop("tab\\there") == 1
     ((shown, count),) = namespaces.items()  # the escape's, made distinct from the literal
     assert count == 1 and shown.startswith(literal) and shown != literal
     versions = _scope(samples, "dims_image_version_deployments", "image_version")
-    assert versions.pop("1\\x9b2") == 1 and versions.pop("plain") == 1
+    assert versions.pop("1\\u009b2") == 1 and versions.pop("plain") == 1
     ((shown, count),) = versions.items()
-    assert count == 1 and shown.startswith("1\\x9b2") and shown != "1\\x9b2"
+    assert count == 1 and shown.startswith("1\\u009b2") and shown != "1\\u009b2"
     assert "shown as" in err and "no two groups are one series" in err, err
 
 
 def test_a_value_that_reads_as_another_even_with_its_hash_is_left_out_with_a_warning(
     capsys, tmp_path, fleet
 ) -> None:
-    escape, shown = "a\x1bb", "a\\x1bb"
+    escape, shown = "a\x1bb", "a\\u001bb"
     hashed = f"{shown}~{hashlib.sha256(escape.encode()).hexdigest()[:8]}"  # as docs/metrics.md
     records = _shaped(fleet, namespace=[escape, shown, hashed])
     _export(records, tmp_path)
@@ -315,7 +315,7 @@ def test_a_value_that_reads_as_another_even_with_its_hash_is_left_out_with_a_war
 
 
 def test_json_labels_are_the_texts_labels(capsys, tmp_path, fleet) -> None:
-    records = _shaped(fleet, namespace=["__unallocated__", None, "", "a\x1bb", "a\\x1bb"])
+    records = _shaped(fleet, namespace=["__unallocated__", None, "", "a\x1bb", "a\\u001bb"])
     _export(records, tmp_path)
     samples, _, _ = _metrics_of(capsys, tmp_path)
     code, out, _ = _run(capsys, "metrics", "--out", str(tmp_path), "--json")

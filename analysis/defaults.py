@@ -23,4 +23,6 @@ MAX_DECODED_MIB = 256
 #: Retries per request after the first attempt.
 RETRIES = 5
 MIB = 1024 * 1024
+#: The most series one family of `dims metrics` holds (`--max-series`): a scrape stays cheap.
+MAX_SERIES = 2000
 API_KEY_HEADER, TENANT_HEADER = spec.header_names()

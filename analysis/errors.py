@@ -60,6 +60,9 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── ExportWaitWarning              (UserWarning)
     ├── UnknownPriceTypeWarning        (UserWarning)
     ├── UnknownGroupWarning            (UserWarning)
+    ├── GroupNameWarning               (UserWarning)
+    ├── SeriesLimitWarning             (UserWarning)
+    ├── NameCollisionWarning           (UserWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -82,6 +85,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from .escape import printable
 from .secrets import REDACTED
 
 if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
@@ -340,6 +344,24 @@ class UnknownGroupWarning(DimsWarning, UserWarning):
     for `label:team=paymnets`): a typo, or a team gone; the rule checks nothing there."""
 
 
+class GroupNameWarning(DimsWarning, UserWarning):
+    """A group's value is shown under another name, never merged with another group: a real
+    value written like one of dims' own (`__unallocated__`, `__other__`) is wrapped in two
+    more underscores, and a metric label value with control characters shown escaped (or
+    empty, which Prometheus reads as no label) is made distinct from any it would meet."""
+
+
+class SeriesLimitWarning(DimsWarning, UserWarning):
+    """`dims metrics` cut a scope (namespaces, versions, …) whose series would pass
+    `--max-series`: its most expensive groups are kept and the others summed in one."""
+
+
+class NameCollisionWarning(DimsWarning, UserWarning):
+    """Two names would be one table or view once cleaned (`label:a.b` and `label:a b` both
+    `cost_by_label_a_b`) or compared as DuckDB compares them, ignoring case: one is renamed,
+    or left out of the views, and said so; never are the two merged."""
+
+
 class WorkerLost(DimsWarning, RuntimeWarning):
     """A worker process stopped (killed for memory, say) or hung; this process reads on alone."""
 
@@ -360,7 +382,10 @@ def describe(request: httpx.Request) -> str:
 
 
 def one_line(text: str, limit: int = _DETAIL_MAX) -> str:
-    flat = " ".join(text.split())
+    """`text` (an error's, the service's) as one short line: its whitespace runs one space,
+    every other control or bidi character escaped (`analysis.escape.printable`), so a
+    message printed or logged by whoever catches it cannot drive their terminal."""
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..escape import printable
 from ._options import add_out, date, named_path
 from ._output import say
 
@@ -79,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
     if len(changes):
         say(f"  changed deployments ({len(changes):,}; --json or --changes-out for all):")
         for row in changes.head(_DIFF_SHOWN).to_dict(orient="records"):
-            versions = f"{row['from_version'] or '-'} → {row['to_version'] or '-'}"
-            say(f"    {row['change']:<9} {row['deployment_id']}  {row['name']}  {versions}")
+            shown = {key: printable(value or "-") for key, value in row.items()}
+            versions = f"{shown['from_version']} → {shown['to_version']}"
+            say(f"    {row['change']:<9} {shown['deployment_id']}  {shown['name']}  {versions}")
         if len(changes) > _DIFF_SHOWN:
             say(f"    … and {len(changes) - _DIFF_SHOWN:,} more")
     return 0

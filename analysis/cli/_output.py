@@ -2,6 +2,14 @@
 
 Results are flushed line by line, so a pipe's reader sees each as it comes (and a reader
 that went away is noticed at once, as EPIPE). Errors are scrubbed of secrets on the way out.
+
+Service text is escaped twice over (analysis.escape). Each command escapes every field it
+formats into a line (`printable`): that is what keeps one record on one line, since only
+the command knows where a field ends. Here, the last line of defence: whatever reaches the
+terminal has every control, format and separator character escaped but the newlines
+between the lines (`printable_lines`), so a field a command forgot can still not drive
+the terminal; an error or a warning is one line, its newlines escaped too. JSON stays
+JSON: the escapes are JSON's own, so a document reads back to the exact text.
 """
 
 from __future__ import annotations
@@ -12,16 +20,24 @@ import sys
 from typing import TextIO
 
 from ..errors import scrub
+from ..escape import printable, printable_lines
 
 
 def say(text: str) -> None:
+    print(printable_lines(text), flush=True)
+
+
+def say_document(text: str) -> None:
+    """A document in a format that has its own escapes (the Prometheus text format, whose
+    label values may hold any character but `\\`, `"` and newline, escaped its way): printed
+    as its writer made it, since an escape of another format would make it unreadable."""
     print(text, flush=True)
 
 
 def say_error(text: str) -> None:
     """One line on stderr; a closed stderr (a dead terminal after SIGHUP) is no reason to fail."""
     with contextlib.suppress(OSError, ValueError):
-        print(scrub(text), file=sys.stderr, flush=True)
+        print(printable(scrub(text)), file=sys.stderr, flush=True)
 
 
 def silence_stdout() -> None:
@@ -40,5 +56,6 @@ def warning_line(
     file: TextIO | None = None,
     line: str | None = None,
 ) -> None:
-    """`warnings.showwarning` for the command line: the message alone, not the source line."""
-    print(f"dims: warning: {message}", file=sys.stderr)
+    """`warnings.showwarning` for the command line: the message alone, not the source line,
+    on one line."""
+    print(f"dims: warning: {printable(str(message))}", file=sys.stderr)

@@ -22,6 +22,8 @@ import importlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
 
+from ..escape import printable
+
 EXIT_USAGE = 2
 
 
@@ -114,7 +116,8 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+        shown = printable(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
+        self.exit(EXIT_USAGE, f"{shown}\n")
 
     def refuse_unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """The arguments this parser has no place for, with the option meant if one is near."""

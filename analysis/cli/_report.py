@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..escape import printable
 from ._options import add_out, date, prices_of
 from ._output import say
 
@@ -165,16 +166,16 @@ def _allocation_rows(frame: Any) -> list[dict[str, Any]]:
 
 def _allocation_lines(keys: str, rows: list[dict[str, Any]]) -> list[str]:
     """The top of an allocation, one line a value, as the headline prints its top groups."""
-    out = [f"by {keys} (requests at max scale, $ a month):"]
-    width = max((len(row["value"]) for row in rows[:SHOWN]), default=0)
-    for row in rows[:SHOWN]:
+    out = [f"by {printable(keys)} (requests at max scale, $ a month):"]
+    values = [printable(row["value"]) for row in rows[:SHOWN]]
+    width = max(map(len, values), default=0)
+    for row, value in zip(rows[:SHOWN], values, strict=True):
         cost = "—" if row["usd_month"] is None else f"${row['usd_month']:,.2f}"
         share = "" if row["share"] is None else f" ({row['share'] * 100:.1f} %)"
         unpriced = row["deployments_unpriced"]
         left_out = f", {unpriced:,} unpriced not included" if unpriced else ""
         out.append(
-            f"  {row['value']:<{width}}  {cost}{share}, {row['deployments']:,} deployments"
-            f"{left_out}"
+            f"  {value:<{width}}  {cost}{share}, {row['deployments']:,} deployments{left_out}"
         )
     if len(rows) > SHOWN:
         out.append(f"  … and {len(rows) - SHOWN:,} more (--json, or the report's Parquet file)")

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..escape import printable
 from ._options import add_out
 from ._output import say
 
@@ -54,8 +55,10 @@ def _views_named(query: str) -> set[str] | None:
 
 
 def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Rows as aligned columns (numbers to the right), then how many there were."""
-    cells = [["NULL" if value is None else str(value) for value in row] for row in rows]
+    """Rows as aligned columns (numbers to the right), then how many there were; each name
+    and cell one line, its control characters escaped (`printable`)."""
+    names = [printable(name) for name in names]
+    cells = [["NULL" if value is None else printable(value) for value in row] for row in rows]
     widths = [max([len(name), *(len(row[n]) for row in cells)]) for n, name in enumerate(names)]
     numeric = [
         bool(rows) and all(isinstance(row[n], int | float) or row[n] is None for row in rows)

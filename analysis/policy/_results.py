@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from analysis.escape import printable
+
 #: Deployments named on a line (the JSON names them all).
 SHOWN = 3
 
@@ -37,7 +39,9 @@ def _deployments(ids: tuple[str, ...], names: tuple[str, ...]) -> str:
     if not ids:
         return ""
     pairs = zip(ids[:SHOWN], names[:SHOWN], strict=True)
-    listed = ", ".join(f"{name or '(no name)'} ({did})" for did, name in pairs)
+    listed = ", ".join(
+        f"{printable(name or '(no name)')} ({printable(did)})" for did, name in pairs
+    )
     more = f" … and {len(ids) - SHOWN:,} more" if len(ids) > SHOWN else ""
     return f"; {len(ids):,} deployment{'s' * (len(ids) != 1)}: {listed}{more}"
 
@@ -59,10 +63,11 @@ class Violation:
 
     def line(self) -> str:
         limit = shown(self.limit, self.unit)
-        note = f" ({self.note})" if self.note else ""
+        note = f" ({printable(self.note)})" if self.note else ""
         named = _deployments(self.deployment_ids, self.names)
         return (
-            f"FAIL {self.rule} {self.group}: {shown(self.figure, self.unit)} {self.op} "
+            f"FAIL {printable(self.rule)} {printable(self.group)}: "
+            f"{shown(self.figure, self.unit)} {self.op} "
             f"limit {limit}{note}{named}"
         )
 
@@ -79,7 +84,8 @@ class Notice:
 
     def line(self) -> str:
         named = _deployments(self.deployment_ids, self.names)
-        return f"note {self.rule} {self.group}: {self.message}{named}"
+        where = f"{printable(self.rule)} {printable(self.group)}"
+        return f"note {where}: {printable(self.message)}{named}"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any
 
 from analysis._smallfile import read_small_file
 from analysis.errors import ReportError, RulesError
-from analysis.reports import allocation_keys
+from analysis.reports import COST_CEILING_USD, allocation_keys
 
 BASES = ("requests", "limits")
 SCALES = ("min", "max")
@@ -119,13 +120,23 @@ def _fail(where: str, key: str, problem: str) -> RulesError:
     return RulesError(f"{where}: {key}: {problem}")
 
 
-def _number(where: str, key: str, value: object, what: str = "a number >= 0") -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+def _number(
+    where: str, key: str, value: object, what: str = "a number >= 0", highest: float = math.inf
+) -> float:
+    """`value` as a finite float from 0 to `highest`; anything else one line naming `key`
+    (an int past a float's range compares without converting, so it is refused here too)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
         raise _fail(where, key, f"expected {what}, got {_short(value)}")
-    number = float(value)
-    if not (math.isfinite(number) and number >= 0):
-        raise _fail(where, key, f"expected {what}, got {_short(value)}")
-    return number
+    if not value <= min(highest, sys.float_info.max):
+        top = f" up to {highest:.0e}" if math.isfinite(highest) else ", finite"
+        raise _fail(where, key, f"expected {what}{top}, got {_short(value)}")
+    return float(value)
+
+
+def _dollars(where: str, key: str, value: object, what: str) -> float:
+    """An amount of money a month: no figure the reports make passes `COST_CEILING_USD`, so a
+    limit above it says nothing a smaller one would not (and prints as 300 digits)."""
+    return _number(where, key, value, what, COST_CEILING_USD)
 
 
 def _choice(where: str, key: str, value: object, choices: tuple[str, ...]) -> str:
@@ -156,7 +167,10 @@ def _known_keys(where: str, data: Mapping[object, object], known: tuple[str, ...
 
 
 def parse_group(where: str, text: object) -> Group:
-    """`fleet` or `<key>=<value>[,<key>=<value>…]` as a `Group`."""
+    """`fleet` or `<key>=<value>[,<key>=<value>…]` as a `Group`. Spaces around a key and
+    around the whole are layout; a value is matched exactly as the report shows it, so one
+    with spaces at its ends is refused (was `type= prod` meant as `prod`, or a value that
+    begins with a space? Neither Kubernetes nor the report's groups have one)."""
     if not isinstance(text, str) or not text.strip():
         raise _fail(where, f"budgets.{_short(text)}", "expected a group: fleet or <key>=<value>")
     if text.strip() == FLEET:
@@ -164,15 +178,22 @@ def parse_group(where: str, text: object) -> Group:
     keys: list[str] = []
     values: list[str] = []
     for part in text.split(","):
-        key, equals, value = part.strip().partition("=")
+        key, equals, value = part.lstrip().partition("=")
         if not equals or not value.strip():
             raise _fail(where, f"budgets.{text}", f"expected <key>=<value> or fleet, got {part!r}")
+        if value != value.strip():
+            raise _fail(
+                where,
+                f"budgets.{text}",
+                f"the value {_short(value)} begins or ends with a space; a group's "
+                f"value is matched exactly: write {key.strip()}={value.strip()}",
+            )
         try:
             (column,) = allocation_keys(key.strip())
         except ReportError as exc:
             raise _fail(where, f"budgets.{text}", str(exc)) from None
         keys.append(column)
-        values.append(value.strip())
+        values.append(value)
     if len(set(keys)) != len(keys):
         raise _fail(where, f"budgets.{text}", "give each key once")
     return Group(text.strip(), tuple(keys), tuple(values))
@@ -184,12 +205,16 @@ def _budgets(where: str, value: object) -> tuple[tuple[Group, float], ...]:
     out = []
     for text, amount in value.items():
         group = parse_group(where, text)
-        out.append((group, _number(where, f"budgets.{text}", amount, "US dollars a month >= 0")))
+        out.append((group, _dollars(where, f"budgets.{text}", amount, "US dollars a month >= 0")))
     return tuple(out)
 
 
 def _versions_behind(where: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 0 <= value <= sys.float_info.max
+    ):
         raise _fail(
             where, "max_versions_behind", f"expected a whole number >= 0, got {_short(value)}"
         )
@@ -252,11 +277,15 @@ def _drift(where: str, value: object) -> Drift:
             allocation_keys(key)
         except ReportError as exc:
             raise _fail(where, "drift.by", str(exc)) from None
-    limits = {
-        k: _number(where, f"drift.{k}", value[k])
-        for k in ("max_increase_percent", "max_increase_usd")
-        if k in value
-    }
+    limits = {}
+    if "max_increase_percent" in value:
+        limits["max_increase_percent"] = _number(
+            where, "drift.max_increase_percent", value["max_increase_percent"]
+        )
+    if "max_increase_usd" in value:
+        limits["max_increase_usd"] = _dollars(
+            where, "drift.max_increase_usd", value["max_increase_usd"], "US dollars a month >= 0"
+        )
     if not limits:
         raise _fail(where, "drift", "give max_increase_percent, max_increase_usd or both")
     against = _date(where, value["against"]) if "against" in value else None

@@ -90,15 +90,32 @@ from analysis.reports._images import (
     pending_rollouts,
     versions_by_type,
 )
-from analysis.reports._metrics import MetricFamily, MetricSample, metric_families, metrics_text
-from analysis.reports._prices import DEFAULT_PRICES, HOURS_PER_MONTH, PriceSheet, load_prices
+from analysis.reports._metrics import (
+    MAX_SERIES,
+    MIN_SERIES,
+    MetricFamily,
+    MetricSample,
+    format_metrics,
+    metric_families,
+    metrics_text,
+)
+from analysis.reports._prices import (
+    COST_CEILING_USD,
+    DEFAULT_PRICES,
+    HOURS_PER_MONTH,
+    PriceSheet,
+    load_prices,
+)
 from analysis.reports._report import build_html, report_files, write_report
 from analysis.reports._versions import parse_version, sort_versions, version_key, version_rank
 
 __all__ = [
+    "COST_CEILING_USD",
     "DEFAULT_PRICES",
     "FOCUS_VERSION",
     "HOURS_PER_MONTH",
+    "MAX_SERIES",
+    "MIN_SERIES",
     "UNALLOCATED",
     "DiffResult",
     "Explanation",
@@ -132,6 +149,7 @@ __all__ = [
     "fleet_totals",
     "focus_format",
     "focus_table",
+    "format_metrics",
     "headline",
     "headline_lines",
     "image_version_summary",

@@ -22,6 +22,7 @@ import pandas as pd
 
 from analysis import spec
 from analysis.errors import DeploymentLookupError
+from analysis.escape import printable
 from analysis.reports import _prices as pr
 from analysis.reports._capacity import (
     POD_EXTRA,
@@ -169,8 +170,9 @@ def _count(value: Any) -> int | None:
 
 
 def quoted(text: str, limit: int = 60) -> str:
-    """`text` for a one-line message: JSON-quoted (a newline reads `\\n`), shortened."""
-    shown = json.dumps(text, ensure_ascii=False)
+    """`text` for a one-line message: JSON-quoted (a newline reads `\\n`, every other
+    control or bidi character escaped as JSON writes it: `analysis.escape`), shortened."""
+    shown = printable(json.dumps(text, ensure_ascii=False))
     return shown if len(shown) <= limit else f'{shown[: limit - 2]}…"'
 
 
@@ -192,7 +194,7 @@ def find_deployment(snap: Snapshot, key: str) -> int:
 
 
 def _ambiguous(snap: Snapshot, key: str, ids: list[str]) -> DeploymentLookupError:
-    listed = ", ".join(ids[:_LISTED]) + (
+    listed = ", ".join(map(printable, ids[:_LISTED])) + (
         f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else ""
     )
     return DeploymentLookupError(

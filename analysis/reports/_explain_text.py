@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from analysis.escape import printable
 from analysis.reports import _prices as pr
 from analysis.reports._explain import ComponentFigures, Explanation, PodRule, quoted
 from analysis.reports._measures import BASES, SCALES
@@ -58,17 +59,17 @@ def lines(explanation: Explanation) -> list[str]:
             out += _cost_block(e, basis, scale)
     if e.flags:
         out.append("flags")
-        out += [f"  {f.name}: {f.finding}\n    → {f.effect}" for f in e.flags]
+        out += [f"  {f.name}: {printable(f.finding)}\n    → {printable(f.effect)}" for f in e.flags]
     return out
 
 
 def _header(e: Explanation) -> list[str]:
     who = quoted(e.name, 200) if e.name is not None else "(no name)"
     about = [
-        f"type {e.deployment_type or '-'}",
-        f"namespace {e.k8s_namespace or '-'}",
-        f"workspace {e.tenant_id or '-'}",
-        f"image {e.image_version or '-'}",
+        f"type {printable(e.deployment_type or '-')}",
+        f"namespace {printable(e.k8s_namespace or '-')}",
+        f"workspace {printable(e.tenant_id or '-')}",
+        f"image {printable(e.image_version or '-')}",
         f"snapshot {e.snapshot_date}",
     ]
     rates = (
@@ -77,8 +78,9 @@ def _header(e: Explanation) -> list[str]:
         f"{number(e.hours_per_month)} hours a month ({e.price_source})"
     )
     if e.overridden:
-        rates += f"; {', '.join(e.overridden)} from the sheet's rates for {e.deployment_type}"
-    return [f"deployment {who}  id {e.deployment_id}", "  " + " · ".join(about), rates]
+        kind = printable(e.deployment_type)
+        rates += f"; {', '.join(e.overridden)} from the sheet's rates for {kind}"
+    return [f"deployment {who}  id {printable(e.deployment_id)}", "  " + " · ".join(about), rates]
 
 
 def _component_table(components: tuple[ComponentFigures, ...]) -> list[str]:
@@ -135,7 +137,7 @@ def _pod_lines(e: Explanation) -> list[str]:
             f"cores; memory request {number(c.memory_request_gib)}, limit "
             f"{number(c.memory_limit_gib)} GiB"
         )
-        notes = f" ({'; '.join(c.notes)})" if c.notes else ""
+        notes = f" ({printable('; '.join(c.notes))})" if c.notes else ""
         at = f" #{c.position}" if c.position is not None else ""
         out.append(f"  {c.kind} {quoted(c.name or '')}{at}: {figures}{notes}")
     out += [_rule_line(rule) for rule in e.pod]

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from analysis import escape
 from analysis.errors import ReportError
 from analysis.reports import _capacity as cap
 from analysis.reports import _prices as pr
@@ -271,14 +272,20 @@ def _table(
     return pa.Table.from_arrays(arrays, schema=SCHEMA)
 
 
+def _texts(column: pd.Series) -> list[str | None]:
+    """A text column as Arrow takes it: None where the record had no value (pandas' NaN,
+    which a string array refuses: a deployment without a tenant_id or listener_config)."""
+    return column.astype("object").where(column.notna(), None).tolist()
+
+
 def _identity(snap: Snapshot, rows: pd.DataFrame, basis: str, scale: str) -> dict[str, Any]:
     """The columns that say whose charge a row is and what it is for."""
     count = len(rows)
     component = rows["component"].astype("object").tolist()
-    kind = rows["deployment_type"].astype("object").where(rows["deployment_type"].notna(), None)
+    kind = _texts(rows["deployment_type"])
     sku = [f"{TAG_PREFIX}{k or 'untyped'}/{c}" for k, c in zip(kind, component, strict=True)]
-    ids = rows["deployment_id"].astype("object").tolist()
-    names = rows["name"].astype("object").tolist()
+    ids = _texts(rows["deployment_id"])
+    names = _texts(rows["name"])
     replicas = rows[f"replicas_{scale}"].to_numpy("int64")
     return {
         "BillingAccountId": [BILLING_ACCOUNT_ID] * count,
@@ -287,7 +294,7 @@ def _identity(snap: Snapshot, rows: pd.DataFrame, basis: str, scale: str) -> dic
         "ChargeCategory": ["Usage"] * count,
         "ChargeFrequency": ["Usage-Based"] * count,
         "ChargeDescription": [
-            f"{c} of {k or 'untyped'} deployment {n}: {basis}s at {scale} scale, "
+            f"{c} of {k or 'untyped'} deployment {n or '(no name)'}: {basis}s at {scale} scale, "
             f"{r} replica{'s' if r != 1 else ''}, a month"
             for c, k, n, r in zip(component, kind, names, replicas, strict=True)
         ],
@@ -302,14 +309,14 @@ def _identity(snap: Snapshot, rows: pd.DataFrame, basis: str, scale: str) -> dic
         "ServiceName": [SERVICE_NAME] * count,
         "SkuId": sku,
         "SkuPriceId": [f"{s}/{i}/{basis}-{scale}" for s, i in zip(sku, ids, strict=True)],
-        "SubAccountId": rows["tenant_id"].astype("object").tolist(),
+        "SubAccountId": _texts(rows["tenant_id"]),
         "Tags": _tags(snap, rows),
         "x_CostBasis": [basis] * count,
         "x_CostScale": [scale] * count,
         "x_Component": component,
-        "x_DeploymentType": kind.tolist(),
-        "x_Namespace": rows["k8s_namespace"].astype("object").tolist(),
-        "x_WorkspaceId": rows["tenant_id"].astype("object").tolist(),
+        "x_DeploymentType": kind,
+        "x_Namespace": _texts(rows["k8s_namespace"]),
+        "x_WorkspaceId": _texts(rows["tenant_id"]),
         "x_Replicas": replicas,
     }
 
@@ -380,15 +387,32 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
     pq.write_table(described, path, compression="zstd")
 
 
+def csv_cells(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+    """A text column as CSV cells (`analysis.escape.csv_cell`): a cell a spreadsheet would
+    read as a formula (`=`, `+`, `-`, `@`, a tab or CR first) prefixed with `'`. For every
+    CSV dims writes; never for Parquet, whose text is data, not a sheet's input."""
+    import pyarrow.compute as pc
+
+    first = pc.utf8_slice_codeunits(column, 0, 1)
+    risky = pc.is_in(first, value_set=pa.array(escape.CSV_FORMULA_LEAD, _TEXT))
+    if not pc.any(risky).as_py():
+        return column
+    cells = [None if v is None else escape.csv_cell(v) for v in column.to_pylist()]
+    return pa.array(cells, _TEXT)
+
+
 def _write_csv(table: pa.Table, path: Path) -> None:
     """CSV with FOCUS's Date/Time format (`2025-06-01T00:00:00Z`; pyarrow's CSV writer
-    writes a space and fractions) and every Decimal as a decimal (`730.0`, not `730`, which
-    a reader of the text, the validator among them, takes for an integer column)."""
+    writes a space and fractions), every Decimal as a decimal (`730.0`, not `730`, which
+    a reader of the text, the validator among them, takes for an integer column) and every
+    text cell safe to open in a spreadsheet (`csv_cells`)."""
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     for at, column in enumerate(table.schema):
-        if column.type == _TIME:
+        if column.type == _TEXT:
+            text = csv_cells(table[column.name])
+        elif column.type == _TIME:
             seconds = table[column.name].cast(pa.timestamp("s", tz="UTC"))
             text = pc.strftime(seconds, format="%Y-%m-%dT%H:%M:%SZ")
         elif column.type == pa.float64():
@@ -406,15 +430,21 @@ def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise ReportError(f"{target}: its folder {folder} does not exist: create it first")
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    temp = Path(name)
+    if target.is_dir():
+        raise ReportError(f"{target} is a folder: name the FOCUS file to write in it")
+    temp = None
     try:
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        temp = Path(name)
         write(temp)
         umask = os.umask(0o022)
         os.umask(umask)
         os.chmod(temp, 0o666 & ~umask)  # the mode a new file gets, not mkstemp's 0600
         os.replace(temp, target)
+    except OSError as exc:  # named by the user's path, not by the temporary file's
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from exc
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.escape import printable
 from analysis.reports import _prices as pr
 from analysis.reports._allocation import cost_by
 from analysis.reports._capacity import (
@@ -109,7 +110,8 @@ def lines(figures: Mapping[str, Any]) -> list[str]:
         out.append(f"  unpriced    {unpriced:,} deployments in no figure: {reasons}")
     for kind, rows in figures["top"].items():
         listed = "; ".join(
-            f"{row['name'] or '(none)'} {usd(row['usd_month'])} ({100 * (row['share'] or 0):.1f} %)"
+            f"{printable(row['name'] or '(none)')} {usd(row['usd_month'])} "
+            f"({100 * (row['share'] or 0):.1f} %)"
             for row in rows[:3]
         )
         out.append(f"  top {kind:<10} {listed}")

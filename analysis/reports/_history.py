@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.escape import printable
 from analysis.reports import _capacity as capacity
 from analysis.reports import _prices as pr
 from analysis.reports import _versions as versions
@@ -217,7 +218,7 @@ class DiffResult:
                 moves = frame.groupby(["from_version", "to_version"], dropna=False).size()
                 top = moves.sort_values(ascending=False).head(5)
                 rows = top.reset_index().itertuples(index=False, name=None)
-                listed = "; ".join(f"{a} → {b} ×{n}" for a, b, n in rows)
+                listed = "; ".join(f"{printable(a)} → {printable(b)} ×{n}" for a, b, n in rows)
                 lines.append(f"  most common {kind}s: {listed}")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
@@ -347,9 +348,8 @@ def _cost_lines(result: DiffResult) -> list[str]:
         )
         if cause == "image_version":
             for move in mine.head(5).itertuples(index=False):
-                lines.append(
-                    f"      {move.detail} ×{move.deployments:,}: {_usd(getattr(move, column))}"
-                )
+                cost = _usd(getattr(move, column))
+                lines.append(f"      {printable(move.detail)} ×{move.deployments:,}: {cost}")
     return lines
 
 
@@ -411,7 +411,11 @@ def _workspace_notes(
         tenants = text_column(there.deployments, "tenant_id")
         ids = text_column(there.deployments, "id")
         counted = tenants[among(ids, moved)].value_counts()
-        named = [f"{t} ({_deployments(int(counted[t]))})" for t in sorted(only) if t in counted]
+        named = [
+            f"{printable(t)} ({_deployments(int(counted[t]))})"
+            for t in sorted(only)
+            if t in counted
+        ]
         if named:
             when = "from" if how == "removed" else "to"
             notes.append(

@@ -35,7 +35,7 @@ from analysis.reports import _html as h
 from analysis.reports import _images as images
 from analysis.reports import _prices as pr
 from analysis.reports import _versions as versions
-from analysis.reports._allocation import cost_by, file_name, parse_keys
+from analysis.reports._allocation import allocation_tables, cost_by
 from analysis.reports._frames import (
     PARTITION,
     Snapshot,
@@ -161,7 +161,8 @@ class _Page:
 
     snap: Snapshot
     prices: pr.PriceSheet
-    allocations: list[list[str]]
+    #: each allocation asked for (its keys) -> its table's name (`allocation_tables`)
+    allocations: dict[tuple[str, ...], str]
     figures: dict[str, Any] = field(init=False)
     totals: dict[str, int | float] = field(init=False)
     groups: dict[str, tuple[pd.DataFrame, str]] = field(init=False)
@@ -317,12 +318,12 @@ def _costs(page: _Page) -> h.Section:
         ["tenant_id"],
         *([[key] for _, key in [page.groups["teams"]]] if "teams" in page.groups else []),
     ]
-    for keys in page.allocations:
-        if keys in shown:
+    for keys, name in page.allocations.items():
+        if list(keys) in shown:
             continue  # its table is on the page already (its file is written all the same)
         section.add(
-            h.heading(f"By {', '.join(keys)} ($/month; {file_name(keys)})"),
-            _group_table(page, cost_by(snap, keys, prices), keys[0], file_name(keys)),
+            h.heading(f"By {', '.join(keys)} ($/month; {name}.parquet)"),
+            _group_table(page, cost_by(snap, keys, prices), keys[0], f"{name}.parquet"),
         )
     return section.add(*_more_costs(page))
 
@@ -604,7 +605,13 @@ def build_html(
 ) -> str:
     """The report page for one snapshot (also useful to embed in a notebook via IPython),
     with an allocation table per key of `by` (`"label:team"`, `"namespace,label:app"`)."""
-    page = _Page(snap, prices, [parse_keys(keys) for keys in by])
+    return _page_html(snap, prices, allocation_tables(by))
+
+
+def _page_html(
+    snap: Snapshot, prices: pr.PriceSheet, allocations: dict[tuple[str, ...], str]
+) -> str:
+    page = _Page(snap, prices, allocations)
     fleet = images.newest_share_total(snap)
     pending = images.pending_rollouts(snap)
     notes = h.Section("assumptions", "Assumptions").add(
@@ -653,15 +660,15 @@ def write_report(
     temporary folder, then each uploaded whole). A price sheet's report goes beside the
     others (`report_dir`), never over them."""
     snap = as_snapshot(source, snapshot_date)
-    for keys in by:
-        parse_keys(keys)  # a bad key is one line before anything is computed or written
+    # a bad key is one line before anything is computed or written; names made distinct
+    tables = allocation_tables(by)
     pr.warn_unknown_types(prices, snap.deployments["deployment_type"].unique())
     folder = report_dir(snap.out_dir, snap.snapshot_date, prices)
     if isinstance(folder, Path):
         _refuse_links(Path(snap.out_dir), folder)
-        return _write_files(snap, prices, folder, by)
+        return _write_files(snap, prices, folder, tables)
     with tempfile.TemporaryDirectory(prefix="dims-report-") as local:
-        written = _write_files(snap, prices, Path(local), by)
+        written = _write_files(snap, prices, Path(local), tables)
         store = open_store(folder)
         for path in sorted(Path(local).iterdir()):
             store.upload(path, path.name)
@@ -679,7 +686,9 @@ def _refuse_links(out: Path, folder: Path) -> None:
         )
 
 
-def _write_files(snap: Snapshot, prices: pr.PriceSheet, folder: Path, by: Sequence[str]) -> Path:
+def _write_files(
+    snap: Snapshot, prices: pr.PriceSheet, folder: Path, tables: dict[tuple[str, ...], str]
+) -> Path:
     files: list[tuple[pd.DataFrame, pa.Schema, str]] = [
         (cap.capacity_summary(snap, prices), CAPACITY_SUMMARY_SCHEMA, "capacity_summary"),
         (
@@ -690,12 +699,11 @@ def _write_files(snap: Snapshot, prices: pr.PriceSheet, folder: Path, by: Sequen
         (cap.cost_by_deployment(snap, prices), COST_BY_DEPLOYMENT_SCHEMA, "cost_by_deployment"),
         (images.image_version_summary(snap), IMAGE_VERSION_SUMMARY_SCHEMA, "image_version_summary"),
     ]
-    for text in by:
-        keys = parse_keys(text)
-        files.append((cost_by(snap, keys, prices), allocation_schema(keys), file_name(keys)[:-8]))
+    for keys, name in tables.items():
+        files.append((cost_by(snap, keys, prices), allocation_schema(keys), name))
     for frame, schema, kind in files:
         _write_parquet(frame, schema, folder / f"{kind}.parquet", kind)
-    page = build_html(snap, prices, by)
+    page = _page_html(snap, prices, tables)
     target = folder / "report.html"
     _atomic_write(target, lambda path: path.write_text(page, encoding="utf-8"))
     return target

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError, first_line
+from ..escape import sql_name, sql_text
 from ..tables import TABLE_NAMES
 from . import paths
 from ._reader import (
@@ -111,8 +112,7 @@ def _local_views(root: Path, day: date) -> dict[str, str]:
 
 
 def _single_file_sql(where: str) -> str:
-    quoted = "'" + where.replace("'", "''") + "'"
-    return f"select * from read_parquet({quoted})"
+    return f"select * from read_parquet({sql_text(where)})"
 
 
 def _remote_views(store: Store, day: date) -> dict[str, str]:
@@ -139,14 +139,11 @@ def _info_sql(dataset: str, day: date, store: Store | None) -> str:
     """`dims_catalog`: the dataset, its day, when the catalog was written and, on object
     storage, the SQL a tool runs first (the secret's values left for it to fill in)."""
     setup = _setup_sql(store) if store is not None else ""
-
-    def text(value: str) -> str:
-        return "'" + value.replace("'", "''") + "'"
-
     written = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
     return (
-        f"select {text(dataset)} as dataset, date {text(day.isoformat())} as snapshot_date, "
-        f"timestamptz {text(written + '+00')} as written_at, {text(setup)} as setup_sql"
+        f"select {sql_text(dataset)} as dataset, date {sql_text(day.isoformat())} as "
+        f"snapshot_date, timestamptz {sql_text(written + '+00')} as written_at, "
+        f"{sql_text(setup)} as setup_sql"
     )
 
 
@@ -158,12 +155,12 @@ def _setup_sql(store: Store) -> str:
     endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
     if endpoint:
         host = endpoint.split("://", 1)[-1].rstrip("/")
-        options.append(f"ENDPOINT '{host}'")
+        options.append(f"ENDPOINT {sql_text(host)}")
         options.append("URL_STYLE 'path'")
         options.append(f"USE_SSL {str(not endpoint.startswith('http://')).lower()}")
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if region:
-        options.append(f"REGION '{region}'")
+        options.append(f"REGION {sql_text(region)}")
     scheme = store.uri.split("://", 1)[0]
     return f"INSTALL httpfs; LOAD httpfs; CREATE SECRET dims_{scheme} ({', '.join(options)});"
 
@@ -184,7 +181,7 @@ def _write(target: Path, views: dict[str, str], store: Store | None) -> None:
             if store is not None:
                 connection.register_filesystem(store_filesystem(store))
             for view, query in views.items():
-                connection.execute(f'create view "{view}" as {query}')
+                connection.execute(f"create view {sql_name(view)} as {query}")
             connection.execute("checkpoint")
         except duckdb.Error as exc:
             raise DatasetError(f"cannot write the catalog {target}: {first_line(exc)}") from None

@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import time
+import warnings
 from collections.abc import Collection, Iterator, Mapping
 from datetime import date
 from pathlib import Path
@@ -29,7 +30,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import DatasetError as DatasetError
-from ..errors import first_line, one_line
+from ..errors import NameCollisionWarning, first_line, one_line
+from ..escape import sql_name, sql_text
 from ..tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
 from ._remote import Store, open_store
@@ -364,20 +366,47 @@ REPORTS = "reports"
 
 def _view_names(reports: Mapping[str, str]) -> set[str]:
     """Every view a connection can have: each table, its history, each report table."""
-    return {*TABLE_NAMES, *(f"{t}_history" for t in TABLE_NAMES), *reports}
+    return {name.lower() for name in (*_dataset_views(), *reports)}
 
 
 def report_tables(out_dir: PathLike, day: date) -> dict[str, str]:
     """The report tables of `day` (name -> the file's path or its object key), those
-    `dims report` wrote at the default prices; none when it did not run that day."""
+    `dims report` wrote at the default prices; none when it did not run that day.
+
+    Each is a view under its file's name, so no two may be one name as DuckDB compares
+    names (ignoring case), nor a dataset table's or its history's: a file whose name is
+    taken (`Deployments.parquet`, or `cost_by_label_team` beside `cost_by_label_Team` from
+    an earlier run) is left out with a `NameCollisionWarning` naming it, and the dataset's
+    table, or the first in name order, keeps the name."""
     folder = paths.join(out_dir, REPORTS, paths.partition_name(day))
     if isinstance(folder, Path):
         found = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
-        return {f.stem: str(f) for f in found if f.stem not in TABLE_NAMES}
-    store = open_store(str(out_dir))
-    prefix = f"{REPORTS}/{paths.partition_name(day)}"
-    keys = [i.path for i in store.files(prefix) if i.path.endswith(".parquet")]
-    return {k.rsplit("/", 1)[-1][: -len(".parquet")]: k for k in sorted(keys)}
+        named = [(f.stem, str(f)) for f in found]
+    else:
+        prefix = f"{REPORTS}/{paths.partition_name(day)}"
+        keys = [i.path for i in open_store(str(out_dir)).files(prefix)]
+        named = [(k.rsplit("/", 1)[-1][: -len(".parquet")], k) for k in sorted(keys)]
+        named = [(name, key) for name, key in named if key.endswith(".parquet")]
+    taken = {name.casefold(): name for name in _dataset_views()}
+    tables: dict[str, str] = {}
+    for name, where in named:
+        if name.casefold() in taken:
+            warnings.warn(NameCollisionWarning(_taken(where, taken[name.casefold()])), stacklevel=2)
+            continue
+        taken[name.casefold()] = name
+        tables[name] = where
+    return tables
+
+
+def _dataset_views() -> list[str]:
+    return [*TABLE_NAMES, *(f"{t}_history" for t in TABLE_NAMES)]
+
+
+def _taken(where: str, other: str) -> str:
+    return (
+        f"{where}: not a view: its name is that of the view {other} (names ignore case); "
+        f"read it with read_parquet({sql_text(where)}), or rename the file"
+    )
 
 
 def _register_reports(
@@ -389,7 +418,7 @@ def _register_reports(
     """The day's report tables as views (read now: each is one small file)."""
     store = open_store(str(out_dir)) if paths.is_remote(out_dir) else None
     for name, where in reports.items():
-        if wanted is not None and name not in wanted:
+        if wanted is not None and name.lower() not in wanted:
             continue
         data = store.read_bytes(where) if store is not None else None
         source: Any = pa.BufferReader(data) if data is not None else where
@@ -438,7 +467,7 @@ def parquet_view_sql(files: list[str], union: bool = True) -> str:
     with `snapshot_date` from the Hive folder names and the columns of every file (`union`),
     or the first file's columns (DuckDB still matches them by name, and a file that lacks
     one is an error, never a silent null)."""
-    listed = ", ".join("'" + file.replace("'", "''") + "'" for file in files)
+    listed = ", ".join(sql_text(file) for file in files)
     union_by_name = ", union_by_name = true" if union else ""
     return f"select * from read_parquet([{listed}], hive_partitioning = true{union_by_name})"
 
@@ -484,7 +513,7 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
     """
     import duckdb
 
-    keys = ", ".join(f'"{name}"' for name in [PARTITION, *by])
+    keys = ", ".join(sql_name(name) for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
     try:  # the days' schemas alike (the usual case): no union of 1,095 schemas, 2x sooner
         counted = _count_history(out_dir, table, query, union=False)
@@ -603,4 +632,4 @@ def _duckdb_file(path: Path) -> str | None:
 def _create_view(connection: duckdb.DuckDBPyConnection, name: str, files: list[str]) -> None:
     """A view read by DuckDB's own reader at each query (a long-lived connection sees a
     re-exported file whole: the file is opened, footer and data, at each scan)."""
-    connection.execute(f'create view "{name}" as {parquet_view_sql(files)}')
+    connection.execute(f"create view {sql_name(name)} as {parquet_view_sql(files)}")

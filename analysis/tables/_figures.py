@@ -7,12 +7,14 @@ figure) or a total infinite (a huge one). Such a figure is an *unreadable value*
 container quantity Kubernetes refuses is:
 
 - a figure below zero, or above `LARGEST_FIGURE` (2^32, 4,294,967,296 cores, replicas, MiB,
-  GiB or connections: beyond any cluster), is null in its column, never 0 (zero is a valid
-  figure and stays one; `-0` reads as 0, so that no figure prints as `-0`);
+  GiB or connections: beyond any cluster; `_quantities`, whose container quantities follow
+  the same bound), is null in its column, never 0 (zero is a valid figure and stays one;
+  `-0` reads as 0, so that no figure prints as `-0`);
 - what it was is kept in the deployments column `unreadable_values_json`, a JSON object keyed
   by the field's dotted path in the spec (`source_config.resource_spec.cpu`; a value the
   service sent under its own name, `redis_cpu`, is keyed by the spec's, `cache_cpu`), the
-  number as the record sent it (a whole number as an integer);
+  number as the record sent it (the value the parse kept, not its spelling: a whole number
+  up to 2^53 as an integer, `-2.0` as `-2`);
 - deployment_components' figures and derived totals that depend on it are null (a replica
   count too: an unreadable scale is not the one replica of an absent one);
 - the export counts them (the manifest's `unreadable_values`, `UnreadableQuantityWarning`),

@@ -81,7 +81,7 @@ import email.utils
 import logging
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
@@ -100,6 +100,19 @@ _SECRETS: dict[str, re.Pattern[str]] = {}
 
 class DimsError(Exception):
     """Base class: catch this to handle every failure dims reports on purpose."""
+
+    #: The workspace the failure came from, where a client of several says which (None: one
+    #: workspace, or not told): its line starts `workspace <id>: ` then.
+    workspace: str | None = None
+
+    def from_workspace(self, tenant: str) -> Self:
+        """This error, named as the failure of workspace `tenant`: of a client of several
+        workspaces, a request alone does not say whose it was (the workspace is a header).
+        An error named once keeps its name."""
+        if self.workspace is None:
+            self.workspace = tenant
+            self.args = (f"workspace {tenant}: {self}",)
+        return self
 
 
 class ConfigurationError(DimsError):
@@ -150,33 +163,42 @@ class RejectedRecordError(ExportError):
 
 class WorkspacesFailed(ExportError):
     """Workspaces of an export failed, so nothing was published (without allow_partial, or
-    when every one failed).
+    when every one failed); or, for tables read in memory (`call`, such as
+    `deployments.list().to_pandas()`), so the call gave no tables.
 
     `workspaces` says, per workspace asked for, whether it was fetched or why it failed:
     `{"status": "fetched", "deployments": n}` or `{"status": "failed", "error": "…"}`. The
     raising site passes it, so this module knows nothing of the storage's `Workspace`.
     """
 
-    def __init__(self, workspaces: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(
+        self, workspaces: Mapping[str, Mapping[str, Any]], call: str | None = None
+    ) -> None:
         self.workspaces: dict[str, dict[str, Any]] = {
             tenant: dict(found) for tenant, found in workspaces.items()
         }
+        self.call = call
         failed = [(tenant, found) for tenant, found in workspaces.items() if _failed(found)]
         fine = [
             f"{tenant} ({found.get('deployments') or 0:,} deployments)"
             for tenant, found in workspaces.items()
             if not _failed(found)
         ]
+        others = (
+            "pass --allow-partial to publish the others"
+            if call is None
+            else "leave them out of tenant_id to read the others"
+        )
         advice = (
             "every workspace failed"
             if not fine
-            else f"fetched: {', '.join(fine)}; fix the failed ones, or pass --allow-partial "
-            "to publish the others"
+            else f"fetched: {', '.join(fine)}; fix the failed ones, or {others}"
         )
         reasons = "; ".join(f"{tenant}: {found['error']}" for tenant, found in failed)
+        outcome = "nothing was published" if call is None else f"{call} gave no tables"
         super().__init__(
-            f"{len(failed)} of {len(workspaces)} workspace(s) failed, so nothing was "
-            f"published: {reasons}; {advice}"
+            f"{len(failed)} of {len(workspaces)} workspace(s) failed, so {outcome}: "
+            f"{reasons}; {advice}"
         )
 
 

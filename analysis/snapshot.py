@@ -321,9 +321,11 @@ def _read_workspaces(
     options: ExportOptions,
     filters: Filters,
     progress: Progress | None,
+    call: str | None = None,
 ) -> tuple[Counts, list[Workspace]]:
     """Several workspaces into `session`: their pages, then each one's outcome (a failure
-    is WorkspacesFailed, unless `allow_partial` and another workspace worked)."""
+    is WorkspacesFailed, unless `allow_partial` and another workspace worked; of `call`,
+    when the tables are read in memory, not published)."""
     from .fetch import WorkspaceFetch
 
     fetcher = WorkspaceFetch(
@@ -339,7 +341,7 @@ def _read_workspaces(
     found = fetcher.outcome()
     failed = sum(w.error is not None for w in found)
     if failed and (not options.allow_partial or failed == len(found)):
-        raise WorkspacesFailed(_outcomes(found))
+        raise WorkspacesFailed(_outcomes(found), call)
     _add_listed(reading.flattener, found)
     return reading.finish(), found
 
@@ -552,7 +554,7 @@ def fetch_tables(
     chosen, wanted = _edge(options, filters, keywords)
     memory = _InMemory(_utc_now(chosen.snapshot_at))
     if isinstance(source, Mapping):
-        _read_workspaces(memory, source, chosen, wanted, progress)
+        _read_workspaces(memory, source, chosen, wanted, progress, "fetch_tables()")
     else:
         _, evidence, _ = _read_service(memory, source, chosen, wanted, progress)
         warn_every_repository_not_found(_section(evidence))

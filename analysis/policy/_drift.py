@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from analysis.policy._groups import Figure, figure_of
-from analysis.policy._money import growth, ids_and_names, result
+from analysis.policy._money import above, growth, ids_and_names, result
 from analysis.policy._results import Notice, RuleResult, Violation
 from analysis.policy._rules import Drift, Group, Rules
 from analysis.reports import PriceSheet, Snapshot, allocated, allocation_keys
@@ -63,8 +63,7 @@ def _figure(pair: _Pair, rule: str) -> tuple[float | None, bool, str]:
 
 def _outcome(pair: _Pair, rule: str, limit: float, context: _Context) -> Violation | Notice | None:
     figure, infinite, note = _figure(pair, rule)
-    rounded = None if figure is None else round(figure, 2)
-    over = infinite or (rounded is not None and rounded > limit)
+    over = infinite or (figure is not None and above(figure, limit))
     limits = context.rules.basis == "limits"
     left = pair.left_out(limits, context.then.snapshot_date)
     unit = "percent" if rule == PERCENT else "usd_month_increase"

@@ -50,6 +50,13 @@ def _unknown_part(
     return Notice(rule, group, message, **ids_and_names(figure.left_out))
 
 
+def above(figure: float, limit: float) -> bool:
+    """Is `figure` above `limit`, both to the cent? What a result prints (`$1,234.57 > limit
+    $1,234.56`) is what was judged: a cost equal to its limit holds, however many digits
+    either was given with, and no failure reads `$X > limit $X`."""
+    return round(figure, 2) > round(limit, 2)
+
+
 def budget(
     snap: Snapshot, group: Group, limit: float, rules: Rules, prices: PriceSheet
 ) -> Violation | Notice | None:
@@ -57,7 +64,7 @@ def budget(
     figure = figure_of(snap, group, rules, prices)
     if figure is None:
         return None
-    if figure.value is not None and round(figure.value, 2) > limit:
+    if figure.value is not None and above(figure.value, limit):
         left = figure.left_out_text(rules.basis == "limits")
         note = f"at least: {left} not in the figure" if left else ""
         ranked = figure.members[figure.members[rules.cost_column].notna()]

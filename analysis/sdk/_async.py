@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -56,8 +56,9 @@ class AsyncDeploymentListing(Listing):
         return self._workspace_pages(clients)
 
     async def _tenant_pages(self, tenant: str | None, client: DimsClient) -> AsyncIterator[Page]:
-        async for page in fetch.aiter_pages(client, **self.fetch_options()):
-            yield dataclasses.replace(page, tenant_id=tenant)
+        with self.asking(tenant):
+            async for page in fetch.aiter_pages(client, **self.fetch_options()):
+                yield dataclasses.replace(page, tenant_id=tenant)
 
     async def _workspace_pages(self, clients: dict[str | None, DimsClient]) -> AsyncIterator[Page]:
         copies = fetch.OneCopy([t for t in clients if t is not None])
@@ -82,7 +83,7 @@ class AsyncDeploymentListing(Listing):
         try:
             for tenant, client in clients.items():
                 assert tenant is not None
-                async for page in fetch.aiter_pages(client, **self.fetch_options()):
+                async for page in self._tenant_pages(tenant, client):
                     for found in each.now(page, tenant):
                         yield found
             for found in each.rest():
@@ -92,31 +93,51 @@ class AsyncDeploymentListing(Listing):
 
     async def to_arrow(self, *, include_env_values: bool = False) -> dict[str, pa.Table]:
         """`DeploymentListing.to_arrow`, fetched and read in a worker thread."""
-        from ..snapshot import fetch_tables
-
-        options = self.export_options(include_env_values)
-        return await asyncio.to_thread(fetch_tables, self.source(), **options)
+        return await self._tables("to_arrow", include_env_values)
 
     async def to_pandas(self, *, include_env_values: bool = False) -> dict[str, pd.DataFrame]:
         """`to_arrow()` as DataFrames."""
         from ..tables import to_pandas
 
-        tables = await self.to_arrow(include_env_values=include_env_values)
+        tables = await self._tables("to_pandas", include_env_values)
         return {name: to_pandas(table) for name, table in tables.items()}
+
+    async def _tables(self, call: str, include_env_values: bool) -> dict[str, pa.Table]:
+        from ..snapshot import fetch_tables
+
+        options = self.export_options(include_env_values)
+        with self.tables_for(call):
+            return await asyncio.to_thread(fetch_tables, self.source(), **options)
 
 
 async def afirst_found(
-    clients: Iterable[DimsClient], call: Callable[[DimsClient], Awaitable[T]]
+    connections: Connections,
+    timeout: Timeout | None,
+    call: Callable[[DimsClient], Awaitable[T]],
 ) -> T:
     """The async twin of `_sync.first_found`."""
     missing: NotFoundError | None = None
-    for client in clients:
-        try:
-            return await call(client)
-        except NotFoundError as exc:
-            missing = exc
+    for tenant, client in connections.clients(timeout).items():
+        with connections.asking(tenant):
+            try:
+                return await call(client)
+            except NotFoundError as exc:
+                missing = exc
     assert missing is not None, "no client to ask"
     raise missing
+
+
+async def aeach_asked(
+    connections: Connections,
+    timeout: Timeout | None,
+    call: Callable[[DimsClient], Awaitable[T]],
+) -> list[T]:
+    """The async twin of `_sync.each_asked`, every answer in a list."""
+    answers = []
+    for tenant, client in connections.clients(timeout).items():
+        with connections.asking(tenant):
+            answers.append(await call(client))
+    return answers
 
 
 class AsyncDeployments:
@@ -174,12 +195,13 @@ class AsyncProviders:
         self._connections = connections
 
     async def list(self, *, timeout: Timeout | None = None) -> builtins.list[OAuthProvider]:
-        clients = self._connections.clients(timeout).values()
-        return models.providers(merged([await fetch.alist_providers(c) for c in clients]))
+        lists = await aeach_asked(self._connections, timeout, fetch.alist_providers)
+        return models.providers(merged(lists))
 
     async def get(self, provider_id: str, *, timeout: Timeout | None = None) -> OAuthProvider:
-        clients = self._connections.clients(timeout).values()
-        record = await afirst_found(clients, lambda c: fetch.aget_provider(c, provider_id))
+        record = await afirst_found(
+            self._connections, timeout, lambda c: fetch.aget_provider(c, provider_id)
+        )
         return models.parse_provider(record)
 
     @property
@@ -217,8 +239,9 @@ class AsyncRepositories:
     async def list(
         self, integration_id: str, *, timeout: Timeout | None = None
     ) -> builtins.list[Repository]:
-        clients = self._connections.clients(timeout).values()
-        records = await afirst_found(clients, lambda c: fetch.alist_repositories(c, integration_id))
+        records = await afirst_found(
+            self._connections, timeout, lambda c: fetch.alist_repositories(c, integration_id)
+        )
         return models.repositories(records, integration_id)
 
     @property

@@ -10,7 +10,8 @@ same pools (`RetryTransport.with_policy`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -27,7 +28,7 @@ from ..connection import (
     connect,
     tenant_ids,
 )
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, DimsError
 
 #: What `timeout=` takes: seconds for each connect and read, or httpx's finer Timeout.
 Timeout: TypeAlias = float | httpx.Timeout
@@ -174,6 +175,17 @@ class Connections:
             return dict(self._clients)
         chosen = _timeout(timeout)
         return {t: attrs.evolve(c, timeout=chosen) for t, c in self._clients.items()}
+
+    @contextlib.contextmanager
+    def asking(self, tenant: str | None) -> Iterator[None]:
+        """Around what one workspace answers: of a client of several, an error raised names
+        that workspace (`DimsError.from_workspace`), since its request alone does not."""
+        try:
+            yield
+        except DimsError as error:
+            if tenant is not None and len(self._clients) > 1:
+                error.from_workspace(tenant)
+            raise
 
     def one(self, what: str, timeout: Timeout | None = None) -> DimsClient:
         """The client of a call that is one request, which one workspace must answer."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .. import spec
 from ..connection import DimsClient
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, WorkspacesFailed
 from ..options import Filters
 from ._connections import Connections, Timeout
 
@@ -56,6 +57,20 @@ class Listing:
 
     def source(self) -> DimsClient | Mapping[str, DimsClient]:
         return self._connections.source(self.timeout)
+
+    def asking(self, tenant: str | None) -> contextlib.AbstractContextManager[None]:
+        """Around one workspace's pages: an error names it (`Connections.asking`)."""
+        return self._connections.asking(tenant)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def tables_for(call: str) -> Iterator[None]:
+        """Around the tables `call` (`to_arrow`, `to_pandas`) reads in memory: a workspace
+        that failed is said to have failed that call, which publishes nothing."""
+        try:
+            yield
+        except WorkspacesFailed as failed:
+            raise WorkspacesFailed(failed.workspaces, f"deployments.list().{call}()") from None
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{k}={v!r}" for k, v in self.filters.items())

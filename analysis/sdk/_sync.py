@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
@@ -57,8 +57,9 @@ class DeploymentListing(Listing):
         return copies.pages(p for t, c in clients.items() for p in self._tenant_pages(t, c))
 
     def _tenant_pages(self, tenant: str | None, client: DimsClient) -> Iterator[Page]:
-        for page in fetch.iter_pages(client, **self.fetch_options()):
-            yield dataclasses.replace(page, tenant_id=tenant)
+        with self.asking(tenant):
+            for page in fetch.iter_pages(client, **self.fetch_options()):
+                yield dataclasses.replace(page, tenant_id=tenant)
 
     def _found(self) -> Iterator[Found]:
         clients = self._clients()
@@ -71,7 +72,7 @@ class DeploymentListing(Listing):
         try:
             for tenant, client in clients.items():
                 assert tenant is not None
-                for page in fetch.iter_pages(client, **self.fetch_options()):
+                for page in self._tenant_pages(tenant, client):
                     yield from each.now(page, tenant)
             yield from each.rest()
         finally:
@@ -80,27 +81,43 @@ class DeploymentListing(Listing):
     def to_arrow(self, *, include_env_values: bool = False) -> dict[str, pa.Table]:
         """Every table of the dataset, by name, for this listing: what an export of it
         writes (the providers and the repositories it names included), in memory."""
-        from ..snapshot import fetch_tables
-
-        return fetch_tables(self.source(), **self.export_options(include_env_values))
+        return self._tables("to_arrow", include_env_values)
 
     def to_pandas(self, *, include_env_values: bool = False) -> dict[str, pd.DataFrame]:
         """`to_arrow()` as DataFrames (nullable integers and booleans, as the reports read)."""
         from ..tables import to_pandas
 
-        tables = self.to_arrow(include_env_values=include_env_values)
+        tables = self._tables("to_pandas", include_env_values)
         return {name: to_pandas(table) for name, table in tables.items()}
 
+    def _tables(self, call: str, include_env_values: bool) -> dict[str, pa.Table]:
+        from ..snapshot import fetch_tables
 
-def first_found(clients: Iterable[DimsClient], call: Callable[[DimsClient], T]) -> T:
+        with self.tables_for(call):
+            return fetch_tables(self.source(), **self.export_options(include_env_values))
+
+
+def each_asked(
+    connections: Connections, timeout: Timeout | None, call: Callable[[DimsClient], T]
+) -> Iterator[T]:
+    """`call` on each workspace's client in turn; an error names its workspace."""
+    for tenant, client in connections.clients(timeout).items():
+        with connections.asking(tenant):
+            yield call(client)
+
+
+def first_found(
+    connections: Connections, timeout: Timeout | None, call: Callable[[DimsClient], T]
+) -> T:
     """`call` on each workspace's client in turn until one is not a 404 (the last 404 when
-    every one is)."""
+    every one is); another error names its workspace."""
     missing: NotFoundError | None = None
-    for client in clients:
-        try:
-            return call(client)
-        except NotFoundError as exc:
-            missing = exc
+    for tenant, client in connections.clients(timeout).items():
+        with connections.asking(tenant):
+            try:
+                return call(client)
+            except NotFoundError as exc:
+                missing = exc
     assert missing is not None, "no client to ask"
     raise missing
 
@@ -167,14 +184,15 @@ class Providers:
 
     def list(self, *, timeout: Timeout | None = None) -> builtins.list[OAuthProvider]:
         """Every OAuth provider; of several workspaces, each one's in turn, each id once."""
-        clients = self._connections.clients(timeout).values()
-        return models.providers(merged(fetch.list_providers(c) for c in clients))
+        lists = each_asked(self._connections, timeout, fetch.list_providers)
+        return models.providers(merged(lists))
 
     def get(self, provider_id: str, *, timeout: Timeout | None = None) -> OAuthProvider:
         """One provider by its provider_id slug (`github-local-dev`); of several workspaces,
         the first that has it."""
-        clients = self._connections.clients(timeout).values()
-        record = first_found(clients, lambda c: fetch.get_provider(c, provider_id))
+        record = first_found(
+            self._connections, timeout, lambda c: fetch.get_provider(c, provider_id)
+        )
         return models.parse_provider(record)
 
     @property
@@ -215,8 +233,9 @@ class Repositories:
         """The integration's repositories (its UUID, as a deployment's
         `source_config.integration_id` names it); of several workspaces, the first that
         knows the integration."""
-        clients = self._connections.clients(timeout).values()
-        records = first_found(clients, lambda c: fetch.list_repositories(c, integration_id))
+        records = first_found(
+            self._connections, timeout, lambda c: fetch.list_repositories(c, integration_id)
+        )
         return models.repositories(records, integration_id)
 
     @property

@@ -480,6 +480,35 @@ def test_every_escaped_form_of_a_secret_is_scrubbed(secret):
         assert clean.startswith("before ") and clean.endswith(" after")
 
 
+def _upper_hex_forms(secret: str) -> list[str]:
+    """`secret` as encoders that write hex in upper case give it: `\\u00C9` (JSON from Java,
+    .NET, …, for every character or the non-ASCII ones), `\\xC9` (one byte of Latin-1) and
+    `\\xC3\\x89` (its UTF-8 bytes), once and escaped once more."""
+
+    def escaped(char: str, how: str) -> str:
+        code = ord(char)
+        if how == "all-u":
+            return f"\\u{code:04X}"
+        if code < 0x80:
+            return char
+        if how == "u":
+            return f"\\u{code:04X}"
+        if how == "x":
+            return f"\\x{code:02X}"
+        return "".join(f"\\x{byte:02X}" for byte in char.encode())
+
+    once = ["".join(escaped(c, how) for c in secret) for how in ("all-u", "u", "x", "utf8")]
+    assert all(form != form.lower() for form in once)  # hex digits in upper case, each
+    return [*once, *(form.replace("\\", "\\\\") for form in once)]
+
+
+def test_a_secret_written_with_upper_case_hex_escapes_is_scrubbed():
+    secret = "zqe1\u00c9zqe2\u00e9zqe3"  # É and é; an ASCII key is the first form's case
+    add_secret(secret)
+    for form in _upper_hex_forms(secret):
+        assert scrub(f"before {form} after") == f"before {REDACTED} after", form
+
+
 @pytest.mark.parametrize("outer_first", [True, False])
 def test_a_secret_within_another_leaves_no_piece_of_either(outer_first):
     tag = "zqA" if outer_first else "zqB"

@@ -244,3 +244,30 @@ def test_several_workspaces_all_404_are_one_warning_naming_them(github, tmp_path
         take_workspaces_snapshot(right, tmp_path / "right", snapshot_date=DAY)
     assert code_host_warnings(caught) == []
     assert exported_repositories(tmp_path / "right") == expected_repositories(github.fleet)
+
+
+@pytest.mark.parametrize("bad", ["a/b", ".", "..", "git hub", "x" * 65])
+def test_a_dims_code_host_that_is_no_path_segment_is_refused_on_every_path(bad, monkeypatch):
+    """However the repositories URL is reached, `DIMS_CODE_HOST` is checked on the way: by
+    `connect()`, by `code_host_of()` and every fetch of a client `connect()` did not make
+    (the generated client's own), sync and async. Nothing listens at the base URL, so the
+    ConfigurationError shows that no request was sent."""
+    monkeypatch.setenv("DIMS_CODE_HOST", bad)
+    plain = Client(base_url="http://127.0.0.1:1")
+    integration = str(uuid.UUID(int=1))
+    calls = {
+        "connect": lambda: connect("http://127.0.0.1:1"),
+        "code_host_of": lambda: code_host_of(plain),
+        "repositories_request": lambda: fetch.repositories_request(plain, integration),
+        "list_repositories": lambda: fetch.list_repositories(plain, integration),
+        "fetch_repositories": lambda: fetch.fetch_repositories(plain, [integration]),
+        "alist_repositories": lambda: asyncio.run(fetch.alist_repositories(plain, integration)),
+        "afetch_repositories": lambda: asyncio.run(fetch.afetch_repositories(plain, [integration])),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ConfigurationError) as info:
+            call()
+        message = str(info.value)
+        assert len(message.splitlines()) == 1, name
+        assert message.startswith("the code host (DIMS_CODE_HOST / --code-host)"), (name, message)
+        assert "is not one path segment" in message, name

@@ -82,6 +82,38 @@ def test_a_budget_holds_a_cent_above_its_figure_and_fails_a_cent_below(snap, gro
     assert not failed.passed
 
 
+@pytest.mark.parametrize("group", [*GROUPS, "fleet"])
+def test_a_group_costing_exactly_its_budget_passes_it(snap, group) -> None:
+    """A budget is "at most", to the cent: the group's cost as a budget holds, whether given
+    in cents or to the last digit the report has (type=prod's cost, 196,638.826…, rounds
+    up: judged in cents on one side only it read "$196,638.83 > limit $196,638.83")."""
+    if group == "fleet":
+        figure = reports.fleet_totals(snap)[REQUESTS_MAX]
+    else:
+        figure = _figure(snap, *GROUPS[group])
+    for exact in (round(figure, 2), figure):
+        held = check(snap, {"unknown_costs": "notice", "budgets": {group: exact}})
+        assert rule(held, "budgets").status == "pass" and held.passed, (exact, held.violations)
+        assert rule(held, "budgets").checked == 1 and rule(held, "budgets").violations == ()
+    for mills in range(-12, 13):  # budgets around the cost: a failure never reads $X > $X
+        limit = figure + mills / 1000
+        found = rule(check(snap, {"unknown_costs": "notice", "budgets": {group: limit}}), "budgets")
+        assert (found.status == "fail") is (round(figure, 2) > round(limit, 2)), limit
+        for violation in found.violations:
+            assert f"{violation.figure:,.2f}" != f"{violation.limit:,.2f}", limit
+
+
+def test_dims_check_passes_a_budget_equal_to_the_figure_it_prints(capsys, tmp_path, dataset, snap):
+    """The figure `dims check` prints for a group, written back as its budget, holds."""
+    figure = round(_figure(snap, "label:team", "payments"), 2)
+    for limit, code_wanted in ((figure, 0), (round(figure - 0.01, 2), 1)):
+        text = f"unknown_costs: notice\nbudgets:\n  label:team=payments: {limit:.2f}\n"
+        rules = write(tmp_path, text)
+        code, out, _ = run(capsys, "check", "--rules", str(rules), "--out", str(dataset))
+        assert code == code_wanted, out
+    assert f"${figure:,.2f} > limit ${figure - 0.01:,.2f}" in out, out
+
+
 def test_a_teams_figure_is_the_independent_sum_of_its_deployments(fleet, snap) -> None:
     """The dollars a budget is held to are the fleet's, computed apart from the reports; the
     deployments named are the team's, most expensive first."""

@@ -418,3 +418,56 @@ def test_allocation_by_team_equals_independent_sums(capsys, tmp_path, fleet) -> 
     shown = printed.split("by label:team", 1)[1].splitlines()[1 : len(rows) + 1]
     assert [line.split()[0] for line in shown] == list(rows)
     assert all(f"${rows[line.split()[0]]['usd_month']:,.2f}" in line for line in shown)
+
+
+def _bounded(fleet) -> dict:
+    """A deployment of `fleet` priced on both bases: every component's limits set, and
+    those of its sidecars and init containers."""
+    for record in fleet.deployments:
+        state = fm.status(record)
+        rs = fm.resource_spec(record)
+        if (
+            state["unpriced_reason"] is None
+            and not state["limits_unbounded"]
+            and all(rs.get(f) is not None for f in ("queue_cpu", "db_cpu", "db_memory_mb"))
+        ):
+            return record
+    raise AssertionError("the fleet has no bounded deployment with a queue and a DB")
+
+
+def test_one_limit_missing_of_two_makes_the_limits_basis_unbounded(tmp_path, fleet) -> None:
+    """A component with a CPU limit but no memory limit (or the other way round) may use
+    the node's memory (or CPU): its limits basis is unbounded, null and counted, never
+    priced on the one limit it has; its requests are priced as usual."""
+    base = _bounded(fleet)
+    variants = {  # each leaves one limit of one component out
+        "main-cpu-limit-only": "memory_limit_mb",
+        "main-memory-limit-only": "cpu_limit",
+        "queue-cpu-limit-only": "queue_memory_limit_mb",
+        "db-memory-limit-only": "db_cpu_limit",
+    }
+    records, types = [copy.deepcopy(base)], {base["id"]: "prod"}
+    for n, (name, field) in enumerate(variants.items(), start=1):
+        record = copy.deepcopy(base)
+        record["id"], record["name"] = f"{base['id'][:-2]}{n:02d}", name
+        record["source_config"]["resource_spec"][field] = None
+        assert fm.status(record)["limits_unbounded"], name  # the independent rule agrees
+        records.append(record)
+        types[record["id"]] = "prod"
+    fm.export_fleet(records, types, tmp_path, DATE)
+    costs = reports.cost_by_deployment(tmp_path).set_index("name")
+    limits = [c for c in costs.columns if c.startswith("cost_limit_")]
+    requests = [c for c in costs.columns if c.startswith("cost_request_")]
+    assert limits and requests
+    for name in variants:
+        row = costs.loc[name]
+        assert bool(row["limits_unbounded"]) and pd.isna(row["unpriced_reason"]), name
+        assert all(pd.isna(row[c]) for c in limits), name  # null, never $0 or half a price
+        assert all(row[c] > 0 for c in requests), name
+    assert not bool(costs.loc[base["name"], "limits_unbounded"])
+    assert all(costs.loc[base["name"], c] > 0 for c in limits)
+    totals = reports.fleet_totals(tmp_path)
+    assert totals["deployments_unbounded"] == len(variants)
+    assert totals["cost_limit_max_scale_usd_month"] == round(
+        fm.monthly_costs(base)["cost_limit_max_scale_usd_month"], 2
+    )

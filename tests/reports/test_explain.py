@@ -319,3 +319,36 @@ def test_each_printed_line_is_arithmetic_that_checks_out(capsys, fleet, dataset)
             assert sum(shown) == pytest.approx(_number(total[1]), abs=0.005 * len(shown))
             checked += 1
         assert checked == sum(v is not None for v in _printed_totals(out).values())
+
+
+def test_a_fractional_max_scale_is_not_called_inverted(capsys, tmp_path, fleet) -> None:
+    """A max_scale of 2.5 runs 3 pods (whole pods, rounded up): with min_scale 3, or 2, it is
+    not below min_scale, and `dims explain`'s scale note says so; 1.5 (2 pods) below 3 is."""
+    base = next(
+        r for r in fleet.deployments if fm.resource_spec(r) and not fm.status(r)["scale_inverted"]
+    )
+    shapes = {"even-3": (3, 2.5), "above-2": (2, 2.5), "below-3": (3, 1.5)}
+    records, types = [], {}
+    for n, (name, (low, high)) in enumerate(shapes.items()):
+        record = copy.deepcopy(base)
+        record["id"], record["name"] = f"{base['id'][:-2]}{n:02d}", name
+        record["source_config"]["resource_spec"].update(min_scale=low, max_scale=high)
+        records.append(record)
+        types[record["id"]] = "prod"
+    fm.export_fleet(records, types, tmp_path, DATE)
+    for record in records:
+        low, high = shapes[record["name"]]
+        inverted = record["name"] == "below-3"
+        assert fm.status(record)["scale_inverted"] is inverted  # the independent rule
+        e = reports.explain(tmp_path, record["id"])
+        assert e.scale_inverted is inverted
+        assert ("scale_inverted" in {f.name for f in e.flags}) is inverted
+        code, out, _ = _run(capsys, "explain", record["id"], "--out", str(tmp_path))
+        assert code == 0
+        rows = [line.strip() for line in out.splitlines() if "(min_scale" in line]
+        (note,) = [row for row in rows if row.startswith("main ")]  # its per-replica row
+        written = f"(min_scale {low}, max_scale {high}"
+        assert written in note, note
+        assert (": inverted" in note) is inverted, note
+        if inverted:
+            assert note.endswith(f"{written}: inverted, max priced at {low})"), note

@@ -402,3 +402,35 @@ def test_a_focus_write_that_fails_names_the_users_file(snap, tmp_path, monkeypat
         reports.write_focus(reports.focus_table(snap), target)
     assert raised.value.filename == str(target)
     assert list(tmp_path.iterdir()) == []
+
+
+UNITS = (("cpu", "cores"), ("memory", "gib"))
+
+
+@pytest.mark.parametrize("basis", ["request-min", "request-max", "limit-min", "limit-max"])
+def test_the_quantities_follow_the_focus_basis_and_scale(dataset, fleet, tmp_path, capsys, basis):
+    """`x_CpuCores` and `x_MemoryGiB` are the quantities the row's cost is made of: at the
+    scale (and on the basis) `--focus-basis` names, the raw fleet's own figures per
+    deployment, and × rate × hours each row's CPU and memory cost."""
+    out = tmp_path / "data"
+    shutil.copytree(dataset, out)
+    target = tmp_path / "costs.parquet"
+    code, _, err = run(
+        capsys, "report", "--out", str(out), "--focus", str(target), "--focus-basis", basis
+    )
+    assert code == 0, err
+    table = pq.read_table(target).to_pandas()
+    kind, scale = basis.split("-")
+    assert set(table["x_CostScale"]) == {scale} and set(table["x_CostBasis"]) == {kind}
+    per = table.groupby("ResourceId")[["x_CpuCores", "x_MemoryGiB"]].sum()
+    records = {r["id"]: r for r in fleet.deployments}
+    for deployment, row in per.iterrows():
+        want = fm.totals(records[deployment])
+        cores, gib = (want[f"{r}_{kind}_{u}_{scale}_scale"] for r, u in UNITS)
+        assert row["x_CpuCores"] == pytest.approx(cores, rel=1e-9), deployment
+        assert row["x_MemoryGiB"] == pytest.approx(gib, rel=1e-9), deployment
+    hours = table["x_HoursPerMonth"]
+    cpu = table["x_CpuCores"] * table["x_CpuCoreHour"] * hours
+    memory = table["x_MemoryGiB"] * table["x_MemoryGiBHour"] * hours
+    assert cpu.to_numpy() == pytest.approx(table["x_CpuCost"].to_numpy(), rel=1e-9)
+    assert memory.to_numpy() == pytest.approx(table["x_MemoryCost"].to_numpy(), rel=1e-9)

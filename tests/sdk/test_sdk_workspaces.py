@@ -147,3 +147,105 @@ def test_a_tenant_id_of_the_wrong_kind_is_one_line():
         analysis.Client(base_url="http://127.0.0.1:8765", tenant_id=7)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="empty workspace"):
         analysis.Client(base_url="http://127.0.0.1:8765", tenant_id=["a", ""])
+
+
+KEY = "sk-workspace-key-0123456789"
+
+
+def _each_call(mode, provider_id, integration_id):
+    """Every call of a client of several workspaces that asks each one, as `mode` runs it."""
+    if mode == "sync":
+        return {
+            "deployments": lambda c: list(c.deployments.list(page_size=5)),
+            "pages": lambda c: list(c.deployments.list(page_size=5).pages()),
+            "providers.list": lambda c: c.providers.list(),
+            "providers.get": lambda c: c.providers.get(provider_id),
+            "repositories.list": lambda c: c.repositories.list(integration_id),
+        }
+
+    async def models(c):
+        return [m async for m in c.deployments.list(page_size=5)]
+
+    async def pages(c):
+        return [p async for p in c.deployments.list(page_size=5).pages()]
+
+    return {
+        "deployments": models,
+        "pages": pages,
+        "providers.list": lambda c: c.providers.list(),
+        "providers.get": lambda c: c.providers.get(provider_id),
+        "repositories.list": lambda c: c.repositories.list(integration_id),
+    }
+
+
+def _run(mode, make, call):
+    if mode == "sync":
+        with make(analysis.Client) as client:
+            return call(client)
+
+    async def main():
+        async with make(analysis.AsyncClient) as client:
+            return await call(client)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (401, analysis.AuthenticationError),
+        (403, analysis.PermissionDeniedError),
+        (500, analysis.ServerError),
+    ],
+)
+def test_the_error_of_one_workspace_of_several_names_it(mode, status, kind):
+    """A sandbox that wants a key, and one workspace of two that refuses it (or fails):
+    every call that asks each workspace raises that workspace's typed error, and its line
+    names the workspace (the request alone does not: the workspace is a header), never the
+    key."""
+    fleet = generate_fleet(30, seed=3, tenants=2)
+    good, bad = fleet.tenant_ids()
+    faults = Faults(fail_tenant=bad, fail_tenant_status=status)
+    provider = fleet.providers[0]["provider_id"]
+    integration = sorted(fleet.repositories)[0]
+    with run_sandbox(fleet=fleet, faults=faults, api_key=KEY) as sb:
+
+        def make(cls):
+            return cls(base_url=sb.base_url, api_key=KEY, tenant_id=[bad, good], max_retries=0)
+
+        for name, call in _each_call(mode, provider, integration).items():
+            with pytest.raises(kind) as info:
+                _run(mode, make, call)
+            error, line = info.value, str(info.value)
+            assert error.status_code == status and error.workspace == bad, name
+            assert line.startswith(f"workspace {bad}: GET "), (name, line)
+            assert f"HTTP {status}" in line and "\n" not in line, (name, line)
+            assert good not in line and KEY not in f"{line} {error!r} {error.body!r}", name
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("call", ["to_arrow", "to_pandas"])
+def test_tables_in_memory_that_a_workspace_fails_speak_of_the_call_not_of_publishing(mode, call):
+    """`to_arrow()` and `to_pandas()` publish nothing: a failed workspace makes the call
+    give no tables, and its line says that, naming the call, the workspace and why."""
+    fleet = generate_fleet(30, seed=3, tenants=2)
+    good, bad = fleet.tenant_ids()
+    faults = Faults(fail_tenant=bad, fail_tenant_status=401)
+    with run_sandbox(fleet=fleet, faults=faults, api_key=KEY) as sb:
+
+        def make(cls):
+            return cls(base_url=sb.base_url, api_key=KEY, tenant_id=[good, bad], max_retries=0)
+
+        def tables(client):  # the sync call, or the coroutine the async one awaits
+            return getattr(client.deployments.list(), call)()
+
+        with pytest.raises(WorkspacesFailed) as info:
+            _run(mode, make, tables)
+    line = str(info.value)
+    assert line.startswith(f"1 of 2 workspace(s) failed, so deployments.list().{call}() "), line
+    assert f"{bad}: GET " in line and "HTTP 401" in line and f"fetched: {good} (" in line
+    assert "publish" not in line and "--allow-partial" not in line, line
+    assert "\n" not in line and KEY not in line
+    assert info.value.workspaces[bad]["status"] == "failed"
+    assert info.value.workspaces[good]["status"] == "fetched"

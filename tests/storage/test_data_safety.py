@@ -2,9 +2,11 @@
 
 An export is killed (SIGINT, SIGKILL) in a subprocess while it is writing. The subprocess
 runs the real `dims export` (`analysis.cli.main`) with one change: its dump reader is a
-generator that yields a few pages (flushed to disk as row groups), writes a marker file and
+generator that yields a few pages (flushed to disk as row groups), says so on a pipe and
 then waits for more input forever. So the test knows the export is mid-write, temporary
-Parquet files open and half written, when it sends the signal; no timing guesses.
+Parquet files open and half written, when it sends the signal; no timing guesses: the test
+waits for what the child does (its line on the pipe, or the pipe's end should it die; its
+exit), never for a time, however loaded the machine is.
 Afterwards the earlier snapshot must read back byte-identical through pyarrow and DuckDB,
 readers must see no partition of the killed day, and the next export must succeed and clear
 what a SIGKILL left behind.
@@ -20,11 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import select
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import date
 from pathlib import Path
 
@@ -42,12 +46,15 @@ from analysis.tables import TABLE_NAMES
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
 PART = "part-0.parquet"
-DEADLINE_S = 30.0
+#: Bounds a wait only so that a hang fails instead of stopping the run: each wait is for an
+#: event (a line, an exit), which a loaded machine delays, but not by ten minutes.
+HANG_S = 600.0
+MID_WRITE = b"mid-write\n"
 
-#: `dims export --from-json <any>` whose dump never ends: 6 pages, a marker, then waiting.
+#: `dims export --from-json <any>` whose dump never ends: 6 pages, a line on the pipe whose
+#: descriptor is argv[1], then waiting.
 STALLED_EXPORT = """
-import signal, sys
-from pathlib import Path
+import os, signal, sys
 
 import analysis.snapshot
 from analysis.cli import main
@@ -55,14 +62,14 @@ from analysis.storage import read_table
 from analysis.pages import Page
 from analysis.sandbox import generate_fleet
 
-marker = Path(sys.argv[1])
+ready = int(sys.argv[1])
 fleet = generate_fleet(300, seed=3)
 
 
 def endless_dump(path, **options):
     for start in range(0, 300, 50):
         yield Page(fleet.deployments[start : start + 50], source=f"dump[{start}]")
-    marker.write_text("mid-write")
+    os.write(ready, b"mid-write\\n")  # pages 1-6 handed on: row groups 1-5 on disk
     while True:
         signal.pause()  # waiting for input that never comes; a signal ends it
 
@@ -108,8 +115,8 @@ def assert_readable(out: Path, day: date, rows: dict[str, int]) -> None:
 
 
 def poll(condition, what: str) -> None:
-    """Wait for `condition()` with a bounded deadline (readiness, not a sleep to sync)."""
-    deadline = time.monotonic() + DEADLINE_S
+    """Wait for `condition()` (readiness, not a sleep to sync), bounded only against a hang."""
+    deadline = time.monotonic() + HANG_S
     while not condition():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
@@ -121,30 +128,45 @@ def export_args(out: Path, day: date, dump: Path | str = "unused.json") -> list[
 
 
 @contextlib.contextmanager
-def export_stalled_mid_write(out: Path, day: date, tmp_path: Path) -> Iterator[subprocess.Popen]:
+def export_stalled_mid_write(
+    out: Path, day: date, wrapper: Sequence[str] = ()
+) -> Iterator[subprocess.Popen]:
     """A `dims export` of `day` stalled mid-write: row groups are on disk in its temporary
-    folder and its writers are open. Yields the process, killed on exit if still alive."""
-    marker = tmp_path / "mid-write"
+    folder and its writers are open. Yields the process (`wrapper`'s, when the export runs
+    under one, such as `unshare`), killed on exit if still alive."""
+    read_end, write_end = os.pipe()
+    script = [sys.executable, "-c", STALLED_EXPORT, str(write_end)]
     child = subprocess.Popen(
-        [sys.executable, "-c", STALLED_EXPORT, str(marker), *export_args(out, day)],
+        [*wrapper, *script, *export_args(out, day)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        pass_fds=(write_end,),
     )
+    os.close(write_end)  # the child holds the only writing end: its death ends the pipe
     try:
-        poll(lambda: marker.exists() or child.poll() is not None, "the export to stall")
-        assert child.poll() is None, child.communicate()
+        with os.fdopen(read_end, "rb") as ready:
+            said = _line_or_end(ready)
+        assert said == MID_WRITE, (said, child.poll() is None or child.communicate())
         part = f"deployments/snapshot_date={day.isoformat()}/part-0.parquet"
         (tmp,) = temporaries(out)
-        # row groups are on disk (written by a background thread, so wait for them)
-        poll(lambda: (tmp / part).stat().st_size > 10_000, "row groups in the temporary file")
+        # One row group in flight at most (each flush waits for the one before): rows
+        # groups 1-5 are written by the time the dump gave its last page.
+        assert (tmp / part).stat().st_size > 10_000
         with pytest.raises(Exception, match=r"magic bytes|footer|Parquet"):
             pq.read_table(tmp / part)  # the half-written file is not a Parquet file yet
         yield child
     finally:
         if child.poll() is None:
             child.kill()
-        child.communicate(timeout=DEADLINE_S)
+        child.communicate(timeout=HANG_S)
+
+
+def _line_or_end(stream) -> bytes:
+    """The next line of `stream`, or b"" at its end (the writer died): whichever comes."""
+    readable, _, _ = select.select([stream], [], [], HANG_S)
+    assert readable, f"nothing on the pipe in {HANG_S:.0f} s: the child hangs"
+    return stream.readline()
 
 
 @pytest.fixture
@@ -168,9 +190,9 @@ def first_snapshot(tmp_path):
 def test_sigint_mid_write_exits_130_with_one_line_and_leaves_nothing(first_snapshot, tmp_path):
     """Ctrl-C: the CLI says so in one line, removes its temporary folder, D1 is untouched."""
     out, before, rows = first_snapshot
-    with export_stalled_mid_write(out, D2, tmp_path) as child:
+    with export_stalled_mid_write(out, D2) as child:
         child.send_signal(signal.SIGINT)
-        _, stderr = child.communicate(timeout=DEADLINE_S)
+        _, stderr = child.communicate(timeout=HANG_S)
     assert child.returncode == 130
     assert stderr.strip().splitlines() == ["dims: interrupted; nothing partial was left behind"]
     assert "Traceback" not in stderr
@@ -188,9 +210,9 @@ def test_sigkill_mid_write_leaves_earlier_snapshots_and_the_next_export_cleans_u
     earlier snapshot (also the one being replaced) reads back intact, and the next export
     succeeds and removes the dead process's leftovers."""
     out, before, rows = first_snapshot
-    with export_stalled_mid_write(out, day, tmp_path) as child:
+    with export_stalled_mid_write(out, day) as child:
         child.send_signal(signal.SIGKILL)
-        child.communicate(timeout=DEADLINE_S)
+        child.communicate(timeout=HANG_S)
     assert child.returncode == -signal.SIGKILL
     left = temporaries(out)
     assert len(left) == 1  # invisible to readers: a dot folder outside every table's folder
@@ -488,7 +510,7 @@ def test_a_second_export_waits_for_the_lock_and_judges_leftovers_by_it(first_sna
             assert leftover.is_dir() and child.poll() is None
         finally:
             fcntl.flock(held, fcntl.LOCK_UN)
-    assert child.wait(timeout=DEADLINE_S) == 0
+    assert child.wait(timeout=HANG_S) == 0
     (line,) = stderr.read_text().strip().splitlines()
     assert line.startswith(f"dims: warning: another export is writing to {out}; waiting")
     assert not leftover.exists()

@@ -20,6 +20,7 @@ import time
 import warnings
 from datetime import UTC, date, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -30,18 +31,20 @@ from cli_in_process import run
 from object_store import S3Server
 
 from analysis.dumps import read_dump
-from analysis.errors import DatasetError, ExportError, ExportWaitWarning
+from analysis.errors import DatasetError, ExportError, ExportWaitWarning, LeaseLost
 from analysis.sandbox import fleet_dump_bytes, generate_fleet
 from analysis.snapshot import export_snapshot
-from analysis.storage import _remote_target as remote_target
 from analysis.storage import (
+    Store,
     duckdb_connection,
     history_counts,
     open_store,
+    paths,
     read_arrow,
     read_tables,
     snapshot_dates,
 )
+from analysis.storage import _remote_target as remote_target
 from analysis.tables import TABLE_NAMES
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -473,6 +476,89 @@ def test_a_commit_against_a_version_the_day_no_longer_has_changes_nothing(
     assert {k: after.get(k) for k in before} == before  # D1 and its kept version untouched
     assert_day_is(s3_server, s3_out, second, D1)
     assert_day_is(s3_server, s3_out, third, D2)
+    assert left_over(s3_server, s3_out) == []
+
+
+def export_interrupted_after_its_first_upload(
+    out: str, source: Path, monkeypatch: pytest.MonkeyPatch, happen
+) -> LeaseLost:
+    """An export (in this process) that runs `happen()` right after its first object is
+    staged, and must then stop with LeaseLost before anything is committed: that error."""
+    upload, done = Store.upload, []
+
+    def upload_then(self: Store, local: Path, key: str) -> None:
+        upload(self, local, key)
+        if not done:
+            done.append(key)
+            happen()
+
+    monkeypatch.setattr(Store, "upload", upload_then)
+    with pytest.raises(LeaseLost) as lost:
+        export(source, out)
+    assert done and "/_staging/" in f"/{done[0]}"
+    (line,) = str(lost.value).splitlines()
+    assert "nothing of this export was published" in line
+    return lost.value
+
+
+def test_a_lease_rewritten_with_an_older_generation_is_no_longer_held(
+    s3_server, s3_out, tmp_path, monkeypatch
+):
+    """While an export uploads, its lease object is rewritten with the generation before the
+    one it holds (a delayed PUT landing late, or a writer replaying an old lease): the
+    object is there, with the export's own id and a fresh time, but it is not the lease
+    this export last wrote, so the export stops before its commit and the day stays the
+    earlier export's."""
+    first = export(dump(tmp_path, "first", 40, seed=1), s3_out)
+    fs, root = s3_server.filesystem(), bucket_path(s3_out)
+    rewritten: list[dict[str, object]] = []
+
+    def rewrite_with_an_older_generation() -> None:
+        (key,) = [k for k in objects(s3_server, s3_out) if k.startswith("_leases/")]
+        body = json.loads(fs.open_input_file(f"{root}/{key}").read())
+        older = {**body, "generation": body["generation"] - 1}
+        with fs.open_output_stream(f"{root}/{key}") as stream:
+            stream.write(json.dumps(older).encode())
+        rewritten.append(older)
+
+    lost = export_interrupted_after_its_first_upload(
+        s3_out, dump(tmp_path, "second", 50, seed=2), monkeypatch, rewrite_with_an_older_generation
+    )
+    (older,) = rewritten
+    assert f"its lease holds generation {older['generation']}, not its own" in str(lost)
+    assert_day_is(s3_server, s3_out, first, D1)
+    assert left_over(s3_server, s3_out) == []  # its staging withdrawn, its lease removed
+
+
+def test_a_paused_export_stops_at_its_leases_margin_before_the_lease_is_stale(
+    s3_server, s3_out, tmp_path, monkeypatch
+):
+    """An export paused (its clock jumps, as after a SIGSTOP or a frozen VM) for longer than
+    its lease's margin, LEASE_STALE_S - 2 * LEASE_RENEW_S, but not as long as LEASE_STALE_S:
+    no other export can have taken the dataset yet (the lease is still live to them), and
+    it stops anyway, before its commit, since it can no longer be sure of that."""
+    first = export(dump(tmp_path, "first", 40, seed=1), s3_out)
+    margin = remote_target.LEASE_STALE_S - 2 * remote_target.LEASE_RENEW_S
+    paused = margin + remote_target.LEASE_RENEW_S
+    assert margin < paused < remote_target.LEASE_STALE_S
+    jumped = [0.0]
+    clock = SimpleNamespace(monotonic=lambda: time.monotonic() + jumped[0], sleep=time.sleep)
+    monkeypatch.setattr(remote_target, "time", clock)
+    live: list[list[str]] = []
+
+    def pause() -> None:
+        jumped[0] = paused
+        other = remote_target.ObjectStoreTarget(s3_out, paths.location(s3_out), "0" * 16)
+        other.lease.write()  # what another export starting now does: write, then list
+        live.append(other._live_leases(other.lease.key))
+        other.store.delete(other.lease.key)
+
+    lost = export_interrupted_after_its_first_upload(
+        s3_out, dump(tmp_path, "second", 50, seed=2), monkeypatch, pause
+    )
+    assert [len(keys) for keys in live] == [1]  # the paused export's lease: live, not stale
+    assert "this process was paused" in str(lost)
+    assert_day_is(s3_server, s3_out, first, D1)
     assert left_over(s3_server, s3_out) == []
 
 

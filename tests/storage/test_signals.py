@@ -14,7 +14,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,9 +29,9 @@ def test_a_stop_signal_mid_write_exits_with_one_line_and_leaves_nothing(
     first_snapshot, tmp_path, signum, code
 ):
     out, before, rows = first_snapshot
-    with safety.export_stalled_mid_write(out, safety.D2, tmp_path) as child:
+    with safety.export_stalled_mid_write(out, safety.D2) as child:
         child.send_signal(signum)
-        _, stderr = child.communicate(timeout=safety.DEADLINE_S)
+        _, stderr = child.communicate(timeout=safety.HANG_S)
     assert child.returncode == code
     name = signal.Signals(signum).name
     assert stderr.strip().splitlines() == [
@@ -80,30 +79,17 @@ def _namespaced_pids(host_pid: int) -> list[str]:
 @pytest.mark.skipif(
     not _pid_namespaces(), reason="`unshare --pid --fork` is not available here (needs root)"
 )
-def test_sigterm_reaches_an_export_running_as_pid_1(first_snapshot, tmp_path):
+def test_sigterm_reaches_an_export_running_as_pid_1(first_snapshot):
     """Without a handler, SIGTERM to PID 1 is dropped: Kubernetes would wait out its grace
     period and SIGKILL the export, leaving its temporary folder behind."""
     out, before, rows = first_snapshot
-    marker = tmp_path / "mid-write"
-    script = [sys.executable, "-c", safety.STALLED_EXPORT, str(marker)]
-    child = subprocess.Popen(
-        ["unshare", "--pid", "--fork", *script, *safety.export_args(out, safety.D2)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        safety.poll(lambda: marker.exists() or child.poll() is not None, "the export to stall")
-        assert child.poll() is None, child.communicate()
+    unshared = ("unshare", "--pid", "--fork")
+    with safety.export_stalled_mid_write(out, safety.D2, unshared) as child:
         children = Path(f"/proc/{child.pid}/task/{child.pid}/children").read_text().split()
         export = int(children[0])
         assert _namespaced_pids(export)[-1] == "1"  # it really is PID 1 in its namespace
         os.kill(export, signal.SIGTERM)
-        _, stderr = child.communicate(timeout=safety.DEADLINE_S)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate(timeout=safety.DEADLINE_S)
+        _, stderr = child.communicate(timeout=safety.HANG_S)
     assert child.returncode == 143, stderr
     (line,) = stderr.strip().splitlines()
     assert line == "dims: stopped by SIGTERM; nothing partial was left behind"

@@ -130,6 +130,52 @@ def test_the_owners_copy_wins_whichever_copy_comes_first(tmp_path, owner_first):
     ]
 
 
+def both_claim_it():
+    """A fleet of two workspaces A and C where C also lists one of A's deployments as its
+    own (tenant_id C, another image version): two copies, each naming the workspace that
+    listed it, so no copy is the owner's more than the other."""
+    fleet = generate_fleet(40, seed=SEED, tenants=2, embed_deployment_type=True)
+    a, c = fleet.tenant_ids()
+    theirs = [r for r in fleet.deployments if r["tenant_id"] == a][2]
+    claimed = copy.deepcopy(theirs)
+    claimed["tenant_id"], claimed["image_version"] = c, STALE_VERSION
+    fleet.list_also(c, [claimed])
+    return fleet, a, c, theirs
+
+
+@pytest.mark.parametrize("first", ["a", "c"])
+@pytest.mark.parametrize("arrives", ["first-workspace-first", "first-workspace-last"])
+def test_two_copies_that_both_name_their_own_workspace_are_decided_by_order(
+    tmp_path, first, arrives
+):
+    """The workspace given first keeps its copy, whichever copy comes first (when it comes
+    last it replaces the other, written already), and the manifest counts the other copy
+    under rule "order", not "owner": each copy is its own workspace's."""
+    fleet, a, c, theirs = both_claim_it()
+    order = [a, c] if first == "a" else [c, a]
+    winner, loser = order
+    slow = dict.fromkeys(order, 0)
+    slow[winner if arrives == "first-workspace-last" else loser] = SLOW_MS
+    with (
+        run_sandbox(fleet=fleet, latency_ms=slow[a]) as for_a,
+        run_sandbox(fleet=fleet, latency_ms=slow[c]) as for_c,
+    ):
+        clients = {a: client(for_a, a), c: client(for_c, c)}
+        result, caught = export_recording({t: clients[t] for t in order}, tmp_path)
+    assert duplicates(result, loser) == {"dropped": 1, "decided_by": by_rule(order=1)}
+    assert duplicates(result, winner) == {"dropped": 0, "decided_by": by_rule()}
+    (warning,) = of_kind(caught, DuplicateDeploymentsWarning)
+    assert warning.startswith("1 duplicate copy(ies)") and "1 by rule order" in warning
+    assert "by rule owner" not in warning
+    assert of_kind(caught, TenantMismatchWarning) == []  # each copy names its lister
+    ids = read_arrow(tmp_path, "deployments", DAY, ["id"])["id"].to_pylist()
+    assert ids.count(theirs["id"]) == 1
+    assert row_of(tmp_path, theirs["id"], "tenant_id") == winner
+    version = theirs["image_version"] if winner == a else STALE_VERSION
+    assert row_of(tmp_path, theirs["id"], "image_version") == version
+    assert result.records == len(fleet.deployments)
+
+
 def test_late_winners_replace_rows_written_row_groups_earlier(tmp_path):
     """The same rule on pages given by hand, in the order that makes A's copy late, written
     in small row groups: the replaced copy's rows were written several row groups earlier,

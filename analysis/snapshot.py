@@ -488,6 +488,7 @@ class _Reading:
             rejected=counts["rejected"],
             original_name_conflicts=counts["original_conflicts"],
             unreadable_quantities=counts["unreadable_quantities"],
+            unreadable_values=counts["unreadable_values"],
             tenant_mismatches=dict(self.flattener.tenant_mismatches),
         )
 

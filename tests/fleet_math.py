@@ -52,6 +52,35 @@ def resource_spec(record: dict) -> dict:
     return ((record.get("source_config") or {}).get("resource_spec")) or {}
 
 
+#: The largest figure a cluster runs (2^32 cores, replicas, MiB, GiB, connections): written
+#: out here, not imported, so that a wrong bound in the tables shows up as a difference.
+LARGEST_FIGURE = 2**32
+
+
+def _spelled(record: dict) -> dict[str, Any]:
+    """The record's resource_spec under the spec's names (`redis_cpu` is `cache_cpu`; sent
+    under both, the spec's name wins)."""
+    published = spec.original_names()["ResourceSpec"]
+    rs = resource_spec(record)
+    out = {published[k]: v for k, v in rs.items() if k in published}
+    out.update({k: v for k, v in rs.items() if k not in published})
+    return out
+
+
+def unreadable_figures(record: dict) -> dict[str, float]:
+    """The resource_spec figures no cluster runs (negative, or above 2^32), by field."""
+    rs = _spelled(record)
+    found = {f: rs.get(f) for f in spec.resource_numeric_fields()}
+    return {f: v for f, v in found.items() if v is not None and not 0 <= v <= LARGEST_FIGURE}
+
+
+def figures(record: dict) -> dict[str, Any]:
+    """The record's resource_spec under the spec's names, the figures no cluster runs taken
+    out (None)."""
+    rs, unreadable = _spelled(record), unreadable_figures(record)
+    return {k: (None if k in unreadable else v) for k, v in rs.items()}
+
+
 def namespace(record: dict) -> str | None:
     return ((record.get("source_config") or {}).get("listener_config") or {}).get("k8s_namespace")
 
@@ -78,7 +107,11 @@ def quantity(container: dict, section: str, key: str) -> tuple[str, float | None
         return "absent", None
     if not readable(raw):
         return "unreadable", None
-    return "value", (cpu if key == "cpu" else memory_gib)(raw)
+    value = (cpu if key == "cpu" else memory_gib)(raw)
+    largest = LARGEST_FIGURE if key == "cpu" else LARGEST_FIGURE / 1024  # cores; MiB as GiB
+    if value is None or not 0 <= value <= largest:  # no cluster runs it
+        return "unreadable", None
+    return "value", value + 0.0
 
 
 def container_value(container: dict, measure: str) -> float | None:
@@ -126,30 +159,40 @@ def _containers(record: dict) -> list[dict]:
     return [*(rs.get("sidecars") or []), *(rs.get("init_containers") or [])]
 
 
-def _compute_set(values: dict, component: str, absent: bool) -> bool:
+def _compute_set(values: dict, component: str, absent: bool, sent: set[str] = frozenset()) -> bool:
+    """Does the component ask for compute: a CPU or memory field set (or sent unreadable)."""
     if component == "main":
         return not absent
     return any(
-        values.get(k) is not None for k in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")
+        values.get(k) is not None or k in sent
+        for k in ("cpu", "cpu_limit", "memory_mb", "memory_limit_mb")
     )
 
 
 def spec_absent(record: dict) -> bool:
-    rs = resource_spec(record)
+    rs = _spelled(record)
     return all(rs.get(name) is None for name in spec.resource_numeric_fields())
+
+
+def _sent(record: dict, fields: dict[str, str]) -> set[str]:
+    """The component's measures whose figure was sent unreadable."""
+    unreadable = unreadable_figures(record)
+    return {m for m, f in fields.items() if f in unreadable}
 
 
 def status(record: dict) -> dict[str, Any]:
     """The pricing rules of the reports, from the raw record: `unpriced_reason`,
     `limits_unbounded`, `scale_inverted`."""
-    rs, absent = resource_spec(record), spec_absent(record)
+    rs, absent = figures(record), spec_absent(record)
     missing = unbounded = inverted = False
     for component, fields in spec.component_measures().items():
-        values = {m: rs.get(f) for m, f in fields.items()}
-        if _compute_set(values, component, absent):
-            missing |= values.get("cpu") is None or values.get("memory_mb") is None
-            unbounded |= values.get("cpu_limit") is None or values.get("memory_limit_mb") is None
-        inverted |= replicas(values.get("max_scale")) < replicas(values.get("min_scale"))
+        values, sent = {m: rs.get(f) for m, f in fields.items()}, _sent(record, fields)
+        unset = {m for m in fields if values.get(m) is None and m not in sent}
+        if _compute_set(values, component, absent, sent):
+            missing |= bool(unset & {"cpu", "memory_mb"})
+            unbounded |= bool(unset & {"cpu_limit", "memory_limit_mb"})
+        if not sent & {"min_scale", "max_scale"}:
+            inverted |= replicas(values.get("max_scale")) < replicas(values.get("min_scale"))
     states = [quantity(c, s, k) for c in _containers(record) for s, k in CONTAINER_KEYS.values()]
     unreadable = any(state == "unreadable" for state, _ in states)
     for container in _containers(record):
@@ -159,7 +202,7 @@ def status(record: dict) -> dict[str, Any]:
         reason = "resource_spec_absent"
     elif missing:
         reason = "missing_resources"
-    elif unreadable:
+    elif unreadable or unreadable_figures(record):
         reason = "unreadable_quantity"
     return {
         "unpriced_reason": reason,
@@ -174,22 +217,25 @@ def components(record: dict) -> dict[str, dict[str, float | None]]:
 
     Includes the `sidecars_init` pseudo-component when the pod has sidecars or init containers.
     """
-    rs, absent = resource_spec(record), spec_absent(record)
+    rs, absent = figures(record), spec_absent(record)
     out: dict[str, dict[str, float | None]] = {}
     for component, fields in spec.component_measures().items():
-        values = {m: rs.get(f) for m, f in fields.items()}
-        asks = _compute_set(values, component, absent)
+        values, sent = {m: rs.get(f) for m, f in fields.items()}, _sent(record, fields)
+        asks = _compute_set(values, component, absent, sent)
         present = (
             component == "main"
             or asks
-            or any(values.get(k) is not None for k in ("storage_gi", "max_connections"))
+            or any(
+                values.get(k) is not None or k in sent for k in ("storage_gi", "max_connections")
+            )
         )
         if not present:
             continue
-        low = replicas(values.get("min_scale"))
+        low = None if "min_scale" in sent else replicas(values.get("min_scale"))
+        high = None if "max_scale" in sent else replicas(values.get("max_scale"))
         row: dict[str, float | None] = {
             "replicas_min": low,
-            "replicas_max": max(low, replicas(values.get("max_scale"))),
+            "replicas_max": None if low is None or high is None else max(low, high),
             "db_storage_gib": float(values.get("storage_gi") or 0.0),
             "db_max_connections": float(values.get("max_connections") or 0.0),
         }

@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
                     "tenant_ids": tenants or None,
                     "counts": result.counts(),
                     "notes": result.notes,
-                    "capacity_totals": result.capacity_totals.to_dict(orient="records"),
+                    "capacity_totals": _plain(result.capacity_totals).to_dict(orient="records"),
                     "cost_totals": _plain(result.cost_totals).to_dict(orient="records"),
                     "cost_causes": _causes(result),
                     "changes": changes.to_dict(orient="records"),

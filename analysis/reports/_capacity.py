@@ -44,11 +44,16 @@ from analysis.reports._measures import (
 from analysis.reports._pods import QUANTITIES, PodContainers, numeric
 from analysis.reports._pricing import (
     compute_set,
+    not_set,
     pricing_status,
     replicas,
     resource_spec_absent,
+    scale_inverted,
+    unreadable,
+    unreadable_sent,
 )
 from analysis.reports._sums import codes_of, distinct, group_codes, sums
+from analysis.tables import figure_problem
 
 #: The pseudo-component for what sidecars and init containers add to the main pod.
 POD_EXTRA = "sidecars_init"
@@ -99,9 +104,23 @@ def _identity(deployments: pd.DataFrame) -> pd.DataFrame:
 
 
 def _scales(deployments: pd.DataFrame, fields: dict[str, str]) -> tuple[np.ndarray, np.ndarray]:
-    """Replicas at min and at max scale: whole pods, and never fewer at max than at min."""
-    low = replicas(deployments, fields.get("min_scale")).to_numpy()
-    return low, np.maximum(low, replicas(deployments, fields.get("max_scale")).to_numpy())
+    """Replicas at min and at max scale: whole pods, and never fewer at max than at min;
+    unknown (NaN) where the scale was sent unreadable (a figure no cluster runs)."""
+    scales = []
+    for end in ("min_scale", "max_scale"):
+        count = replicas(deployments, fields.get(end)).to_numpy("float64")
+        scales.append(np.where(unreadable(deployments, fields.get(end)), np.nan, count))
+    return scales[0], np.maximum(scales[0], scales[1])
+
+
+def _as_counts(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """Replica columns as nullable integers (unknown where a scale was unreadable)."""
+    for column in columns:
+        frame[column] = frame[column].round().astype("Int64")
+    return frame
+
+
+_REPLICAS = ("replicas_min", "replicas_max")
 
 
 def _deployments(snap: Snapshot) -> pd.DataFrame:
@@ -143,9 +162,10 @@ def pod_requests(source: Snapshot | str) -> pd.DataFrame:
     figure (`pod_*` = max(main + sidecars, init peak)), which is what a node must have free
     to place one replica. `sidecars` counts native sidecars too; `init_containers` the rest.
     A container's empty request is its limit (0 when both are empty); a figure that depends
-    on a missing limit (unbounded) or an unreadable quantity is null, never 0.
+    on a missing limit (unbounded) or an unreadable quantity is null, never 0, and so are
+    the replicas of an unreadable scale.
     """
-    return _pods_of(as_snapshot(source)).copy()
+    return _as_counts(_pods_of(as_snapshot(source)).copy(), _REPLICAS)
 
 
 def _pods_of(snap: Snapshot) -> pd.DataFrame:
@@ -191,7 +211,7 @@ def component_capacity(source: Snapshot | str) -> pd.DataFrame:
     figures = rows.drop(columns="position")
     figures["component"] = figures["component"].astype("str")
     figures["db_max_connections"] = figures["db_max_connections"].round().astype("Int64")
-    out = pd.concat([identity, figures, flags], axis=1)
+    out = pd.concat([identity, _as_counts(figures, _REPLICAS), flags], axis=1)
     columns = [*IDENTITY, "component", "replicas_min", "replicas_max", *MEASURES, *TOTALS]
     return out[[*columns, *DB_COLUMNS, *FLAGS]]
 
@@ -218,7 +238,11 @@ def _component_arrays(
     ):
         arrays[column] = _column(deployments, fields.get(field)).to_numpy()
     arrays["replicas_min"], arrays["replicas_max"] = _scales(deployments, fields)
+    sent = [
+        unreadable(deployments, fields.get(f)).to_numpy() for f in ("storage_gi", "max_connections")
+    ]
     present = asks | ~np.isnan(arrays["db_storage_gib"]) | ~np.isnan(arrays["db_max_connections"])
+    present |= np.logical_or.reduce(sent)  # a DB figure sent unreadable: the DB is there
     at = np.arange(len(deployments)) if component == "main" else np.flatnonzero(present)
     chosen = {name: values[at] for name, values in arrays.items()}
     return {
@@ -529,18 +553,23 @@ def _fleet_totals(source: Snapshot | pd.DataFrame, prices: pr.PriceSheet) -> dic
     totals: dict[str, int | float] = {name: int(row[name]) for name in COUNTS}
     chosen = members[inverted.to_numpy(dtype=bool)]
     totals["deployments_scale_inverted"] = len(np.unique(chosen))
-    totals["db_max_connections"] = round(float(row["db_max_connections"] or 0))
+    totals["db_max_connections"] = _known_count(row["db_max_connections"])  # NA: nothing set
     for name in (*TOTALS, "db_storage_gib", *pr.COST_COLUMNS):
         totals[name] = _rounded(name, float(row[name]))
     return totals
 
 
+def _known_count(value: float) -> int | float:
+    """A summed count as an int, NaN where nothing was known to sum (no deployment set it):
+    an unknown count is never 0."""
+    return float("nan") if pd.isna(value) else round(float(value))
+
+
 def _empty_totals() -> dict[str, int | float]:
     """The totals of a fleet of no deployment: nothing counted, nothing known."""
-    totals: dict[str, int | float] = dict.fromkeys(
-        [*COUNTS, "deployments_scale_inverted", "db_max_connections"], 0
-    )
-    totals.update(dict.fromkeys([*TOTALS, "db_storage_gib", *pr.COST_COLUMNS], float("nan")))
+    totals: dict[str, int | float] = dict.fromkeys([*COUNTS, "deployments_scale_inverted"], 0)
+    unknown = [*TOTALS, *DB_COLUMNS, *pr.COST_COLUMNS]
+    totals.update(dict.fromkeys(unknown, float("nan")))
     return totals
 
 
@@ -625,7 +654,10 @@ def db_capacity(source: Snapshot | str) -> pd.DataFrame:
             "db_storage_gib": grouped["db_storage_gib"].sum(),
             "db_storage_gib_mean": grouped["db_storage_gib"].mean(),
             "db_storage_gib_max": grouped["db_storage_gib"].max(),
-            "db_max_connections": grouped["db_max_connections"].sum().round().astype("int64"),
+            "db_max_connections": grouped["db_max_connections"]
+            .sum(min_count=1)
+            .round()
+            .astype("Int64"),
         }
     ).reset_index()
     out["deployment_type"] = out["deployment_type"].astype("str")
@@ -641,7 +673,7 @@ def db_capacity_total(source: Snapshot | str) -> dict[str, int | float]:
         "db_storage_gib": _rounded("db_storage_gib", float(storage.sum())),
         "db_storage_gib_mean": float(storage.mean()) if storage.notna().any() else float("nan"),
         "db_storage_gib_max": float(storage.max()) if storage.notna().any() else float("nan"),
-        "db_max_connections": round(float(db["db_max_connections"].sum())),
+        "db_max_connections": _known_count(db["db_max_connections"].sum(min_count=1)),
     }
 
 
@@ -698,9 +730,10 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     not its CPU or memory request), `zero_resources`, `cpu_limit_below_request`,
     `memory_limit_below_request` and `scale_inverted` (max_scale below min_scale, as whole
     replicas: max-scale figures use min_scale); sidecars and init containers get the limit
-    checks too, and `unreadable_quantity` for a quantity that is not a Kubernetes quantity
-    (its column is null; the detail quotes it and says why). The first and the last are
-    also why a deployment is unpriced (`cost_by_deployment`'s `unpriced_reason`).
+    checks too, and `unreadable_quantity` for a quantity that is not a Kubernetes quantity,
+    or a resource_spec figure no cluster runs (negative, or above 2^32; its column is null:
+    the detail quotes it and says why). The first, the second and the last are also why a
+    deployment is unpriced (`cost_by_deployment`'s `unpriced_reason`).
     """
     snap = as_snapshot(source)
     found = _Findings(_deployments(snap))
@@ -708,6 +741,7 @@ def anomalies(source: Snapshot | str) -> pd.DataFrame:
     found.add(absent, "resource_spec", "resource_spec_absent")
     for component in spec.COMPONENTS:
         _component_findings(found, component, absent)
+    _unreadable_figures(found)
     if not snap.containers.empty:
         _container_findings(found, snap.containers)
         _unreadable_quantities(found, _containers(snap))
@@ -762,7 +796,8 @@ def _component_findings(found: _Findings, component: str, absent: pd.Series) -> 
     # main is expected on every deployment; other components where they ask for compute
     set_any = compute_set(deployments, component, absent)
     requests = [f for f in (names["cpu"], names["memory_mb"]) if f]
-    found.add(set_any & (cpu.isna() | mem.isna()), component, "missing_resources", *requests)
+    missing = not_set(deployments, names["cpu"]) | not_set(deployments, names["memory_mb"])
+    found.add(set_any & missing, component, "missing_resources", *requests)
     found.add(set_any & ((cpu == 0) | (mem == 0)), component, "zero_resources", *requests)
     for request, limit, values, kind in (
         ("cpu", "cpu_limit", (cpu, cpu_limit), "cpu_limit_below_request"),
@@ -773,8 +808,8 @@ def _component_findings(found: _Findings, component: str, absent: pd.Series) -> 
             found.add(values[1] < values[0], component, kind, request_field, limit_field)
     low_field, high_field = fields.get("min_scale"), fields.get("max_scale")
     if low_field and high_field:
-        low, high = replicas(deployments, low_field), replicas(deployments, high_field)
-        found.add(high < low, component, "scale_inverted", low_field, high_field)
+        inverted = scale_inverted(deployments, fields)
+        found.add(inverted, component, "scale_inverted", low_field, high_field)
 
 
 def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
@@ -798,6 +833,26 @@ def _container_findings(found: _Findings, containers: pd.DataFrame) -> None:
             f"request {unit}=" + _shown(request[bad]) + f" limit {unit}=" + _shown(limit[bad])
         ).to_numpy()
         found.frames.append(frame)
+
+
+def _unreadable_figures(found: _Findings) -> None:
+    """`unreadable_quantity` for each resource_spec figure no cluster runs (null in its
+    column, kept in `unreadable_values_json`); the detail quotes it with the reason."""
+    rows: list[dict[str, object]] = []
+    for label, sent in unreadable_sent(found.deployments).items():
+        who = found.identity.loc[label].to_dict()
+        for field, value in sent.items():
+            why = figure_problem(float(value)) if isinstance(value, int | float) else None
+            rows.append(
+                {
+                    **who,
+                    "component": spec.component_of(field)[0],
+                    "anomaly": "unreadable_quantity",
+                    "detail": f"{field} {json.dumps(value)}: {why or 'not a number'}",
+                }
+            )
+    if rows:
+        found.frames.append(pd.DataFrame(rows))
 
 
 def _unreadable_quantities(found: _Findings, pod: PodContainers) -> None:
@@ -842,7 +897,8 @@ def rightsizing(source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICE
     mem = _column(deployments, fields.get("memory_mb"))
     out["cpu_request_cores"] = cpu
     out["memory_request_gib"] = mem / MIB_PER_GIB
-    out["max_scale"] = max_scale = _scales(deployments, fields)[1]  # never below min_scale
+    max_scale = _scales(deployments, fields)[1]  # never below min_scale; NaN: unreadable
+    out["max_scale"] = pd.array(np.round(max_scale), dtype="Int64")
     kind = out["deployment_type"].astype("object")
     is_prod = kind.isin(PRODUCTION_TYPES)
     is_dev = kind.fillna("").str.startswith("dev")

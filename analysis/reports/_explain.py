@@ -35,7 +35,14 @@ from analysis.reports._capacity import (
 from analysis.reports._frames import Snapshot, as_snapshot, text_column
 from analysis.reports._measures import MEASURES
 from analysis.reports._pods import QUANTITIES, PodContainers, numeric
-from analysis.reports._pricing import compute_set, replicas, resource_spec_absent
+from analysis.reports._pricing import (
+    compute_set,
+    not_set,
+    replicas,
+    resource_spec_absent,
+    unreadable_sent,
+)
+from analysis.tables import UNREADABLE_VALUES_COLUMN, figure_problem
 
 #: How many matching ids an ambiguous name's error lists, and suggestions a typo gets.
 _LISTED = 10
@@ -72,21 +79,25 @@ class PodRule:
 
 @dataclass(frozen=True)
 class ComponentFigures:
-    """One component line: scale as written, replicas as priced (max never below min), what
-    one replica asks (cores, GiB) and the line's monthly costs (`cpu_cost_…`,
-    `memory_cost_…`, `storage_cost_usd_month`: null where the deployment's flags say)."""
+    """One component line: scale as written, replicas as priced (max never below min; None
+    where the scale was unreadable), what one replica asks (cores, GiB), the line's monthly
+    costs (`cpu_cost_…`, `memory_cost_…`, `storage_cost_usd_month`: null where the
+    deployment's flags say) and its figures sent unreadable (field -> the value sent, as
+    text)."""
 
     component: str
     min_scale: float | None
     max_scale: float | None
-    replicas_min: int
-    replicas_max: int
+    replicas_min: int | None
+    replicas_max: int | None
     cpu_request_cores: float | None
     cpu_limit_cores: float | None
     memory_request_gib: float | None
     memory_limit_gib: float | None
     db_storage_gib: float | None
     costs: Mapping[str, float | None]
+    #: field -> the figure sent, as the record's JSON text: quoted, never a figure itself
+    unreadable: Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -152,6 +163,10 @@ def _maybe(value: Any) -> float | None:
 
 def _text(value: Any) -> str | None:
     return None if _missing(value) else str(value)
+
+
+def _count(value: Any) -> int | None:
+    return None if _missing(value) else int(value)
 
 
 def quoted(text: str, limit: int = 60) -> str:
@@ -258,6 +273,8 @@ def _deployment(snap: Snapshot, at: int) -> pd.DataFrame:
 
     def build(s: Snapshot) -> pd.DataFrame:
         fields = [f for f in spec.resource_numeric_fields() if f in s.deployments.columns]
+        if UNREADABLE_VALUES_COLUMN in s.deployments.columns:
+            fields.append(UNREADABLE_VALUES_COLUMN)
         return s.deployments[fields].reset_index(drop=True)
 
     return snap.memo("explain resource fields", build).iloc[[at]].reset_index(drop=True)
@@ -275,18 +292,21 @@ def _figures(row: Mapping[Any, Any], record: pd.DataFrame) -> ComponentFigures:
     component = str(row["component"])
     low, high = written_scale(record, component)
     costs = [c for c in pr.COST_COLUMNS if c not in pr.COST_TOTALS]
+    sent = next(iter(unreadable_sent(record).values()), {})
+    fields = spec.component_measures().get(component, {})
     return ComponentFigures(
         component=component,
         min_scale=low,
         max_scale=high,
-        replicas_min=int(row["replicas_min"]),
-        replicas_max=int(row["replicas_max"]),
+        replicas_min=_count(row["replicas_min"]),
+        replicas_max=_count(row["replicas_max"]),
         cpu_request_cores=_maybe(row["cpu_request_cores"]),
         cpu_limit_cores=_maybe(row["cpu_limit_cores"]),
         memory_request_gib=_maybe(row["memory_request_gib"]),
         memory_limit_gib=_maybe(row["memory_limit_gib"]),
         db_storage_gib=_maybe(row["db_storage_gib"]) if component == "db" else None,
         costs={c: _maybe(row[c]) for c in costs},
+        unreadable={f: json.dumps(sent[f]) for f in fields.values() if f in sent},
     )
 
 
@@ -409,9 +429,18 @@ class _Flags:
                 continue
             for measure in kinds:
                 field = fields.get(measure)
-                if bool(numeric(self.record, field).isna().iloc[0]):
+                if bool(not_set(self.record, field).iloc[0]):
                     missing.append(f"{component}: {field or measure} not set")
         return missing
+
+    def _figures_unreadable(self) -> list[str]:
+        """`component: field value: why` for each resource figure no cluster runs."""
+        sent = next(iter(unreadable_sent(self.record).values()), {})
+        return [
+            f"{spec.component_of(field)[0]}: {field} {json.dumps(value)} is unreadable "
+            f"({_figure_problem(value)})"
+            for field, value in sent.items()
+        ]
 
     def _container_notes(self, words: str) -> list[str]:
         return [
@@ -427,7 +456,8 @@ class _Flags:
         if reason == "missing_resources":
             missing = self._fields_missing(("cpu", "memory_mb"))
             return "; ".join(missing) + " (the service's default is not known here)"
-        return "; ".join(self._container_notes("no Kubernetes quantity"))
+        found = [*self._figures_unreadable(), *self._container_notes("no Kubernetes quantity")]
+        return "; ".join(found)
 
     def _unbounded_finding(self) -> str:
         found = self._fields_missing(("cpu_limit", "memory_limit_mb"))
@@ -442,7 +472,7 @@ class _Flags:
             component = str(row["component"])
             fields = spec.component_measures()["main" if component == POD_EXTRA else component]
             written = int(replicas(self.record, fields.get("max_scale")).iloc[0])
-            if written >= int(row["replicas_max"]):
+            if _missing(row["replicas_max"]) or written >= int(row["replicas_max"]):
                 continue
             added += (int(row["replicas_max"]) - written) * float(np.nan_to_num(per_replica[n]))
             if component != POD_EXTRA:
@@ -453,6 +483,11 @@ class _Flags:
             f": +${added:,.2f} a month on requests at max scale" if priced else ""
         )
         return Flag("scale_inverted", "; ".join(shown), effect)
+
+
+def _figure_problem(value: object) -> str:
+    reason = figure_problem(float(value)) if isinstance(value, int | float) else None
+    return reason or "not a number"
 
 
 def _scale(value: float | None) -> str:

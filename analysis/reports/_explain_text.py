@@ -37,6 +37,11 @@ def money(value: float | None) -> str:
     return "null" if value is None else f"${value:,.2f}"
 
 
+def count(value: int | None) -> str:
+    """Replicas: `-` where unknown (a scale sent unreadable)."""
+    return "-" if value is None else str(value)
+
+
 def lines(explanation: Explanation) -> list[str]:
     """The whole explanation: who, the prices, the components, the pod rule, the cost of
     each basis and scale line by line, the flags."""
@@ -87,23 +92,39 @@ def _component_table(components: tuple[ComponentFigures, ...]) -> list[str]:
     out = ["per replica", head.rstrip(), sub.rstrip()]
     for c in components:
         row = (
-            f"  {c.component:<14}{c.replicas_min:>6}{c.replicas_max:>7}   "
+            f"  {c.component:<14}{count(c.replicas_min):>6}{count(c.replicas_max):>7}   "
             f"{number(c.cpu_request_cores):<10}{number(c.cpu_limit_cores):<10}"
             f"{number(c.memory_request_gib):<10}{number(c.memory_limit_gib):<10}"
         )
         if c.db_storage_gib is not None:
             row += f"storage {number(c.db_storage_gib)} GiB"
-        out.append(row.rstrip() + _scale_note(c))
+        out.append(row.rstrip() + _scale_note(c) + _unreadable_note(c))
     return out
+
+
+def _unreadable_note(c: ComponentFigures) -> str:
+    """`(unreadable: cpu -2)`: the figures sent that no cluster runs (null above)."""
+    shown = ", ".join(
+        f"{field} {value}" for field, value in c.unreadable.items() if not field.endswith("_scale")
+    )
+    return f"   (unreadable: {shown})" if shown else ""
+
+
+_ENDS = ("min_scale", "max_scale")
 
 
 def _scale_note(c: ComponentFigures) -> str:
     """`(scale written 3 → 1)` where max scale was priced above what the record says."""
-    if c.max_scale is None and c.min_scale is None:
+    sent = {end: v for f, v in c.unreadable.items() for end in _ENDS if f.endswith(end)}
+    if c.max_scale is None and c.min_scale is None and not sent.keys() & {"min_scale", "max_scale"}:
         return ""
-    low, high = (number(v) if v is not None else "not set" for v in (c.min_scale, c.max_scale))
+    low, high = (
+        number(v) if v is not None else f"{sent[end]} unreadable" if end in sent else "not set"
+        for end, v in (("min_scale", c.min_scale), ("max_scale", c.max_scale))
+    )
     written_max = 1 if c.max_scale is None else math.ceil(c.max_scale)
-    inverted = f": inverted, max priced at {c.replicas_max}" if written_max < c.replicas_max else ""
+    priced = c.replicas_max
+    inverted = f": inverted, max priced at {priced}" if priced and written_max < priced else ""
     return f"   (min_scale {low}, max_scale {high}{inverted})"
 
 
@@ -166,11 +187,11 @@ def _quantities(c: ComponentFigures, basis: str) -> list[tuple[str, float | None
 
 
 def _part(
-    e: Explanation, resource: str, per: float | None, replicas: int, cost: float | None
+    e: Explanation, resource: str, per: float | None, replicas: int | None, cost: float | None
 ) -> str:
     rate = "cpu_core_hour" if resource == "cpu" else "memory_gib_hour"
     label = "CPU" if resource == "cpu" else "memory"
     return (
-        f"{label} {number(per)} × {replicas} × ${e.rates[rate]:g} × "
+        f"{label} {number(per)} × {count(replicas)} × ${e.rates[rate]:g} × "
         f"{number(e.hours_per_month)} = {money(cost)}"
     )

@@ -23,6 +23,7 @@ from analysis import storage
 from analysis.errors import DatasetError as DatasetError
 from analysis.storage import history_counts
 from analysis.storage.paths import PARTITION, location
+from analysis.tables import unreadable_figures
 
 __all__ = [
     "PARTITION",
@@ -193,7 +194,9 @@ def load_snapshot(
         },
         day,
     )
-    deployments = storage.as_frame(found["deployments"], day)
+    # A day written before the rule for figures no cluster runs (schema 2) still holds them
+    # in their columns: read by the same rule as an export applies (`analysis.tables`).
+    deployments = storage.as_frame(unreadable_figures(found["deployments"])[0], day)
     if "deployment_containers" in found:
         containers = storage.as_frame(found["deployment_containers"], day)
     else:

@@ -6,6 +6,7 @@ can be rebuilt from archived snapshots.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -26,6 +27,7 @@ from analysis.reports._frames import (
     load_snapshot,
     read_written_table,
     snapshot_days,
+    text_column,
 )
 from analysis.reports._measures import DB_COLUMNS, TOTALS
 
@@ -95,7 +97,8 @@ def version_changes(
     out_dir: str | Path, from_date: str | date | None = None, to_date: str | date | None = None
 ) -> pd.DataFrame:
     """Deployments present in both snapshots whose image_version changed (upgrade, downgrade,
-    or `changed` when either side does not parse). Defaults: the two latest snapshots."""
+    `changed` when either side does not parse, `unknown` when one side has none). Defaults:
+    the two latest snapshots."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
     old = _versions_at(out_dir, from_date)
     new = _versions_at(out_dir, to_date)
@@ -126,7 +129,8 @@ class DiffResult:
     added: pd.DataFrame
     #: deployments only in `from_date`
     removed: pd.DataFrame
-    #: deployments in both whose image_version changed (`change`: upgrade/downgrade/changed)
+    #: deployments in both whose image_version changed (`change`: upgrade, downgrade, changed
+    #: (unparseable), unknown (no version on one side))
     version_changes: pd.DataFrame
     #: deployments in both whose capacity changed: `<measure>_from`, `_to`, `_delta`
     capacity_changes: pd.DataFrame
@@ -154,6 +158,7 @@ class DiffResult:
             "upgrades": int((change == "upgrade").sum()),
             "downgrades": int((change == "downgrade").sum()),
             "other_version_changes": int((change == "changed").sum()),
+            "unknown_version_changes": int((change == "unknown").sum()),
             "capacity_changes": len(self.capacity_changes),
         }
 
@@ -188,6 +193,11 @@ class DiffResult:
                 f", {c['other_version_changes']} changed (unparseable)"
                 if c["other_version_changes"]
                 else ""
+            )
+            + (
+                f", {c['unknown_version_changes']} with no version on one side"
+                if c["unknown_version_changes"]
+                else ""
             ),
             f"  capacity changed on {c['capacity_changes']} deployments",
             *_cost_lines(self),
@@ -201,11 +211,7 @@ class DiffResult:
             totals["delta"].astype(float),
             strict=True,
         ):
-            # counts (deployments, connections) as whole numbers, measures with decimals
-            size = ",.0f" if before.is_integer() and after.is_integer() else ",.2f"
-            lines.append(
-                f"    {measure:<34} {before:>12{size}} → {after:>12{size}}  ({delta:+{size}})"
-            )
+            lines.append(f"    {measure:<34} {_moved(before, after, delta)}")
         for kind in ("upgrade", "downgrade"):
             frame = self.version_changes[self.version_changes["change"] == kind]
             if len(frame):
@@ -216,6 +222,16 @@ class DiffResult:
                 lines.append(f"  most common {kind}s: {listed}")
         lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+def _moved(before: float, after: float, delta: float) -> str:
+    """`from → to  (delta)` of a fleet total: counts (deployments, connections) as whole
+    numbers, measures with decimals, `unknown` for a total nothing is known of (never NaN)."""
+    known = [v for v in (before, after) if not math.isnan(v)]
+    size = ",.0f" if all(v.is_integer() for v in known) else ",.2f"
+    shown = [f"{v:>12{size}}" if not math.isnan(v) else f"{'unknown':>12}" for v in (before, after)]
+    change = "n/a" if math.isnan(delta) else f"{delta:+{size}}"
+    return f"{shown[0]} → {shown[1]}  ({change})"
 
 
 def diff(
@@ -280,7 +296,9 @@ def compare(
         version_changes=changes,
         capacity_changes=capacity_changes.reset_index(drop=True),
         capacity_totals=totals,
-        notes=_workspace_notes(old_snap, new_snap),
+        notes=_workspace_notes(
+            old_snap, new_snap, added["deployment_id"], removed["deployment_id"]
+        ),
         cost_changes=cost_changes(old_snap, new_snap, prices),
         cost_totals=cost_totals(totals_old, totals_new),
     )
@@ -367,17 +385,36 @@ def changed_deployments(result: DiffResult) -> pd.DataFrame:
     return changes.astype("str")
 
 
-def _workspace_notes(old: Snapshot, new: Snapshot) -> list[str]:
-    """A workspace in one snapshot only: its deployments count as added or removed, though
-    the cause may be an export of fewer workspaces rather than the fleet changing."""
+def _deployments(count: int) -> str:
+    return f"{count:,} deployment{'' if count == 1 else 's'}"
+
+
+def _workspace_notes(
+    old: Snapshot, new: Snapshot, added: pd.Series, removed: pd.Series
+) -> list[str]:
+    """A workspace in one snapshot only whose deployments count as added (or removed): the
+    cause may be an export of fewer workspaces rather than the fleet changing. A workspace
+    is named with how many of its deployments do, and only when some do: a deployment in
+    both snapshots (its tenant_id missing on one side, say) is no addition."""
     notes = []
-    before = set(old.deployments["tenant_id"].dropna())
-    after = set(new.deployments["tenant_id"].dropna())
-    for gone, there, when in ((before - after, old, "from"), (after - before, new, "to")):
-        if gone:
+    before = set(text_column(old.deployments, "tenant_id").dropna())
+    after = set(text_column(new.deployments, "tenant_id").dropna())
+    for only, there, moved, how in (
+        (before - after, old, removed, "removed"),
+        (after - before, new, added, "added"),
+    ):
+        tenants = text_column(there.deployments, "tenant_id")
+        ids = text_column(there.deployments, "id")
+        counted = tenants[among(ids, moved)].value_counts()
+        named = [
+            f"{printable(t)} ({_deployments(int(counted[t]))})"
+            for t in sorted(only)
+            if t in counted
+        ]
+        if named:
+            when = "from" if how == "removed" else "to"
             notes.append(
                 f"workspace(s) only in the {when} snapshot ({there.snapshot_date}): "
-                f"{', '.join(map(printable, sorted(gone)))}; their deployments count as "
-                f"{'removed' if when == 'from' else 'added'}"
+                f"{', '.join(named)}; those deployments count as {how}"
             )
     return notes

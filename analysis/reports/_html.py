@@ -387,9 +387,11 @@ ASSUMPTIONS = (
     "container request left empty defaults to its limit (0 when both are empty). What they "
     f"add on top of the main container is shown as the component `{cap.POD_EXTRA}`.",
     "Never silently cheaper: a deployment with no resource field (`resource_spec_absent`), a "
-    "component without its CPU or memory request (`missing_resources`) or a container "
-    "quantity Kubernetes refuses (`unreadable_quantity`) is unpriced: none of its figures is "
-    "in any total, and every total says how many it leaves out. A component or container "
+    "component without its CPU or memory request (`missing_resources`) or a quantity no "
+    "cluster runs (`unreadable_quantity`: a container quantity Kubernetes refuses, or a "
+    "resource figure that is negative or above 2^32, null in the dataset and kept in "
+    "unreadable_values_json) is unpriced: none of its figures is in any total, and every "
+    "total says how many it leaves out. A component or container "
     "with no CPU or memory limit may use what the node has: the deployment's limits are "
     "unbounded, its limits-basis figures are left out of the limits totals (counted beside "
     "them), and limit ÷ request reads unbounded.",

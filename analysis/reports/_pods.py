@@ -108,7 +108,7 @@ class PodContainers:
         candidates = self._raw[measure].isna() & frame[quantity.json_column].notna()
         texts = frame.loc[candidates, quantity.json_column]
         sent = [_member(text, quantity.key) for text in texts]
-        why = [quantity_problem(value) for value in sent]
+        why = [quantity_problem(value, quantity.key) for value in sent]
         keep = [reason is not None for reason in why]
         return Unreadable(
             texts.index[keep],

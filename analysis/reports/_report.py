@@ -242,6 +242,11 @@ def _where(page: _Page) -> str:
     return f'<div class="where">{"".join(blocks)}</div>'
 
 
+def _share(value: float) -> str:
+    """A share as a percentage; `—` for none (a fleet without deployments has no share)."""
+    return "—" if pd.isna(value) else f"{100 * value:.1f} %"
+
+
 def _overview(page: _Page, fleet: NewestShare, pending: int) -> h.Section:
     found = len(page.found)
     inverted = page.figures["deployments_scale_inverted"]
@@ -253,7 +258,7 @@ def _overview(page: _Page, fleet: NewestShare, pending: int) -> h.Section:
             [
                 h.Card("deployments", f"{page.figures['deployments']:,}"),
                 h.Card("newest image version", str(fleet["newest_version"] or "—")),
-                h.Card("share on the newest version", f"{100 * fleet['share_on_newest']:.1f} %"),
+                h.Card("share on the newest version", _share(fleet["share_on_newest"])),
                 h.Card("rollouts pending (active ≠ latest)", f"{pending:,}", warn=pending > 0),
                 h.Card("resource anomalies", f"{found:,}", warn=found > 0),
                 h.Card(

@@ -130,9 +130,13 @@ def versions_behind(values: Iterable[object]) -> dict[object, int | None]:
 
 
 def compare(old: object, new: object) -> str:
-    """How a deployment's version moved: upgrade, downgrade, same, or changed (unparseable)."""
+    """How a deployment's version moved: upgrade, downgrade, same, changed (either does not
+    parse), or unknown (one side has no version: a record or a day without image_version
+    says nothing of what ran, so no move can be told)."""
     if old == new or (is_missing(old) and is_missing(new)):
         return "same"
+    if is_missing(old) or is_missing(new):
+        return "unknown"
     a, b = parse_version(old), parse_version(new)
     if a is None or b is None:
         return "changed"

@@ -129,6 +129,7 @@ class Counts:
     rejected: int
     original_name_conflicts: int = 0
     unreadable_quantities: int = 0
+    unreadable_values: int = 0
     #: Per workspace: deployments kept under the other workspace their record names.
     tenant_mismatches: Mapping[str, int] = field(default_factory=dict)
 
@@ -293,6 +294,7 @@ class SnapshotWriter:
             rejected=counts.rejected,
             original_name_conflicts=counts.original_name_conflicts,
             unreadable_quantities=counts.unreadable_quantities,
+            unreadable_values=counts.unreadable_values,
             rows=rows,
             files={name: paths.part_path(name, self.day) for name in rows},
             replaced=self.target.replacing(self.day, self.identity.export_id),

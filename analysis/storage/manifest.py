@@ -9,9 +9,9 @@ it again, and a test fails when it differs).
 
 Reading validates (`decode`): a file that is not such a manifest is one line naming it
 (`ManifestError`). Manifests of earlier dims versions (all `manifest_version` 1) lack keys
-that came later (`original_name_conflicts`, `unreadable_quantities`, most of `fetch`, the
-workspaces' sections): those are optional, and what is absent stays absent when a section
-is carried into a later manifest. Unknown keys (a newer dims) are ignored.
+that came later (`original_name_conflicts`, `unreadable_quantities`, `unreadable_values`,
+most of `fetch`, the workspaces' sections): those are optional, and what is absent stays
+absent when a section is carried into a later manifest. Unknown keys (a newer dims) are ignored.
 
 The JSON is written as `json.dumps(…, indent=2)` always wrote it (`encode`), byte for byte.
 """
@@ -130,6 +130,9 @@ class Manifest(Identity, kw_only=True):
     rejected: int
     original_name_conflicts: int = 0
     unreadable_quantities: int = 0
+    #: resource_spec figures no cluster runs (negative, above 2^32): null in their columns,
+    #: kept in deployments.unreadable_values_json
+    unreadable_values: int = 0
     rows: dict[str, int]
     #: Each table's file, relative to the dataset root.
     files: dict[str, str]

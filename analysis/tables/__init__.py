@@ -26,13 +26,16 @@ Why this shape:
 The package's inside, from the bottom up (each module imports only those above it; the
 names users and the other layers need are exported here):
 - `_quantities`: Kubernetes' resource quantities (`500m`, `256Mi`), parsed or refused with
-  a reason (`parse_quantity`, `quantity_problem`);
+  a reason (`parse_quantity`, `quantity_problem`), and the largest figure a cluster runs
+  (`LARGEST_FIGURE`, `figure_problem`);
 - `_rules`: spec facts, value conversion, reading plans and shape checks: what both readers
   apply, written once;
 - `_arrays`: rows of typed values laid out as Arrow arrays, in C (`_columnar.c`, built at
   install by hatch_build.py), pyarrow converting what it is not sure of;
 - `_careful`: the careful reader (plans compiled from the spec into Python);
 - `_redaction`: secret values out of anything kept or shown;
+- `_figures`: resource_spec figures no cluster runs made unreadable values, in one pass
+  over a batch's deployments, whichever lane read them (`unreadable_figures`);
 - `_layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);
 - `_rows`: the rows of every table and the record being read, shared by both readers;
 - `_typed`: the fast reader (msgspec Structs derived from the plans) in Python, with the
@@ -65,9 +68,15 @@ Documented choices (the spec is silent on them):
   its text stays in `resources_requests_json` / `resources_limits_json`, the export counts
   them (`UnreadableQuantityWarning`, the manifest's `unreadable_quantities`), and the
   capacity report lists each as an `unreadable_quantity` anomaly with its reason.
+- A resource_spec figure no cluster runs (negative, or above 2^32: a request, limit, scale,
+  DB storage or connection count, under either spelling) is an unreadable value, not a
+  rejected record: null in its column, never 0, kept in `unreadable_values_json` by dotted
+  path, counted (the manifest's `unreadable_values`, `UnreadableQuantityWarning`); so is a
+  container quantity that is negative or above 2^32 cores or MiB (`_figures`).
 - `secret_count` is null when the record has no `secrets` array (unknown, not zero).
 - deployment_components: replicas of a component without scale fields, or whose scale is
-  null, count as 1 (the assumption the capacity reports share).
+  null, count as 1 (the assumption the capacity reports share); where the scale was sent
+  unreadable they are null, and so is every total that depends on an unreadable figure.
 - Unknown fields inside secret entries and env entries are kept by path with their value
   redacted, since they may hold secret material.
 - Fields inside parts stored whole as JSON text (e.g. a container's volumeMounts) stay in
@@ -85,6 +94,7 @@ from analysis.errors import UnreadableQuantityWarning as UnreadableQuantityWarni
 from analysis.secrets import REDACTED
 
 from ._batches import BATCH_RECORDS, Batches, default_workers, read_batch, workers_after
+from ._figures import UNREADABLE_VALUES_COLUMN, figure_paths, unreadable_figures
 from ._flattener import (
     Flattener,
     deployments_dataframe,
@@ -95,24 +105,28 @@ from ._flattener import (
     to_pandas,
 )
 from ._layout import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, table_schemas
-from ._quantities import cpu_cores, memory_mib, parse_quantity
+from ._quantities import LARGEST_FIGURE, cpu_cores, figure_problem, memory_mib, parse_quantity
 from ._quantities import problem as quantity_problem
 from ._redaction import redact
 from ._rules import TIMESTAMP, is_nullable, is_password, snake_case, to_json_text
 
 __all__ = [
     "BATCH_RECORDS",
+    "LARGEST_FIGURE",
     "REDACTED",
     "SCHEMA_VERSION",
     "SCHEMA_VERSION_KEY",
     "TABLE_NAMES",
     "TABLE_SCHEMAS",
     "TIMESTAMP",
+    "UNREADABLE_VALUES_COLUMN",
     "Batches",
     "Flattener",
     "cpu_cores",
     "default_workers",
     "deployments_dataframe",
+    "figure_paths",
+    "figure_problem",
     "flatten",
     "flatten_providers",
     "flatten_repositories",
@@ -128,5 +142,6 @@ __all__ = [
     "to_dataframes",
     "to_json_text",
     "to_pandas",
+    "unreadable_figures",
     "workers_after",
 ]

@@ -24,6 +24,7 @@ from analysis.pages import Page
 from . import _gathered as gathered
 from ._arrays import arrays_from_rows, column
 from ._careful import Columns
+from ._figures import UNREADABLE_VALUES_COLUMN, unreadable_figures
 from ._gathered import GATHERED, GatheredReader, row_fields
 from ._lanes import COMPILED, PYTHON, LaneRuns, in_record_order
 from ._layout import (
@@ -34,6 +35,7 @@ from ._layout import (
     defaults,
     unreadable_quantities,
 )
+from ._quantities import LARGEST_FIGURE
 from ._redaction import redact
 from ._rows import RowState
 from ._rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
@@ -82,12 +84,14 @@ class Flattener:
         self._repository_defaults = defaults("Repository")
         #: deployments read; records rejected (providers and repositories too); deployments
         #: that sent a field under both its names with different values (the spec's kept);
-        #: container quantities that are no Kubernetes quantity (their columns are null)
+        #: container quantities that are no Kubernetes quantity (their columns are null);
+        #: resource figures no cluster runs (`_figures`: null, kept in unreadable_values_json)
         self.counts = {
             "records": 0,
             "rejected": 0,
             "original_conflicts": 0,
             "unreadable_quantities": 0,
+            "unreadable_values": 0,
         }
         #: deployments the fast typed reader took (the careful reader read the rest)
         self.typed_records = 0
@@ -184,9 +188,28 @@ class Flattener:
 
     def warn_of_findings(self) -> None:
         """Once an export's records are read: what they held that the tables keep apart
-        (fields sent under two names; quantities that are not quantities), one warning each."""
+        (fields sent under two names; quantities that are not quantities; figures no
+        cluster runs), one warning each."""
         self.warn_of_conflicts()
         self.warn_of_unreadable_quantities()
+        self.warn_of_unreadable_values()
+
+    def warn_of_unreadable_values(self) -> None:
+        """Once an export's records are read: one warning when any resource_spec figure was
+        one no cluster runs (negative, or above 2^32), saying where it is kept."""
+        unreadable = self.counts["unreadable_values"]
+        if unreadable:
+            warnings.warn(
+                UnreadableQuantityWarning(
+                    f"{unreadable:,} resource_spec figure(s) are none a cluster runs (negative, "
+                    f"or above {LARGEST_FIGURE:,.0f}, such as cpu -2): their columns in "
+                    "deployments and deployment_components are null, not 0, the values are "
+                    f"in {UNREADABLE_VALUES_COLUMN}, and `dims report` prices those "
+                    "deployments nowhere and lists each figure as an unreadable_quantity "
+                    "anomaly with its reason"
+                ),
+                stacklevel=2,
+            )
 
     def warn_of_unreadable_quantities(self) -> None:
         """Once an export's records are read: one warning when any container quantity was
@@ -196,8 +219,9 @@ class Flattener:
             warnings.warn(
                 UnreadableQuantityWarning(
                     f"{unreadable:,} container resource quantity value(s) are not Kubernetes "
-                    'quantities (such as "١٢" or " 2 "): their columns in deployment_containers '
-                    "are null, not 0, the text is in resources_requests_json or "
+                    'quantities a cluster runs (such as "١٢", " 2 " or "-1"): their columns in '
+                    "deployment_containers are null, not 0, the text is in "
+                    "resources_requests_json or "
                     "resources_limits_json, and `dims report` lists each as an "
                     "unreadable_quantity anomaly with its reason"
                 ),
@@ -397,7 +421,8 @@ class Flattener:
                 columns = self._take_columns(name, schema, compiled.pop(name, None))
                 if name == "deployments":
                     out[name] = self._with_workspace(
-                        table_of(columns, schema, at), workspaces[name]
+                        self._figures_read(table_of(columns, schema, at, _none_unreadable)),
+                        workspaces[name],
                     )
                 else:
                     tenant = workspaces.get(name)
@@ -410,6 +435,13 @@ class Flattener:
         self.counts["unreadable_quantities"] += unreadable_quantities(out["deployment_containers"])
         self.pending = 0
         return {name: out[name] for name in self.schemas}
+
+    def _figures_read(self, deployments: pa.Table) -> pa.Table:
+        """The batch's deployments with resource figures no cluster runs null and kept
+        aside (`_figures`: one pass, whichever lane read them), counted."""
+        deployments, found = unreadable_figures(deployments)
+        self.counts["unreadable_values"] += found
+        return deployments
 
     def _take_columns(
         self, name: str, schema: pa.Schema, compiled: list[pa.Array] | None
@@ -471,8 +503,9 @@ TenantOf: TypeAlias = pa.Array | Callable[[dict[str, pa.Array]], pa.Array]
 def table_of(
     columns: list[pa.Array], schema: pa.Schema, at: pa.Scalar, tenant: TenantOf | None = None
 ) -> pa.Table:
-    """A table of `schema` from its columns but snapshot_at (and but tenant_id, given apart
-    as `tenant`: an array or a function of the other columns)."""
+    """A table of `schema` from its columns but snapshot_at (and but the column before it,
+    given apart as `tenant`: an array or a function of the other columns; a child table's
+    tenant_id, the deployments' unreadable_values_json)."""
     columns = list(columns)
     n = len(columns[0]) if columns else 0
     if tenant is not None:
@@ -480,6 +513,11 @@ def table_of(
         by_name = dict(zip(names, columns, strict=True))
         columns.append(tenant(by_name) if callable(tenant) else tenant)
     return pa.Table.from_arrays([*columns, pa.repeat(at, n)], schema=schema)
+
+
+def _none_unreadable(columns: dict[str, pa.Array]) -> pa.Array:
+    """The deployments' unreadable_values_json before their figures are read: null."""
+    return pa.nulls(len(columns["id"]), pa.string())
 
 
 def _parent(tables: Mapping[str, pa.Table]) -> Callable[[dict[str, pa.Array]], pa.Array]:

@@ -79,9 +79,10 @@ Op = tuple[Any, ...]
 
 
 def row_fields(name: str, schema: pa.Schema) -> list[pa.Field]:
-    """The columns a table's rows hold: all but snapshot_at, and for a child table all but
-    its tenant_id too (given apart, from its deployment)."""
-    return list(schema)[: -1 if name == "deployments" else -2]
+    """The columns a table's rows hold: all but the last two, given apart: snapshot_at, and
+    before it a child table's tenant_id (from its deployment) or the deployments'
+    unreadable_values_json (from their figures, once a batch is read)."""
+    return list(schema)[:-2]
 
 
 class _Program:

@@ -16,11 +16,15 @@ from analysis.tables import _quantities as quantities
 
 from ._arrays import column, int64_array
 from ._careful import Columns, plan_for
+from ._figures import UNREADABLE_VALUES_COLUMN, unreadable_at
 from ._rules import ARROW_TYPES, NESTED, ORIGINAL, TIMESTAMP, Plan, RoutedFn
 
 #: Bumped whenever a table or column changes meaning; written into every Parquet file.
 #: 2: every table has `tenant_id` (the workspace), not only deployments.
-SCHEMA_VERSION = 2
+#: 3: deployments have `unreadable_values_json`: a resource figure no cluster runs (negative,
+#: or above 2^32) is null in its column and kept there (`_figures`); days of schema 2 hold
+#: such figures in their columns, and the reports read them by the same rule.
+SCHEMA_VERSION = 3
 SCHEMA_VERSION_KEY = b"dims.schema_version"
 
 #: Named arrays of objects -> the child table holding their items (the only hand routing).
@@ -129,14 +133,15 @@ QUANTITY_SOURCES = (
 
 
 def unreadable_quantities(containers: pa.Table) -> int:
-    """Container quantities sent but not Kubernetes quantities (`quantities.problem`): their
-    column is null while their text, kept in the JSON column, holds a value."""
+    """Container quantities sent but not Kubernetes quantities, or none a cluster runs
+    (`quantities.problem`): their column is null while their text, kept in the JSON column,
+    holds a value."""
     found = 0
     for name, text_column, key in QUANTITY_SOURCES:
         unread = pc.and_(pc.is_null(containers[name]), pc.is_valid(containers[text_column]))
         for text in containers[text_column].filter(unread).to_pylist():
             sent = orjson.loads(text)
-            found += type(sent) is dict and quantities.problem(sent.get(key)) is not None
+            found += type(sent) is dict and quantities.problem(sent.get(key), key) is not None
     return found
 
 
@@ -225,7 +230,8 @@ class Layout:
         def with_snapshot(columns: Columns) -> pa.Schema:
             return columns.schema().append(tenant_field()).append(snapshot_field())
 
-        out = {"deployments": self.wide.schema().append(snapshot_field())}
+        unreadable = pa.field(UNREADABLE_VALUES_COLUMN, pa.string())
+        out = {"deployments": self.wide.schema().append(unreadable).append(snapshot_field())}
         out["deployment_components"] = _components_schema()
         for table in self.items.values():
             out[table.name] = with_snapshot(table.columns)
@@ -373,9 +379,14 @@ def components_from(deployments: pa.Table) -> pa.Table:
             m: deployments[fields_[m]].combine_chunks() if m in fields_ else nulls for m in measures
         }
         # One replica where the component has no scale fields or its scale is null: the
-        # documented assumption the capacity reports share.
-        values["replicas_min"] = pc.coalesce(values["min_scale"], ones)
-        values["replicas_max"] = pc.coalesce(values["max_scale"], ones)
+        # documented assumption the capacity reports share; none known where the scale
+        # sent was unreadable (`_figures`): its totals are null too.
+        for end in ("min", "max"):
+            field = fields_.get(f"{end}_scale")
+            replicas = pc.coalesce(values[f"{end}_scale"], ones)
+            if field is not None:
+                replicas = pc.if_else(unreadable_at(deployments, field), nulls, replicas)
+            values[f"replicas_{end}"] = replicas
         for m in per_replica:
             values[f"{m}_total_min"] = pc.multiply(values[m], values["replicas_min"])
             values[f"{m}_total_max"] = pc.multiply(values[m], values["replicas_max"])

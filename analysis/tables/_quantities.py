@@ -15,7 +15,10 @@ quantities without a suffix, as Kubernetes reads them.
 
 A value that is not a quantity gives None, never an exception and never 0: a typo in one
 container must not stop an export, nor read as less than it asks. `problem` says why, in
-words a reason or an anomaly can quote.
+words a reason or an anomaly can quote. The grammar takes a sign, but a container's columns
+take only what a cluster runs (`readable`): a negative quantity (Kubernetes' validation
+refuses it) or one above 2^32 cores or MiB is unreadable there too, by the rule of the
+resource_spec figures (`_figures`).
 """
 
 from __future__ import annotations
@@ -49,6 +52,22 @@ _SUFFIXES = "Ki Mi Gi Ti Pi Ei (1024s), n u m k M G T P E (1000s) or an exponent
 
 _MIB = float(2**20)
 
+#: The largest figure a deployment can ask for, in cores, replicas, MiB, GiB or connections:
+#: more is beyond any cluster (the rule of `_figures`, which container quantities follow).
+LARGEST_FIGURE = float(2**32)
+
+
+def figure_problem(value: float) -> str | None:
+    """Why a figure (cores, MiB, replicas, ...) is none a cluster runs, in a few words; None
+    when a cluster can run it. Zero is a figure."""
+    if not math.isfinite(value):
+        return "not a finite number"
+    if value < 0:
+        return "negative: no cluster runs it"
+    if value > LARGEST_FIGURE:
+        return f"above 2^32 ({LARGEST_FIGURE:,.0f}): no cluster runs it"
+    return None
+
 
 @functools.lru_cache(maxsize=4096)
 def _parse_text(text: str) -> float | None:
@@ -81,11 +100,30 @@ def parse_quantity(value: object) -> float | None:
     return None
 
 
-def problem(value: object) -> str | None:
-    """Why a value is not a Kubernetes quantity, in a few words; None when it is one, or
-    when there is none (null: the quantity is absent, which is no error)."""
-    if value is None or parse_quantity(value) is not None:
+def in_unit(value: object, key: str) -> float | None:
+    """The quantity of resource `key` in its column's unit: cores for `cpu`, MiB otherwise."""
+    return cpu_cores(value) if key == "cpu" else memory_mib(value)
+
+
+def readable(value: object, key: str) -> float | None:
+    """The quantity in its column's unit (`in_unit`) when a cluster can run it: None for
+    text Kubernetes refuses, and for a figure no cluster runs (negative, which Kubernetes'
+    validation refuses, or above 2^32 cores or MiB: `_figures`); `-0` is 0."""
+    number = in_unit(value, key)
+    if number is None or figure_problem(number) is not None:
         return None
+    return number + 0.0
+
+
+def problem(value: object, key: str | None = None) -> str | None:
+    """Why a value is not a Kubernetes quantity, in a few words; None when it is one, or
+    when there is none (null: the quantity is absent, which is no error). With the resource
+    `key` (`cpu`, `memory`), also why its figure is none a cluster runs (`readable`)."""
+    if value is None:
+        return None
+    if parse_quantity(value) is not None:
+        number = None if key is None else in_unit(value, key)
+        return None if number is None else figure_problem(number)
     if isinstance(value, bool):
         return "a boolean, not a quantity"
     if isinstance(value, int | float):

@@ -21,7 +21,7 @@ import orjson
 import pyarrow as pa
 
 from analysis import spec
-from analysis.tables._quantities import cpu_cores, memory_mib
+from analysis.tables._quantities import readable
 
 #: A row under construction: one value per column of its table.
 Row = list[Any]
@@ -407,7 +407,13 @@ def container_quantities(requests: dict[str, Any], limits: dict[str, Any]) -> Qu
 
 
 def _quantities(cpu: Any, cpu_limit: Any, memory: Any, memory_limit: Any) -> Quantities:
-    return cpu_cores(cpu), cpu_cores(cpu_limit), memory_mib(memory), memory_mib(memory_limit)
+    """Each in its column's unit, None where unreadable (`_quantities.readable`)."""
+    return (
+        readable(cpu, "cpu"),
+        readable(cpu_limit, "cpu"),
+        readable(memory, "memory"),
+        readable(memory_limit, "memory"),
+    )
 
 
 #: typed: 1, 1.0 and True are different quantities (True is none)

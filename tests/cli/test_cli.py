@@ -326,3 +326,15 @@ def test_from_json_reads_a_pipe_on_dev_stdin(tmp_path):
     assert done.returncode == 0, done.stderr
     head, rows = parse_summary(done.stdout.decode())
     assert int(head["read"]) == 25 and rows["deployments"] + rows["rejected_records"] == 25
+
+
+def test_an_export_with_figures_no_cluster_runs_warns_in_one_line(capsys, tmp_path):
+    """Issue 35: a negative or huge resource_spec figure is exported (exit 0), said once on
+    stderr, like a container quantity Kubernetes refuses."""
+    dump = tmp_path / "fleet.json"
+    dump.write_text(json.dumps([{"id": "a", "source_config": {"resource_spec": {"cpu": -2}}}]))
+    code, _, err = run(capsys, "export", "--from-json", str(dump), "--out", str(tmp_path / "o"))
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "resource_spec figure" in line]
+    assert len(warned) == 1 and warned[0].startswith("dims: warning: 1 resource_spec figure")
+    assert "unreadable_values_json" in warned[0]

@@ -14,12 +14,14 @@ import tracemalloc
 
 import duckdb
 import fleet_math as fm
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run as _run
 
 from analysis import reports
+from analysis.errors import UnreadableQuantityWarning
 
 DATE = "2025-06-03"  # of the snapshots the tests below export themselves
 PROD_RATES = {"cpu_core_hour": 0.05, "memory_gib_hour": 0.01, "storage_gib_month": 0.1}
@@ -331,13 +333,19 @@ def test_a_rate_that_overflows_the_fleets_cost_is_refused(tmp_path, dataset) -> 
 
 
 def test_an_absurd_quantity_is_not_blamed_on_a_rate(tmp_path, fleet) -> None:
-    """1e300 cores pass the ceiling at any rate: the record's problem, not the price sheet's."""
+    """1e300 cores pass the ceiling at any rate: the record's problem, not the price sheet's.
+    Beyond 2^32 it is a figure no cluster runs: the deployment is unpriced, no figure infinite."""
     records = copy.deepcopy(fleet.deployments[:10])
-    spec = next(r["source_config"]["resource_spec"] for r in records if fm.resource_spec(r))
-    spec["cpu"] = 1e300
-    fm.export_fleet(records, fleet.deployment_types, tmp_path, DATE)
-    by_type = reports.capacity_by_type(tmp_path)
-    assert by_type["cpu_request_cores_min_scale"].max() >= 1e300  # shown, not refused
+    record = next(r for r in records if fm.resource_spec(r))
+    fm.resource_spec(record)["cpu"] = 1e300
+    with pytest.warns(UnreadableQuantityWarning, match="1 resource_spec figure"):
+        fm.export_fleet(records, fleet.deployment_types, tmp_path, DATE)
+    by_type = reports.capacity_by_type(tmp_path)  # no PriceSheetError: the rate is fine
+    figures = by_type.select_dtypes("number").to_numpy("float64")
+    assert np.isfinite(figures[~np.isnan(figures)]).all()
+    assert by_type["deployments_unpriced"].sum() == 1
+    costs = reports.cost_by_deployment(tmp_path).set_index("deployment_id")
+    assert costs.loc[record["id"], "unpriced_reason"] == "unreadable_quantity"
 
 
 def test_cli_hostile_price_sheets_exit_1_and_write_nothing(capsys, tmp_path, fleet) -> None:

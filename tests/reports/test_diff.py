@@ -108,6 +108,7 @@ def test_diff_defaults_to_the_two_latest(history) -> None:
         "upgrades": 0,
         "downgrades": 0,
         "other_version_changes": 0,
+        "unknown_version_changes": 0,
         "capacity_changes": 0,
     }
     only_to = reports.diff(history["out"], to_date=DATES[1])
@@ -189,3 +190,75 @@ def test_changed_deployments_lists_each_deployment_that_moved_once(tmp_path) -> 
 
     unchanged = reports.changed_deployments(reports.diff(tmp_path, DATES[1], DATES[2]))
     assert unchanged.empty and list(unchanged.columns) == CHANGE_COLUMNS
+
+
+def _moves(old: dict[str, dict], new: dict[str, dict]) -> dict[str, int]:
+    """What a diff counts, from the raw records: ids on one side, and for ids on both how
+    the image_version moved (versions here are plain `x.y.z` or absent)."""
+    counts = dict.fromkeys(("upgrades", "downgrades", "other", "unknown"), 0)
+    for deployment_id in old.keys() & new.keys():
+        a, b = old[deployment_id].get("image_version"), new[deployment_id].get("image_version")
+        if a == b:
+            continue
+        if a is None or b is None:
+            counts["unknown"] += 1
+        else:
+            older = tuple(map(int, a.split("."))) < tuple(map(int, b.split(".")))
+            counts["upgrades" if older else "downgrades"] += 1
+    return {
+        "added": len(new.keys() - old.keys()),
+        "removed": len(old.keys() - new.keys()),
+        "upgrades": counts["upgrades"],
+        "downgrades": counts["downgrades"],
+        "other_version_changes": counts["other"],
+        "unknown_version_changes": counts["unknown"],
+    }
+
+
+def test_a_day_without_tenant_ids_or_versions_is_compared_by_what_it_says(tmp_path) -> None:
+    """Issue 35: the older day's records have no tenant_id and, some, no image_version.
+    A deployment in both days is never added, whatever its workspace says; a version
+    missing on one side is no unparseable change; a workspace note names only what it
+    counts as added (the counts are computed from the raw records, independently)."""
+    fleet = generate_fleet(40, seed=17)
+    workspace, newcomer = (
+        "0a0a0a0a-0000-4000-8000-000000000001",
+        "0b0b0b0b-0000-4000-8000-000000000002",
+    )
+    old = copy.deepcopy(fleet.deployments)
+    for n, record in enumerate(old):
+        record.pop("tenant_id", None)
+        record["image_version"] = None if n % 3 == 0 else "0.3.0"
+        if n % 7 == 0:
+            record.pop("image_version")
+    new = copy.deepcopy(old[5:])  # five removed
+    for n, record in enumerate(new):
+        record["tenant_id"] = workspace
+        record["image_version"] = None if n % 11 == 0 else "0.4.0" if n % 2 else "0.2.0"
+    types = dict(fleet.deployment_types)
+    added = []
+    for _ in range(3):
+        record, kind = fleet.new_deployment()
+        record["tenant_id"], record["image_version"] = newcomer, "0.4.0"
+        types[record["id"]] = kind
+        added.append(record)
+    fm.export_fleet(old, types, tmp_path, DATES[0])
+    fm.export_fleet([*new, *added], types, tmp_path, DATES[1])
+
+    result = reports.diff(tmp_path, DATES[0], DATES[1])
+    want = _moves({r["id"]: r for r in old}, {r["id"]: r for r in [*new, *added]})
+    counts = result.counts()
+    assert {k: v for k, v in counts.items() if k != "capacity_changes"} == want
+    assert want["unknown_version_changes"] > 0 and want["upgrades"] > 0 and want["downgrades"] > 0
+    assert result.notes == [
+        f"workspace(s) only in the to snapshot ({DATES[1]}): {newcomer} (3 deployments); "
+        "those deployments count as added"
+    ]  # `workspace` is new to the day too, but none of its deployments is added
+    back = reports.diff(tmp_path, DATES[1], DATES[0])
+    assert back.counts()["removed"] == 3 and back.counts()["added"] == 5
+    assert back.notes == [
+        f"workspace(s) only in the from snapshot ({DATES[1]}): {newcomer} (3 deployments); "
+        "those deployments count as removed"
+    ]
+    assert "with no version on one side" in result.summary()
+    assert "unparseable" not in result.summary()

@@ -15,7 +15,7 @@ from repo import DATA
 
 from analysis import connect
 from analysis.connection import RetryPolicy
-from analysis.errors import ManifestError
+from analysis.errors import ManifestError, UnreadableQuantityWarning
 from analysis.pages import Page
 from analysis.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandbox
 from analysis.snapshot import export_snapshot, snapshot_from_dump, take_snapshot
@@ -113,11 +113,12 @@ def test_a_manifest_of_the_first_dims_version_is_read_and_replaced(tmp_path):
     out = tmp_path / "out"
     export_snapshot([Page([{"id": "old"}], source="t")], out, snapshot_date=DAY)
     first = json.loads(written(out))
-    for key in ("original_name_conflicts", "unreadable_quantities"):
+    for key in ("original_name_conflicts", "unreadable_quantities", "unreadable_values"):
         del first[key]
     first["fetch"] = {}
     (out / "_manifests" / f"{DAY}.json").write_text(json.dumps(first, indent=2))
     assert manifests.decode(json.dumps(first).encode(), "old").unreadable_quantities == 0
+    assert manifests.decode(json.dumps(first).encode(), "old").unreadable_values == 0
     result = export_snapshot([Page([{"id": "new"}], source="t")], out, snapshot_date=DAY)
     assert result.manifest.replaced.export_id == first["export_id"]
     assert result.manifest.replaced.deployments == 1
@@ -151,3 +152,17 @@ def test_a_manifest_that_is_not_one_on_object_storage_is_named_by_its_readers(s3
     open_store(s3_out).put_bytes(key, b'{"files": 3}')
     with pytest.raises(ManifestError, match=rf"^{re.escape(s3_out)}/{key} is not a dims manifest"):
         read_table(s3_out, "deployments", DAY)
+
+
+def test_the_manifest_counts_the_figures_no_cluster_runs(tmp_path):
+    """Issue 35: each resource_spec figure read as unreadable (negative, above 2^32) is
+    counted, in the manifest on disk as in the typed one; a day without any counts 0."""
+    records = [
+        {"id": "a", "source_config": {"resource_spec": {"cpu": -2, "redis_cpu": 1e300}}},
+        {"id": "b", "source_config": {"resource_spec": {"db_max_connections": -1, "cpu": 0}}},
+    ]
+    with pytest.warns(UnreadableQuantityWarning, match="^3 resource_spec figure"):
+        result = export_snapshot([Page(records, source="t")], tmp_path, snapshot_date=DAY)
+    assert result.manifest.unreadable_values == 3
+    assert json.loads(written(tmp_path))["unreadable_values"] == 3
+    assert manifests.decode(written(tmp_path).encode(), "t").unreadable_values == 3

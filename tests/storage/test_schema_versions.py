@@ -1,5 +1,6 @@
-"""A dataset holding days of schema 1 (no tenant_id outside deployments) and of schema 2:
-every reader unions them, old days reading tenant_id as null (issue 17)."""
+"""A dataset holding days of schema 1 (no tenant_id outside deployments, no
+unreadable_values_json) and of the current schema: every reader unions them, old days
+reading the newer columns as null (issue 17; schema 3, issue 35)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def as_schema_1(out, day):
             table = pq.read_table(path)
             if name != "deployments":
                 table = table.drop_columns(["tenant_id"])
+            else:
+                table = table.drop_columns(["unreadable_values_json"])
             metadata = {**table.schema.metadata, SCHEMA_VERSION_KEY: b"1"}
             pq.write_table(table.replace_schema_metadata(metadata), path)
 
@@ -47,14 +50,23 @@ def mixed(tmp_path_factory):
     return out, fleet
 
 
-def test_the_new_day_is_schema_2_and_the_old_one_lacks_the_column(mixed):
+def test_the_new_day_is_the_current_schema_and_the_old_one_lacks_the_columns(mixed):
     out, _ = mixed
-    assert SCHEMA_VERSION == 2
-    folder = out / "deployment_components"
-    old = pq.read_schema(folder / f"snapshot_date={OLD_DAY}" / "part-0.parquet")
-    new = pq.read_schema(folder / f"snapshot_date={NEW_DAY}" / "part-0.parquet")
-    assert "tenant_id" not in old.names and "tenant_id" in new.names
-    assert new.metadata[SCHEMA_VERSION_KEY] == str(SCHEMA_VERSION).encode()
+    assert SCHEMA_VERSION == 3
+    for table, column in (("deployment_components", "tenant_id"),
+                          ("deployments", "unreadable_values_json")):  # fmt: skip
+        folder = out / table
+        old = pq.read_schema(folder / f"snapshot_date={OLD_DAY}" / "part-0.parquet")
+        new = pq.read_schema(folder / f"snapshot_date={NEW_DAY}" / "part-0.parquet")
+        assert column not in old.names and column in new.names
+        assert new.metadata[SCHEMA_VERSION_KEY] == str(SCHEMA_VERSION).encode()
+
+
+def test_an_old_day_reads_unreadable_values_json_as_null(mixed):
+    out, fleet = mixed
+    old = read_arrow(out, "deployments", OLD_DAY)
+    assert old.schema.field("unreadable_values_json").type == "string"
+    assert old["unreadable_values_json"].null_count == old.num_rows == len(fleet.deployments)
 
 
 def test_read_arrow_gives_an_old_day_null_tenant_ids(mixed):

@@ -2,7 +2,9 @@
 
 (a) Any record valid by the spec flattens, and every scalar read back from the Parquet file
     equals the record's value: timestamps as the same instant, numbers as float64, strings
-    exactly (any unicode). Fields the spec does not name come back in unknown_fields_json.
+    exactly (any unicode). Fields the spec does not name come back in unknown_fields_json,
+    and resource figures no cluster runs (negative, above 2^32) come back null with their
+    value in unreadable_values_json, under their dotted path, and nowhere else.
 (b) Any JSON that is not a valid record (a wrong type at a random path, or not an object at
     all) is rejected with a reason naming that path and kept in rejected_records: exported
     plus rejected always equals the input, so nothing is dropped silently.
@@ -37,7 +39,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 from analysis import spec
 from analysis.pages import Page
 from analysis.snapshot import export_snapshot
-from analysis.tables import redact
+from analysis.tables import LARGEST_FIGURE, figure_paths, redact
 
 DAY = datetime(2025, 6, 1, tzinfo=UTC).date()
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -263,6 +265,7 @@ def check_valid_records_read_back(records: list[dict[str, Any]], out: Path) -> N
     rows = {row["id"]: row for row in table.to_pylist()}
     for record in records:
         row = rows[record["id"]]
+        unreadable = {}  # resource figures no cluster runs: null, their value kept aside
         for field in spec.deployment_scalar_fields():
             value = get(record, field.path)
             if value is None:
@@ -271,10 +274,14 @@ def check_valid_records_read_back(records: list[dict[str, Any]], out: Path) -> N
                 want = micros(value)
             elif field.kind == "number":
                 want = float(value)
+                if field.name in figure_paths() and not 0 <= want <= LARGEST_FIGURE:
+                    unreadable[field.dotted], want = want, None
             else:
                 want = value
             got = row[field.name]
             assert got == want and type(got) is type(want), (field.dotted, value, got)
+        kept = row["unreadable_values_json"]
+        assert (json.loads(kept) if kept else {}) == unreadable
         secrets = record.get("secrets")
         assert row["secret_count"] == (None if secrets is None else len(secrets))
         named = set(deployment_schema()["properties"])

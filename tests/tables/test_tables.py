@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import math
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -376,10 +377,17 @@ def test_timestamps_with_any_offset_become_the_same_instant(stamp, expected):
 
 
 def test_big_integers_are_numbers():
-    tables = flatten(
-        [page({"id": DEPLOYMENT_ID, "source_config": {"resource_spec": {"cpu": 2**60}}})]
-    )
-    assert rows(tables["deployments"])[0]["cpu"] == float(2**60)
+    """An integer beyond 64 bits is a number, not a rejected record: within 2^32 it is its
+    figure, beyond a figure no cluster runs, kept aside with its value (`_figures`)."""
+    resources = {"cpu": 2**60, "memory_mb": 2**32, "db_max_connections": 2**70}
+    tables = flatten([page({"id": DEPLOYMENT_ID, "source_config": {"resource_spec": resources}})])
+    (row,) = rows(tables["deployments"])
+    assert tables["rejected_records"].num_rows == 0
+    assert (row["cpu"], row["memory_mb"], row["db_max_connections"]) == (None, 2.0**32, None)
+    assert json.loads(row["unreadable_values_json"]) == {
+        "source_config.resource_spec.cpu": float(2**60),
+        "source_config.resource_spec.db_max_connections": float(2**70),
+    }
 
 
 # --- rejected records -------------------------------------------------------------------------
@@ -497,6 +505,7 @@ def test_unreadable_records_are_rejected_with_a_reason(record, reason):
         "rejected": 1,
         "original_conflicts": 0,
         "unreadable_quantities": 0,
+        "unreadable_values": 0,
     }
     # Nothing of the rejected record reaches any other table; its neighbours are whole.
     assert tables["deployments"].num_rows == 2

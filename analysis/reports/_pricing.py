@@ -47,12 +47,13 @@ def any_unreadable(deployments: pd.DataFrame) -> pd.Series:
 def unreadable(deployments: pd.DataFrame, field: str | None) -> pd.Series:
     """Deployments whose `field` (a numeric resource field) was sent as a figure no cluster
     runs: null in its column, its value in `unreadable_values_json` under its dotted path."""
-    texts = text_column(deployments, UNREADABLE_VALUES_COLUMN)
-    if field is None or field not in figure_paths() or not texts.notna().any():
-        return pd.Series(False, index=deployments.index)
-    key = json.dumps(figure_paths()[field]) + ":"  # a key of the object: its quote delimits it
-    found = texts.astype("object").str.contains(key, regex=False)
-    return found.fillna(False).astype(bool)
+    found = np.zeros(len(deployments), dtype=bool)
+    texts = text_column(deployments, UNREADABLE_VALUES_COLUMN).to_numpy(dtype=object)
+    sent = np.flatnonzero(pd.notna(texts))  # few rows: only those are searched
+    if field in figure_paths() and len(sent):
+        key = json.dumps(figure_paths()[field]) + ":"  # a key of the object: quotes delimit it
+        found[sent] = [key in text for text in texts[sent]]
+    return pd.Series(found, index=deployments.index)
 
 
 def unreadable_sent(deployments: pd.DataFrame) -> dict[Any, dict[str, object]]:

@@ -89,6 +89,8 @@ class Prop:
     #: The published service's own name for it (`x-dims-original-name`: `redis_cpu` for
     #: `cache_cpu`), which readers take as a second spelling; None when it has none.
     original: str | None = None
+    #: Whether the spec lets its value be null (`type: [x, "null"]`, or a null `anyOf`).
+    nullable: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,13 @@ def _strip_null(node: dict[str, Any]) -> dict[str, Any]:
         rest = [t for t in kind if t != "null"]
         return {**node, "type": rest[0] if len(rest) == 1 else rest}
     return node
+
+
+def _nullable(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    if isinstance(kind, list):
+        return "null" in kind
+    return kind == "null" or any(_nullable(option) for option in node.get("anyOf", ()))
 
 
 def kind_of(node: dict[str, Any]) -> tuple[str, str | None]:
@@ -154,6 +163,7 @@ def schema(name: str) -> ObjectSchema:
             default=_strip_null(node).get("default"),
             secret=_strip_null(node).get("format") == "password",
             original=node.get(ORIGINAL_NAME_KEY),
+            nullable=_nullable(node),
         )
     _check_originals(name, props)
     return ObjectSchema(name=name, properties=props)

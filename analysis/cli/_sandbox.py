@@ -142,6 +142,14 @@ def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
         "some of a type newer than the spec",
     )
     shapes.add_argument(
+        "--spec-records",
+        action="store_true",
+        help="serve records drawn the spec's way, seeded: whatever openapi.yaml admits "
+        "(optional objects absent or null, negative and huge numbers, control and bidi "
+        "characters in text, free-form objects of any shape, both spellings, unnamed fields) "
+        "instead of the realistic fleet",
+    )
+    shapes.add_argument(
         "--original-names",
         action="store_const",
         const="original",
@@ -153,9 +161,24 @@ def _add_service_shapes(sandbox: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_spec_records(args: argparse.Namespace) -> None:
+    """--spec-records draws every shape itself: a realistic shape beside it is a mistake."""
+    shaped = {
+        "--real-shaped": args.real_shaped,
+        "--untyped-every": args.untyped_every,
+        "--original-names": args.names != "spec",
+    }
+    clashing = [flag for flag, given in shaped.items() if given]
+    if args.spec_records and clashing:
+        raise ConfigurationError(
+            f"--spec-records draws its own shapes: {', '.join(clashing)} does not apply to it"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from ..sandbox import serve
 
+    _check_spec_records(args)
     try:
         faults = _faults(args)
     except ValueError as exc:  # Faults checks its own values; the CLI names the option
@@ -171,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         real_shaped=args.real_shaped,
         names=args.names,
         tenants=args.tenants,
+        spec_records=args.spec_records,
         rollout=None if args.roll_out is None else (args.roll_out, args.share),
         code_host=args.code_host,
     )

@@ -372,19 +372,18 @@ def write_focus(export: FocusExport, path: str | Path) -> Path:
     if kind == "csv":
         write: Callable[[Path], object] = lambda temp: _write_csv(table, temp)  # noqa: E731
     else:
-        write = lambda temp: _write_parquet(table, temp)  # noqa: E731
+        write = lambda temp: _write_parquet(table, temp, export.basis)  # noqa: E731
     _atomic_write(target, write)
     return target
 
 
-def _write_parquet(table: pa.Table, path: Path) -> None:
+def _write_parquet(table: pa.Table, path: Path, basis: str) -> None:
+    """The bill as Parquet, its FOCUS version and cost basis in the file's metadata: also
+    for a bill of no row (every deployment unpriced), whose basis no row can tell."""
     import pyarrow.parquet as pq
 
-    metadata = {"focus_version": FOCUS_VERSION, "dims_focus_basis": table["x_CostBasis"][0]}
-    described = table.replace_schema_metadata(
-        {k: str(v) for k, v in metadata.items()} if table.num_rows else {}
-    )
-    pq.write_table(described, path, compression="zstd")
+    metadata = {"focus_version": FOCUS_VERSION, "dims_focus_basis": basis}
+    pq.write_table(table.replace_schema_metadata(metadata), path, compression="zstd")
 
 
 def csv_cells(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:

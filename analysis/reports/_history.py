@@ -319,6 +319,10 @@ def _usd(value: float) -> str:
     return f"{'+' if value >= 0 else '-'}${abs(value):,.2f}"
 
 
+def _dollars(value: float) -> str:
+    return "unknown" if math.isnan(value) else f"${value:,.2f}"
+
+
 def _cost_lines(result: DiffResult) -> list[str]:
     """The month's cost change, requests at max scale, by cause (with the deployments
     behind each), for the summary."""
@@ -327,11 +331,12 @@ def _cost_lines(result: DiffResult) -> list[str]:
     if totals.empty or column not in set(totals["measure"]):
         return []
     row = totals[totals["measure"] == column]
-    before, after, delta = (float(row[k].sum()) for k in ("from_value", "to_value", "delta"))
+    before, after, delta = (float(row[k].iloc[0]) for k in ("from_value", "to_value", "delta"))
     causes = result.cost_causes()
     lines = [
-        f"  monthly cost, requests at max scale: ${before:,.2f} → ${after:,.2f} "
-        f"({_usd(delta)})" + (", by cause:" if len(causes) else "")
+        f"  monthly cost, requests at max scale: {_dollars(before)} → {_dollars(after)} "
+        f"({'n/a' if math.isnan(before + after) else _usd(delta)})"
+        + (", by cause:" if len(causes) else "")
     ]
     for cause in CAUSES:
         mine = causes[causes["cause"] == cause]

@@ -3,7 +3,8 @@
 It is the default target of `make demo`, the tests and the notebooks, so that everything
 runs without access to the real service, deterministically, and with injectable faults.
 
-Inside: `_fleet` (the seeded fleet), `_query` (a listing's parameters checked as the service
+Inside: `_fleet` (the seeded fleet), `_spec_records` (records drawn the spec's way, for
+`--spec-records`), `_query` (a listing's parameters checked as the service
 does), `_faults` (what can go wrong, and the counters), `_app` (the ASGI app), `_server` (it
 served on loopback). It knows the spec, none of dims' layers.
 """
@@ -12,12 +13,24 @@ from ._app import create_app
 from ._faults import Faults, SandboxStats
 from ._fleet import Fleet, fleet_dump_bytes, generate_fleet, roll_out
 from ._server import SandboxHandle, run_sandbox, serve
+from ._spec_records import (
+    EDGE_INTEGERS,
+    EDGE_NUMBERS,
+    HOSTILE_TEXT,
+    ORDINARY_NUMBERS,
+    SpecRecords,
+)
 
 __all__ = [
+    "EDGE_INTEGERS",
+    "EDGE_NUMBERS",
+    "HOSTILE_TEXT",
+    "ORDINARY_NUMBERS",
     "Faults",
     "Fleet",
     "SandboxHandle",
     "SandboxStats",
+    "SpecRecords",
     "create_app",
     "fleet_dump_bytes",
     "generate_fleet",

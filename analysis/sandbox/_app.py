@@ -1,10 +1,11 @@
 """The sandbox service: the spec's four GET operations over a Fleet, as a Starlette app.
 
 It answers the way the real (FastAPI) service does on the points clients depend on:
-JSON bodies serialized by orjson, FastAPI-shaped errors, offset paging whose response
-`offset` is the next offset, and JSON 404/405 for unknown paths and methods. Like a real
-service it has one code host in its repositories path (`codehost` as the spec writes it,
-`github` as the published service has it): any other segment is an unknown path, 404.
+JSON bodies serialized by orjson (integers past 64 bits by the standard library),
+FastAPI-shaped errors, offset paging whose response `offset` is the next offset, and JSON
+404/405 for unknown paths and methods. Like a real service it has one code host in its
+repositories path (`codehost` as the spec writes it, `github` as the published service has
+it): any other segment is an unknown path, 404.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -22,7 +22,7 @@ from starlette.routing import Route, request_response
 
 from .. import codehost
 from ._faults import FaultInjector, Faults, SandboxStats, Scope, Sequencer, tenant_of
-from ._fleet import Fleet
+from ._fleet import Fleet, json_bytes
 from ._query import DeploymentQuery, ValidationFailed, parse_deployment_query, parse_uuid
 
 _MAX_CACHED_SELECTIONS = 64
@@ -35,7 +35,7 @@ _FINAL_OFFSETS: dict[str, Callable[[int], int]] = {
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(orjson.dumps(body), status, headers, media_type="application/json")
+    return Response(json_bytes(body), status, headers, media_type="application/json")
 
 
 def _validation_error(exc: ValidationFailed) -> Response:
@@ -120,7 +120,7 @@ class _Service:
         self.stats = stats
         self.listing = _Listing(fleet)
         self.providers = {p["provider_id"]: p for p in fleet.providers}
-        self.provider_list_body = orjson.dumps(fleet.providers)
+        self.provider_list_body = json_bytes(fleet.providers)
         self._list_requests = 0
         self._lock = threading.Lock()
 
@@ -164,7 +164,7 @@ class _Service:
             next_offset = _FINAL_OFFSETS[faults.final_offset](q.offset)
         # `offset` has no upper bound in the spec, and orjson refuses integers beyond
         # 64 bits, so the envelope is written by hand around the serialized page.
-        body = b'{"resources":%b,"offset":%d}' % (orjson.dumps(page), next_offset)
+        body = b'{"resources":%b,"offset":%d}' % (json_bytes(page), next_offset)
         return Response(body, media_type="application/json")
 
     def _maybe_insert(self) -> None:

@@ -16,6 +16,7 @@ listing positions so that even a small fleet (>= 100 records) contains every one
 from __future__ import annotations
 
 import functools
+import json
 import random
 import time
 from collections.abc import Iterable
@@ -27,6 +28,8 @@ import orjson
 
 from analysis import spec
 from analysis._gcpause import paused_gc
+
+from ._spec_records import SpecRecords
 
 STATUSES = (
     "AWAITING_DATABASE",
@@ -161,7 +164,7 @@ class Fleet:
     seed: int = 0
     #: How records spell the fields the published service names otherwise (NAMINGS).
     names: str = "spec"
-    _builder: _Builder | None = field(repr=False, default=None)
+    _builder: _Builder | SpecRecords | None = field(repr=False, default=None)
 
     def __repr__(self) -> str:
         return (
@@ -241,9 +244,18 @@ def _as_published(name: str, value: Any) -> Any:
     return value
 
 
+def json_bytes(body: Any) -> bytes:
+    """JSON text of `body`: orjson's, or the standard library's for integers past 64 bits
+    (valid JSON, which records drawn the spec's way hold and orjson refuses to write)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode()
+
+
 def fleet_dump_bytes(fleet: Fleet) -> bytes:
     """The deployments as one JSON array, the shape `dims export --from-json` reads."""
-    return orjson.dumps(fleet.deployments)
+    return json_bytes(fleet.deployments)
 
 
 def generate_fleet(
@@ -257,6 +269,7 @@ def generate_fleet(
     real_shaped: bool = False,
     tenants: int = 0,
     names: str = "spec",
+    spec_records: bool = False,
 ) -> Fleet:
     """Build a deterministic fleet of `deployments` records.
 
@@ -279,32 +292,48 @@ def generate_fleet(
 
     `names`: "spec" (`cache_cpu`), "original" (as the published service: `redis_cpu`, see
     `in_original_names`) or "mixed" (every other record); it draws nothing at random.
+
+    `spec_records`: records drawn the spec's way instead (`_spec_records`: anything
+    openapi.yaml admits), over `tenants` workspaces; no shape above applies to them.
     """
     _check_sizes(deployments=deployments, untyped_every=untyped_every, tenants=tenants)
     if names not in NAMINGS:
         raise ValueError(f"names must be one of {', '.join(NAMINGS)}, got {names!r}")
+    shapes: dict[str, Any] = dict(
+        canary_secret=canary_secret, canary_env_value=canary_env_value,
+        embed_deployment_type=embed_deployment_type, untyped_every=untyped_every,
+        real_shaped=real_shaped, tenants=tenants, names=names,
+    )  # fmt: skip
+    if spec_records:
+        return _spec_fleet(deployments, seed, shapes)
     with paused_gc():  # building many small dicts is dominated by GC passes otherwise
-        builder = _Builder(
-            seed,
-            deployments,
-            canary_secret=canary_secret,
-            canary_env_value=canary_env_value,
-            embed_deployment_type=embed_deployment_type,
-            untyped_every=untyped_every,
-            real_shaped=real_shaped,
-            tenants=tenants,
-            names=names,
-        )
-        fleet = Fleet(
-            deployments=[],
-            deployment_types={},
-            providers=builder.providers(),
-            repositories=builder.repositories,
-            seed=seed,
-            names=names,
-            _builder=builder,
-        )
+        builder = _Builder(seed, deployments, **shapes)
+        providers, repositories = builder.providers(), builder.repositories
+        fleet = Fleet([], {}, providers, repositories, seed=seed, names=names, _builder=builder)
         _add_deployments(fleet, builder, deployments)
+    return fleet
+
+
+def _spec_fleet(deployments: int, seed: int, shapes: dict[str, Any]) -> Fleet:
+    """A fleet of records drawn the spec's way (generate_fleet's `spec_records`), over
+    `shapes["tenants"]` workspaces; none of the realistic shapes applies to it."""
+    given = [k for k, v in shapes.items() if v and k != "tenants" and (k, v) != ("names", "spec")]
+    if given:
+        raise ValueError(f"spec_records draws its own shapes: {', '.join(given)} do not apply")
+    source = SpecRecords(seed, shapes["tenants"])
+    fleet = Fleet(
+        deployments=[],
+        deployment_types={},
+        providers=source.providers(),
+        repositories={},
+        seed=seed,
+        _builder=source,  # names: the spec's code-host segment (records mix both spellings)
+    )
+    for _ in range(deployments):
+        record, kind = source.deployment()
+        fleet.deployments.append(record)
+        fleet.deployment_types[record["id"]] = kind
+    fleet.repositories = source.repositories(fleet.deployments)
     return fleet
 
 

@@ -209,6 +209,32 @@ def _serving(server: uvicorn.Server, sock: socket.socket) -> Iterator[None]:
         sock.close()
 
 
+def _announce(
+    handle: SandboxHandle, deployments: int, seed: int, spec_records: bool, out: TextIO
+) -> None:
+    """What `dims sandbox` prints on start: where it listens and what it serves (never the
+    API key itself)."""
+    fleet, code_host = handle.fleet, handle.code_host
+    print(f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out)
+    print(f"dims sandbox: workspaces (X-Tenant-Id): {', '.join(fleet.tenant_ids())}", file=out)
+    hint = "" if code_host == codehost.DEFAULT else f" (dims export --code-host {code_host})"
+    path = f"/v1/integrations/forge/{code_host}/{{integration_id}}/repos"
+    print(f"dims sandbox: repositories at {path}{hint}", file=out)
+    if spec_records:
+        print(
+            "dims sandbox: records drawn the spec's way (anything openapi.yaml admits: "
+            "nulls, numbers no cluster runs, control characters in text)",
+            file=out,
+        )
+    if fleet.names != "spec":
+        print(
+            f"dims sandbox: records spell fields as the published service does ({fleet.names})",
+            file=out,
+        )
+    if handle.api_key is not None:
+        print("dims sandbox: requests must carry the configured key in header X-Api-Key", file=out)
+
+
 def serve(
     port: int = 8765,
     deployments: int = 500,
@@ -243,23 +269,7 @@ def serve(
         fleet=fleet,
         code_host=code_host,
     ) as handle:
-        code_host = handle.code_host
-        print(
-            f"dims sandbox: {deployments} deployments (seed {seed}) at {handle.base_url}", file=out
-        )
-        print(f"dims sandbox: workspaces (X-Tenant-Id): {', '.join(fleet.tenant_ids())}", file=out)
-        hint = "" if code_host == codehost.DEFAULT else f" (dims export --code-host {code_host})"
-        path = f"/v1/integrations/forge/{code_host}/{{integration_id}}/repos"
-        print(f"dims sandbox: repositories at {path}{hint}", file=out)
-        if fleet.names != "spec":
-            print(
-                f"dims sandbox: records spell fields as the published service does ({fleet.names})",
-                file=out,
-            )
-        if api_key is not None:
-            print(
-                "dims sandbox: requests must carry the configured key in header X-Api-Key", file=out
-            )
+        _announce(handle, deployments, seed, bool(fleet_kwargs.get("spec_records")), out)
         print("dims sandbox: press Ctrl-C to stop", file=out, flush=True)
         stop = threading.Event()
         try:

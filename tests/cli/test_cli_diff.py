@@ -63,3 +63,32 @@ def test_diff_prints_counts_as_whole_numbers(demo, capsys):
         x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("deployments ")
     )
     assert line.split()[1:4] == ["60", "→", "60"]  # not 60.00
+
+
+def test_diff_of_days_nothing_priced_says_unknown_never_nan_or_zero(tmp_path, capsys):
+    """Totals of a day whose deployments are all unpriced (no resource_spec) are unknown:
+    null in the JSON (it held NaN, which no strict JSON reader takes) and `unknown` on the
+    terminal (it printed `nan`, and the month's cost as `$0.00 → $0.00`)."""
+    out = tmp_path / "data"
+    ids = [f"6f1c2b8e-0000-4000-8000-00000000000{n}" for n in (1, 2)]
+    for day, records in (("2025-06-01", ids[:1]), ("2025-06-02", ids)):
+        dump = tmp_path / f"{day}.json"
+        dump.write_text(json.dumps([{"id": i} for i in records]))
+        assert main(["export", "--from-json", str(dump), "--out", str(out), "--snapshot-date",
+                     day, "--json"]) == 0  # fmt: skip
+    capsys.readouterr()
+
+    assert main(["diff", "--out", str(out), "--json"]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(printed, parse_constant=lambda token: pytest.fail(f"JSON holds {token}"))
+    totals = {row["measure"]: row for row in result["capacity_totals"]}
+    assert totals["cpu_request_cores_max_scale"]["from_value"] is None
+    assert totals["cpu_request_cores_max_scale"]["delta"] is None
+    assert totals["deployments"]["to_value"] == 2
+
+    assert main(["diff", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "nan" not in text.lower().replace("unknown", "")
+    assert "monthly cost, requests at max scale: unknown → unknown (n/a)" in text
+    cpu = next(line for line in text.splitlines() if "cpu_request_cores_max_scale" in line)
+    assert cpu.split() == ["cpu_request_cores_max_scale", "unknown", "→", "unknown", "(n/a)"]

@@ -404,6 +404,27 @@ def test_a_focus_write_that_fails_names_the_users_file(snap, tmp_path, monkeypat
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_fleet_nothing_of_which_is_priced_gets_an_empty_bill(tmp_path, capsys, suffix) -> None:
+    """Every deployment unpriced (no resource_spec): the bill has no row, its columns and
+    (Parquet) its FOCUS version and basis, and the report says what it left out; it was an
+    IndexError traceback writing the Parquet file (issue 35's property tests found it)."""
+    records = [{"id": f"6f1c2b8e-0000-4000-8000-00000000000{n}"} for n in (1, 2)]
+    fm.export_fleet(records, {r["id"]: "prod" for r in records}, tmp_path / "data", "2025-06-02")
+    target = tmp_path / f"bill{suffix}"
+    code, printed, err = run(
+        capsys, "report", "--out", str(tmp_path / "data"), "--focus", str(target), "--json"
+    )
+    assert code == 0 and err == "", err
+    focus = json.loads(printed)["focus"]
+    assert focus["rows"] == 0 and focus["deployments_left_out"] == 2
+    table = pq.read_table(target) if suffix == ".parquet" else pacsv.read_csv(target)
+    assert table.num_rows == 0 and "EffectiveCost" in table.column_names
+    if suffix == ".parquet":
+        assert table.schema.metadata[b"dims_focus_basis"] == b"request"
+        assert table.schema.metadata[b"focus_version"] == b"1.0"
+
+
 UNITS = (("cpu", "cores"), ("memory", "gib"))
 
 

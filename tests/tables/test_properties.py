@@ -9,8 +9,8 @@
     all) is rejected with a reason naming that path and kept in rejected_records: exported
     plus rejected always equals the input, so nothing is dropped silently.
 
-The strategy comes from the spec itself: `$ref`s are inlined from `spec.document()` and the
-resolved schema is turned into a strategy (`from_spec_schema`), so a field added to
+The strategy comes from the spec itself (tests/spec_records.py: `$ref`s inlined from
+`spec.document()`, the resolved schema turned into a strategy), so a field added to
 openapi.yaml is generated here without touching this file; a JSON Schema validator on the
 same resolved schema is the oracle of what "valid" means. Sizes are bounded (arrays,
 free-form objects) to keep an example small; profiles in conftest.py set how many run.
@@ -25,7 +25,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
+from spec_records import (
+    ANY_JSON,
+    deployment_schema,
+    in_years_1_to_9999,
+    types_of,
+    unique_ids,
+    valid_records,
+)
 
 from analysis import spec
 from analysis.pages import Page
@@ -57,147 +65,6 @@ CHILD_ARRAYS = {
         ("source_config", "resource_spec", "sidecars"),
     ],
 }
-
-
-# --- the schema, resolved and bounded -------------------------------------------------------
-
-
-def _types(node: dict[str, Any]) -> set[str]:
-    kind = node.get("type")
-    if kind is None and "anyOf" in node:
-        return set().union(*(_types(option) for option in node["anyOf"]))
-    return set(kind) if isinstance(kind, list) else {kind} if kind else set()
-
-
-def _resolve(node: Any, schemas: dict[str, Any]) -> Any:
-    """Inline every `$ref`, forbid unnamed properties, bound arrays and free-form objects."""
-    if isinstance(node, list):
-        return [_resolve(item, schemas) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if "$ref" in node:
-        target = schemas[node["$ref"].rsplit("/", 1)[-1]]
-        return _resolve({**target, **{k: v for k, v in node.items() if k != "$ref"}}, schemas)
-    out = {key: _resolve(value, schemas) for key, value in node.items()}
-    if "anyOf" in out:  # the options carry their own bounds
-        return out
-    kinds = _types(out)
-    if "properties" in out:
-        out.setdefault("additionalProperties", False)
-    elif "object" in kinds:  # free-form (labels, securityContext, volume sources...)
-        out["maxProperties"] = MAX_FREEFORM_KEYS
-    if "array" in kinds:
-        out["maxItems"] = MAX_ITEMS
-    if "number" in kinds and "integer" not in kinds:
-        out["type"] = sorted(kinds | {"integer"})  # a JSON number may be written 3 or 3.0
-    return out
-
-
-@functools.cache
-def deployment_schema() -> dict[str, Any]:
-    """The spec's Deployment, with `id` required and not null (the documented choice of
-    analysis.tables: child tables need it, so a record without one is rejected)."""
-    schemas = spec.document()["components"]["schemas"]
-    resolved = _resolve(schemas["Deployment"], schemas)
-    resolved["properties"]["id"] = {"type": "string", "format": "uuid"}
-    resolved["required"] = ["id"]
-    return resolved
-
-
-def _fixed_offsets() -> st.SearchStrategy[timezone]:
-    minutes = st.integers(-(23 * 60 + 59), 23 * 60 + 59)
-    return st.one_of(st.just(UTC), minutes.map(lambda m: timezone(timedelta(minutes=m))))
-
-
-def in_years_1_to_9999(moment: datetime) -> bool:
-    """Whether an instant falls in years 1-9999 in UTC (naive: read as UTC), the date-times
-    dims takes: no reader's datetime holds others (`0001-01-01T00:00:00+01:00`)."""
-    try:
-        moment.astimezone(UTC) if moment.tzinfo else moment
-    except OverflowError:
-        return False
-    return True
-
-
-@st.composite
-def rfc3339(draw: st.DrawFn) -> str:
-    """RFC 3339 date-times as services write them: any year, any offset, `Z` or `+hh:mm`,
-    a space or `T`, with or without fractions of a second (up to microseconds); the
-    instant in years 1-9999 in UTC."""
-    moment = draw(st.datetimes(timezones=_fixed_offsets()).filter(in_years_1_to_9999))
-    spec_ = draw(st.sampled_from(["seconds", "milliseconds", "microseconds", "auto"]))
-    text = moment.isoformat(sep=draw(st.sampled_from("T ")), timespec=spec_)
-    if moment.utcoffset() == timedelta(0) and draw(st.booleans()):
-        text = text.removesuffix("+00:00") + "Z"
-    return text
-
-
-FORMATS = {"uuid": st.uuids().map(str), "date-time": rfc3339()}
-
-#: Any JSON value (free-form parts: labels, securityContext, fields the spec does not name).
-ANY_JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=8,
-)
-
-
-def from_spec_schema(node: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """Values valid by a resolved schema node (the subset of JSON Schema openapi.yaml uses).
-
-    hypothesis-jsonschema's `from_schema` would do this, but its object strategy relies on
-    Hypothesis internals that 6.170 changed (`'many' object has no attribute 'more'`).
-    """
-    if "anyOf" in node:
-        return st.one_of([from_spec_schema(option) for option in node["anyOf"]])
-    return st.one_of([_of_kind(kind, node) for kind in sorted(_types(node)) or ["any"]])
-
-
-SCALARS: dict[str, st.SearchStrategy[Any]] = {
-    "null": st.none(),
-    "boolean": st.booleans(),
-    "integer": st.integers(),
-    "number": st.floats(allow_nan=False, allow_infinity=False),
-}
-
-
-def _of_kind(kind: str, node: dict[str, Any]) -> st.SearchStrategy[Any]:
-    """Values of one of the node's types (`any`: any JSON)."""
-    if kind in SCALARS:
-        return SCALARS[kind]
-    if kind == "string":
-        return FORMATS.get(node.get("format"), st.text())
-    if kind == "array":
-        items = from_spec_schema(node.get("items", {}))
-        return st.lists(items, max_size=node.get("maxItems", MAX_ITEMS))
-    if kind == "object" and "properties" in node:
-        properties = {k: from_spec_schema(v) for k, v in node["properties"].items()}
-        required = set(node.get("required", ()))
-        return st.fixed_dictionaries(
-            {k: v for k, v in properties.items() if k in required},
-            optional={k: v for k, v in properties.items() if k not in required},
-        )
-    if kind == "object":
-        return st.dictionaries(st.text(), ANY_JSON, max_size=node.get("maxProperties", 3))
-    return ANY_JSON
-
-
-@functools.cache
-def valid_records() -> st.SearchStrategy[dict[str, Any]]:
-    known = set(deployment_schema()["properties"])
-    extra_keys = st.text(min_size=1, max_size=8).filter(lambda k: k not in known)
-    extras = st.dictionaries(extra_keys, ANY_JSON, max_size=2)
-    return st.tuples(from_spec_schema(deployment_schema()), extras).map(
-        lambda pair: {**pair[0], **pair[1]}
-    )
-
-
-def unique_ids(records: list[dict[str, Any]]) -> bool:
-    return len({r["id"] for r in records}) == len(records)
 
 
 # --- reading back -------------------------------------------------------------------------------
@@ -363,7 +230,7 @@ def _put(record: dict[str, Any], path: tuple, value: Any) -> None:
 
 
 def _wrong_value(node: dict[str, Any]) -> st.SearchStrategy[Any]:
-    allowed = _types(node)
+    allowed = types_of(node)
     if not allowed:  # a free-form value (any JSON): nothing is wrong there
         return st.nothing()
     if "number" in allowed:

@@ -10,6 +10,7 @@ typed reader must actually take the ordinary records (or the speed-up is gone un
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +22,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import ANY_JSON, invalid_record, valid_records
+from spec_records import ANY_JSON, hostile_records, valid_records
+from test_properties import invalid_record
 
 from analysis.dumps import read_dump
 from analysis.pages import Page
@@ -222,6 +224,30 @@ def test_generated_records_read_the_same_both_ways(good, bad, extras, order, inc
         return
     typed, careful, _ = flatten_both(data, include_env_values=include_env_values)
     assert_same_tables(typed, careful)
+
+
+@given(
+    good=st.lists(hostile_records(), max_size=4),
+    bad=st.lists(invalid_record(), max_size=2),
+    order=st.randoms(use_true_random=False),
+    ascii_only=st.booleans(),
+    include_env_values=st.booleans(),
+)
+def test_records_the_spec_admits_read_the_same_both_ways(
+    good, bad, order, ascii_only, include_env_values
+):
+    """Records drawn the spec's way, off the sandbox's path (tests/spec_records.py HOSTILE:
+    numbers over the float range and integers past 64 bits, terminal control and bidi in
+    text, free-form objects of any shape, both spellings of a field, fields the spec does not
+    name at every level), and invalid ones among them: the fast lane and the careful reader
+    give identical tables, rejected_records included. The dump is the standard library's
+    JSON (orjson cannot write an integer past 64 bits), escaped to ASCII or raw UTF-8."""
+    records = [*good, *(record for record, _ in bad)]
+    order.shuffle(records)
+    data = json.dumps(records, ensure_ascii=ascii_only).encode()
+    typed, careful, _ = flatten_both(data, include_env_values=include_env_values)
+    assert_same_tables(typed, careful)
+    assert typed["rejected_records"].num_rows >= len(bad)
 
 
 # --- values where the two parsers differ --------------------------------------------------------

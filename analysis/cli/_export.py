@@ -22,7 +22,7 @@ from ._options import (
 from ._output import say
 
 if TYPE_CHECKING:
-    from ..connection import DimsClient, ResponseLimits
+    from ..connection import DimsClient, ResponseLimits, Settings
 
 #: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
 EXIT_PARTIAL = 3
@@ -108,13 +108,11 @@ def run(args: argparse.Namespace) -> int:
             progress.describe(f"reading {args.from_json.name or args.from_json}")
             result = snapshot_from_dump(args.from_json, args.out, progress=progress, **writing)
     else:
-        from ..connection import tenant_ids  # the service path only
-
-        tenants = tenant_ids(args.tenant_id)
+        settings = settings_of(args)  # the service path only: resolved once, handed down
         reading = {"concurrency": args.concurrency, "page_size": args.page_size}
-        if tenants:
-            return _export_workspaces(args, tenants, {**writing, **reading}, filters)
-        client = _connect(args, None)
+        if settings.tenants:
+            return _export_workspaces(args, settings, {**writing, **reading}, filters)
+        client = _connect(args, settings)
         with Progress() as progress:
             result = take_snapshot(
                 client, args.out, progress=progress, **reading, **writing, **filters
@@ -123,18 +121,31 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _connect(args: argparse.Namespace, tenant_id: str | None) -> DimsClient:
-    """A client with the connection options, for one workspace (None: as configured)."""
-    from ..connection import RetryPolicy, connect
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The connection settings of the command line: its flags, then `DIMS_*`, then the
+    profile (read once, before the command ran), then the defaults; no sandbox address
+    unless one is set (`dims sandbox` and `dims demo` start their own)."""
+    from ..connection import Given, resolve_settings
 
-    return connect(
-        args.base_url,
-        args.api_key,
-        tenant_id,
+    given = Given(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        tenants=tuple(args.tenant_id or ()),
         code_host=args.code_host,
         api_key_header=args.api_key_header,
         tenant_header=args.tenant_header,
         allow_insecure_http=args.allow_insecure_http,
+        flag=True,
+    )
+    return resolve_settings(given, args.chosen_profile, default_base_url=None)
+
+
+def _connect(args: argparse.Namespace, settings: Settings) -> DimsClient:
+    """A client with the connection options, for the settings' one workspace (or none)."""
+    from ..connection import RetryPolicy, connect
+
+    return connect(
+        settings=settings,
         timeout=args.timeout,
         retry=RetryPolicy(retries=args.retries),
         limits=_limits(args),
@@ -153,13 +164,13 @@ def _limits(args: argparse.Namespace) -> ResponseLimits:
 
 
 def _export_workspaces(
-    args: argparse.Namespace, tenants: list[str], options: dict[str, Any], filters: dict[str, Any]
+    args: argparse.Namespace, settings: Settings, options: dict[str, Any], filters: dict[str, Any]
 ) -> int:
     """One snapshot of several workspaces; exit 3 when --allow-partial left some out."""
     from ..errors import WorkspacesFailed
     from ..snapshot import take_workspaces_snapshot
 
-    clients = {tenant: _connect(args, tenant) for tenant in tenants}
+    clients = {t: _connect(args, settings.for_workspace(t)) for t in settings.tenants}
     try:
         with Progress() as progress:
             result = take_workspaces_snapshot(

@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 
 from ..errors import DimsError, ScrubFilter
+from ._options import resolve_profile_and_out
 from ._output import say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
 
@@ -33,6 +34,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _run(args: argparse.Namespace) -> int:
+    resolve_profile_and_out(args)  # once, for every command that takes --profile
     return command_module(args.command).run(args)
 
 

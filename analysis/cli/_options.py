@@ -10,18 +10,18 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import codehost, defaults, spec
+from .. import codehost, defaults, profiles, spec
 from ..errors import ConfigurationError
 from ..storage.paths import is_remote, location
 
 if TYPE_CHECKING:
     from ..reports import PriceSheet
 
-DEFAULT_OUT = Path("dims-data")
 #: The demo's synthetic fleet never goes where real exports go.
 DEMO_OUT = Path("dims-demo")
 
@@ -110,13 +110,61 @@ def milliseconds(text: str) -> float:
     return value
 
 
-def add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
+def add_out(parser: argparse.ArgumentParser, default: Path | None = None) -> None:
+    """`--out`, and `--profile` whose `out` may name the dataset. A command with its own
+    `default` (`dims demo`) keeps it: flags alone change it, never DIMS_OUT or a profile."""
+    if default is not None:
+        parser.add_argument(
+            "--out",
+            type=dataset,
+            default=default,
+            help=f"dataset folder, or s3://bucket/prefix (default ./{default})",
+        )
+        return
     parser.add_argument(
         "--out",
         type=dataset,
-        default=default,
-        help=f"dataset folder, or s3://bucket/prefix (default ./{default})",
+        help=f"dataset folder, or s3://bucket/prefix (default: {profiles.ENV_OUT}, else the "
+        f"profile's out, else ./{profiles.DEFAULT_OUT})",
     )
+    add_profile(parser)
+
+
+def add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help=f"the config file's profile to use ({profiles.ENV_PROFILE}; default: the "
+        f"profile named {profiles.DEFAULT_PROFILE!r}, if any; see `dims config`)",
+    )
+
+
+def resolve_profile_and_out(args: argparse.Namespace) -> None:
+    """The profile a command names (read once, kept as `args.chosen_profile`) and its
+    dataset: `args.out` resolved (flag > DIMS_OUT > the profile's out > ./dims-data), its
+    origin as `args.out_from`. A command that only reads the dataset is refused, in one line
+    naming the folder it tried and how to name another, when that folder does not exist."""
+    if not hasattr(args, "profile"):
+        return
+    args.chosen_profile = profiles.load_profile(args.profile)
+    if not hasattr(args, "out"):
+        return
+    value, args.out_from = profiles.dataset_location(args.out, args.chosen_profile)
+    if args.out is None:
+        try:
+            args.out = dataset(str(value) if is_remote(str(value)) else os.path.expanduser(value))
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigurationError(f"the dataset ({args.out_from}): {exc}") from None
+    if args.command not in WRITES_DATASET and isinstance(args.out, Path) and not args.out.exists():
+        raise ConfigurationError(
+            f"no dataset at {args.out.absolute()} ({args.out_from}): run `dims export` (or `dims demo`) "
+            f"first, or name the dataset with --out DIR, {profiles.ENV_OUT}=DIR or a "
+            "profile's out (`make demo` writes ./dims-demo)"
+        )
+
+
+#: Commands that make the dataset where `--out` says rather than read one already there.
+WRITES_DATASET = frozenset({"export", "config"})
 
 
 _TENANT_HELP = (
@@ -144,8 +192,12 @@ def prices_of(args: argparse.Namespace) -> PriceSheet:
 
 
 def add_connection(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("connection (default: DIMS_* environment, then sandbox)")
-    group.add_argument("--base-url", help="service base URL (DIMS_BASE_URL)")
+    group = parser.add_argument_group(
+        "connection (a flag wins over DIMS_*, which win over the profile; see `dims config`)"
+    )
+    group.add_argument(
+        "--base-url", help="service base URL (DIMS_BASE_URL, or the profile's base_url)"
+    )
     group.add_argument(
         "--api-key",
         help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
@@ -161,13 +213,11 @@ def add_connection(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--api-key-header",
-        default=defaults.API_KEY_HEADER,
-        help=f"header carrying the key (default {defaults.API_KEY_HEADER})",
+        help=f"header carrying the key (default: the profile's, else {defaults.API_KEY_HEADER})",
     )
     group.add_argument(
         "--tenant-header",
-        default=defaults.TENANT_HEADER,
-        help=f"header carrying the tenant (default {defaults.TENANT_HEADER})",
+        help=f"header carrying the tenant (default: the profile's, else {defaults.TENANT_HEADER})",
     )
     group.add_argument(
         "--allow-insecure-http",

@@ -23,9 +23,12 @@ class BaseClient:
         timeout: Timeout | None = None,
         max_retries: int | None = None,
         allow_insecure_http: bool = False,
+        profile: str | None = None,
         _connections: Connections | None = None,
     ) -> None:
-        """`_connections` is `with_options`' own: a copy's, shared with its origin."""
+        """Unset arguments come from `DIMS_*`, then from the profile (`profile`,
+        `DIMS_PROFILE`, or the config file's `default`: docs/profiles.md), then the sandbox.
+        `_connections` is `with_options`' own: a copy's, shared with its origin."""
         if _connections is None:
             options = resolve(
                 base_url=base_url,
@@ -35,6 +38,7 @@ class BaseClient:
                 timeout=timeout,
                 max_retries=max_retries,
                 allow_insecure_http=allow_insecure_http,
+                profile=profile,
             )
             _connections = Connections(options)
         self._connections = _connections
@@ -66,7 +70,7 @@ class BaseClient:
 
     @property
     def base_url(self) -> str:
-        return self.options.settings.base_url
+        return self.options.settings.base_url or ""  # the SDK always has one (the sandbox's)
 
     @property
     def tenant_ids(self) -> tuple[str, ...]:

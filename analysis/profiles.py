@@ -81,7 +81,8 @@ class Profile:
     tenant_header: str | None = None
     out: str | None = None
     api_key_env: str | None = None
-    api_key_command: tuple[str, ...] | None = None
+    #: Not in the repr: a command's arguments may name where the key is kept.
+    api_key_command: tuple[str, ...] | None = field(default=None, repr=False)
     lines: Mapping[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -183,7 +184,7 @@ def _profile(name: str, table: object, empty: Profile) -> Profile:
             f"{empty.where(unknown[0])}: unknown key {unknown[0]!r} in profile {name!r}; "
             f"known: {', '.join(_KEYS)}"
         )
-    values: dict[str, object] = {key: _text(empty, key, table[key]) for key in _TEXT_KEYS}
+    values: dict[str, object] = {key: _text(empty, key, table.get(key)) for key in _TEXT_KEYS}
     values["workspaces"] = _workspaces(empty, table.get("workspaces"))
     values["api_key_command"] = _command(empty, table.get("api_key_command"))
     profile = Profile(name, empty.file, empty.chosen_by, lines=empty.lines, **values)  # type: ignore[arg-type]

@@ -18,6 +18,7 @@ from ._options import (
     date,
     filters_of,
     named_path,
+    settings_of,
 )
 from ._output import say
 
@@ -119,25 +120,6 @@ def run(args: argparse.Namespace) -> int:
             )
     say(json.dumps(result.manifest.to_dict(), indent=2) if args.json else result.summary())
     return 0
-
-
-def settings_of(args: argparse.Namespace) -> Settings:
-    """The connection settings of the command line: its flags, then `DIMS_*`, then the
-    profile (read once, before the command ran), then the defaults; no sandbox address
-    unless one is set (`dims sandbox` and `dims demo` start their own)."""
-    from ..connection import Given, resolve_settings
-
-    given = Given(
-        base_url=args.base_url,
-        api_key=args.api_key,
-        tenants=tuple(args.tenant_id or ()),
-        code_host=args.code_host,
-        api_key_header=args.api_key_header,
-        tenant_header=args.tenant_header,
-        allow_insecure_http=args.allow_insecure_http,
-        flag=True,
-    )
-    return resolve_settings(given, args.chosen_profile, default_base_url=None)
 
 
 def _connect(args: argparse.Namespace, settings: Settings) -> DimsClient:

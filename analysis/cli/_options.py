@@ -20,6 +20,7 @@ from ..errors import ConfigurationError
 from ..storage.paths import is_remote, location
 
 if TYPE_CHECKING:
+    from ..connection import Settings
     from ..reports import PriceSheet
 
 #: The demo's synthetic fleet never goes where real exports go.
@@ -155,10 +156,11 @@ def resolve_profile_and_out(args: argparse.Namespace) -> None:
             args.out = dataset(str(value) if is_remote(str(value)) else os.path.expanduser(value))
         except argparse.ArgumentTypeError as exc:
             raise ConfigurationError(f"the dataset ({args.out_from}): {exc}") from None
-    if args.command not in WRITES_DATASET and isinstance(args.out, Path) and not args.out.exists():
+    out = args.out
+    if args.command not in WRITES_DATASET and isinstance(out, Path) and not out.exists():
         raise ConfigurationError(
-            f"no dataset at {args.out.absolute()} ({args.out_from}): run `dims export` (or `dims demo`) "
-            f"first, or name the dataset with --out DIR, {profiles.ENV_OUT}=DIR or a "
+            f"no dataset at {out.absolute()} ({args.out_from}): run `dims export` (or "
+            f"`dims demo`) first, or name the dataset with --out DIR, {profiles.ENV_OUT}=DIR or a "
             "profile's out (`make demo` writes ./dims-demo)"
         )
 
@@ -191,7 +193,8 @@ def prices_of(args: argparse.Namespace) -> PriceSheet:
     return DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
 
 
-def add_connection(parser: argparse.ArgumentParser) -> None:
+def add_connection(parser: argparse.ArgumentParser, limits: bool = True) -> None:
+    """The connection's options (and, with `limits`, what one request may cost)."""
     group = parser.add_argument_group(
         "connection (a flag wins over DIMS_*, which win over the profile; see `dims config`)"
     )
@@ -224,7 +227,27 @@ def add_connection(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="allow sending the key over plain http to a non-loopback host",
     )
-    add_limits(parser)
+    if limits:
+        add_limits(parser)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The connection settings of the command line: its flags, then `DIMS_*`, then the
+    profile (read once, before the command ran), then the defaults; no sandbox address
+    unless one is set (`dims sandbox` and `dims demo` start their own)."""
+    from ..connection import Given, resolve_settings
+
+    given = Given(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        tenants=tuple(args.tenant_id or ()),
+        code_host=args.code_host,
+        api_key_header=args.api_key_header,
+        tenant_header=args.tenant_header,
+        allow_insecure_http=args.allow_insecure_http,
+        flag=True,
+    )
+    return resolve_settings(given, args.chosen_profile, default_base_url=None)
 
 
 def add_limits(parser: argparse.ArgumentParser) -> None:

@@ -79,8 +79,11 @@ def is_published(base_url: str | None) -> bool:
     self-hosted install's API path (`https://dims.example.com/api-host`)."""
     if not base_url:
         return False
-    parts = urlsplit(base_url)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(base_url)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # a malformed URL (`http://[bad`): refused later, by the URL's check
+        return False
     return host in PUBLISHED_HOSTS or parts.path.rstrip("/").endswith(SELF_HOSTED_PATH)
 
 

@@ -19,8 +19,8 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 
-from ..errors import DimsError, ScrubFilter
-from ._options import resolve_profile_and_out
+from ..errors import DatasetError, DimsError, ScrubFilter
+from ._options import missing_dataset, resolve_profile_and_out
 from ._output import say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
 
@@ -35,7 +35,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 def _run(args: argparse.Namespace) -> int:
     resolve_profile_and_out(args)  # once, for every command that takes --profile
-    return command_module(args.command).run(args)
+    try:
+        return command_module(args.command).run(args)
+    except DatasetError as exc:  # after the command checked its own inputs (a rules file)
+        raise missing_dataset(args) or exc from None
 
 
 class _Stopped(KeyboardInterrupt):

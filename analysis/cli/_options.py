@@ -143,8 +143,7 @@ def add_profile(parser: argparse.ArgumentParser) -> None:
 def resolve_profile_and_out(args: argparse.Namespace) -> None:
     """The profile a command names (read once, kept as `args.chosen_profile`) and its
     dataset: `args.out` resolved (flag > DIMS_OUT > the profile's out > ./dims-data), its
-    origin as `args.out_from`. A command that only reads the dataset is refused, in one line
-    naming the folder it tried and how to name another, when that folder does not exist."""
+    origin as `args.out_from`."""
     if not hasattr(args, "profile"):
         return
     args.chosen_profile = profiles.load_profile(args.profile)
@@ -156,13 +155,20 @@ def resolve_profile_and_out(args: argparse.Namespace) -> None:
             args.out = dataset(str(value) if is_remote(str(value)) else os.path.expanduser(value))
         except argparse.ArgumentTypeError as exc:
             raise ConfigurationError(f"the dataset ({args.out_from}): {exc}") from None
-    out = args.out
-    if args.command not in WRITES_DATASET and isinstance(out, Path) and not out.exists():
-        raise ConfigurationError(
-            f"no dataset at {out.absolute()} ({args.out_from}): run `dims export` (or "
-            f"`dims demo`) first, or name the dataset with --out DIR, {profiles.ENV_OUT}=DIR or a "
-            "profile's out (`make demo` writes ./dims-demo)"
-        )
+
+
+def missing_dataset(args: argparse.Namespace) -> ConfigurationError | None:
+    """The one line for a command that found no dataset because its folder is not there:
+    the folder it tried, where that came from, and how to name another. None when the
+    folder exists (the reader's own message then says what is missing)."""
+    out = getattr(args, "out", None)
+    if args.command in WRITES_DATASET or not isinstance(out, Path) or out.exists():
+        return None
+    return ConfigurationError(
+        f"no dataset at {out.absolute()} ({args.out_from}): run `dims export` (or "
+        f"`dims demo`) first, or name the dataset with --out DIR, {profiles.ENV_OUT}=DIR or a "
+        "profile's out (`make demo` writes ./dims-demo)"
+    )
 
 
 #: Commands that make the dataset where `--out` says rather than read one already there.

@@ -281,6 +281,17 @@ class Settings:
             )
         return settings
 
+    def auth(self) -> ApiKeyAuth:
+        """The auth flow that sends these settings' key and workspace."""
+        return ApiKeyAuth(
+            self.api_key,
+            self.tenant_id,
+            api_key_header=self.api_key_header,
+            tenant_header=self.tenant_header,
+            allow_insecure_http=self.allow_insecure_http,
+            key_from=self.api_key_from,
+        )
+
     def for_workspace(self, tenant: str | None) -> Settings:
         """These settings for one client of one workspace (None: none named)."""
         if tenant is not None:
@@ -357,6 +368,17 @@ def _key(given: Given, profile: Profile | None) -> tuple[str | None, str | None,
     return None, None, "unset"
 
 
+def _code_host(given: Given, profile: Profile | None, url: str | None) -> tuple[str, str]:
+    """The code-host segment and its origin; one given empty is refused, not skipped."""
+    if given.code_host is not None:
+        return given.code_host, given.origin("code_host")
+    host, origin = _first(
+        (os.environ.get(codehost.ENV_CODE_HOST), f"env {codehost.ENV_CODE_HOST}"),
+        _of(profile, "code_host"),
+    )
+    return (host, origin) if host else codehost.default_for(url)
+
+
 def resolve_settings(
     given: Given, profile: Profile | None, *, default_base_url: str | None = DEFAULT_BASE_URL
 ) -> Settings:
@@ -373,12 +395,7 @@ def resolve_settings(
     tenants, tenants_from = _tenants(given, profile)
     key, key_from, key_origin = _key(given, profile)
     add_secret(key or "")  # as given, whitespace and all: a service may echo it back
-    host, host_from = _first(
-        (given.code_host, given.origin("code_host")),
-        (os.environ.get(codehost.ENV_CODE_HOST), f"env {codehost.ENV_CODE_HOST}"),
-        _of(profile, "code_host"),
-        codehost.default_for(url),
-    )
+    host, host_from = _code_host(given, profile, url)
     key_header, key_header_from = _first(
         (given.api_key_header, given.origin("api_key_header")),
         _of(profile, "api_key_header"),
@@ -395,7 +412,7 @@ def resolve_settings(
         api_key_from=key_from,
         tenant_id=tenants[0] if len(tenants) == 1 else None,
         tenants=tenants,
-        code_host=codehost.check(host or codehost.DEFAULT, f"the code host (from {host_from})"),
+        code_host=codehost.check(host, codehost.SETTING),
         api_key_header=key_header or DEFAULT_API_KEY_HEADER,
         tenant_header=tenant_header or DEFAULT_TENANT_HEADER,
         allow_insecure_http=given.allow_insecure_http,
@@ -481,9 +498,8 @@ def connect(
     local sandbox (`dims sandbox`) and names the code host `codehost`, as the interface
     spec writes it (the published service's base URLs get `github`). `settings`, already
     resolved (`Settings.resolve`), replaces all of those arguments: nothing is read again.
-    `timeout` bounds each connect and read; `limits` bound a whole
-    request (a deadline, body sizes; see `ResponseLimits`). A `transport` given brings its
-    own policy and limits.
+    `timeout` bounds each connect and read; `limits` bound a whole request (a deadline, body
+    sizes; see `ResponseLimits`). A `transport` given brings its own policy and limits.
     An error status raises dims' typed error (`AuthenticationError`, `NotFoundError`, …),
     through the generated operations too; `raise_errors=False` hands back the generated
     client's parsed error bodies instead (`ErrorDetail`, `ValidationErrorBody`).
@@ -504,14 +520,7 @@ def connect(
         )
     if settings.base_url is None:
         raise ConfigurationError(no_base_url(settings.profile))
-    auth = ApiKeyAuth(
-        settings.api_key,
-        settings.tenant_id,
-        api_key_header=settings.api_key_header,
-        tenant_header=settings.tenant_header,
-        allow_insecure_http=settings.allow_insecure_http,
-        key_from=settings.api_key_from,
-    )
+    auth = settings.auth()
     if not isinstance(timeout, httpx.Timeout):
         timeout = httpx.Timeout(timeout)
     protect_generated_models()  # the models this client returns never show a secret value

@@ -1,4 +1,10 @@
-"""`connect()`: the generated client, configured safely from arguments or `DIMS_*`.
+"""`connect()`: the generated client, configured safely from arguments, `DIMS_*` or a profile.
+
+Settings are decided once, by `resolve_settings`: a flag or argument, then its `DIMS_*`
+variable, then the profile (`analysis.profiles`), then the default, each setting's origin
+kept for `dims config`. The result, a frozen `Settings`, is what every layer below is handed
+(`connect(settings=…)`, one client per workspace): nothing re-reads a variable or the file,
+and a profile's key command runs at most once per command.
 
 The API key is attached per request by `ApiKeyAuth` (an httpx auth flow) rather than put
 in the client's default headers, because the generated `Client` is an attrs class whose

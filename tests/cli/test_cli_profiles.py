@@ -334,3 +334,25 @@ def test_dims_out_serves_report_after_an_export(capsys, monkeypatch, tmp_path, s
     code, stdout, err = run(capsys, "report", "--json")
     assert code == 0, err
     assert Path(json.loads(stdout)["folder"]).is_relative_to(out)
+
+
+# --- the SDK reads the same profiles, resolved once -------------------------------------------
+
+
+def test_the_sdk_takes_a_profile(monkeypatch, tmp_path, regions):
+    """`Client(profile=…)` and `connect(profile=…)` resolve the file's profile like the CLI:
+    the EU region's deployments, its key from the profile's command, its workspace."""
+    import analysis
+    from analysis.connection import connect
+
+    us, eu = regions
+    path = two_profiles(tmp_path / "c.toml", us, eu, tmp_path / "fleet")
+    monkeypatch.setenv("DIMS_CONFIG", str(path))
+    with analysis.Client(profile="eu") as client:
+        assert client.options.tenants == tuple(eu.fleet.tenant_ids())
+        assert EU_KEY not in repr(client) and EU_KEY not in repr(client.options)
+        ids = {str(m.id) for m in client.deployments.list(page_size=100)}
+    assert ids == {r["id"] for r in eu.fleet.deployments}
+    monkeypatch.setenv("DIMS_PROFILE", "eu")
+    with connect() as plain:  # DIMS_PROFILE, read by connect() as by the CLI
+        assert plain.get_httpx_client().base_url == eu.base_url

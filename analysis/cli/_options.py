@@ -216,9 +216,9 @@ def add_connection(parser: argparse.ArgumentParser, limits: bool = True) -> None
         "--code-host",
         type=code_host,
         metavar="NAME",
-        help=f"the code host's segment in the repositories path (DIMS_CODE_HOST; default "
-        f"{codehost.DEFAULT}, as the interface spec writes it; the published service: "
-        f"{codehost.PUBLISHED})",
+        help=f"the code host's segment in the repositories path (DIMS_CODE_HOST, or the "
+        f"profile's code_host; default {codehost.PUBLISHED} for the published service's base "
+        f"URLs, else {codehost.DEFAULT}, as the interface spec writes it)",
     )
     group.add_argument(
         "--api-key-header",

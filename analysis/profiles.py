@@ -91,10 +91,20 @@ class Profile:
         return f"profile {self.name}"
 
     def where(self, key: str | None = None) -> str:
-        """`FILE:LINE` of `key` in this profile (of the profile's table without one)."""
-        dotted = f"profiles.{self.name}" + (f".{key}" if key else "")
-        line = self.lines.get(dotted) or self.lines.get(f"profiles.{self.name}")
+        """`FILE:LINE` of `key` in this profile (of the profile's table without one): an
+        origin as `dims config` shows it."""
+        line = self._line(key)
         return f"{self.file}:{line}" if line else str(self.file)
+
+    def at(self, key: str | None = None) -> str:
+        """`FILE: line LINE` of `key`: how a message about it starts, as every settings
+        file's messages do."""
+        line = self._line(key)
+        return f"{self.file}: line {line}" if line else str(self.file)
+
+    def _line(self, key: str | None) -> int | None:
+        dotted = f"profiles.{self.name}" + (f".{key}" if key else "")
+        return self.lines.get(dotted) or self.lines.get(f"profiles.{self.name}")
 
     def api_key(self) -> tuple[str | None, str]:
         """The key this profile points to, and where it came from (never the key itself):
@@ -171,17 +181,17 @@ def _profiles_of(data: object, path: Path) -> dict[str, object]:
 def _profile(name: str, table: object, empty: Profile) -> Profile:
     """`table` checked into a Profile (`empty` carries its name, file and lines)."""
     if not isinstance(table, dict):
-        raise ConfigurationError(f"{empty.where()}: profile {name!r} must be a table")
+        raise ConfigurationError(f"{empty.at()}: profile {name!r} must be a table")
     if "api_key" in table:  # never echo it: the value is the secret
         raise ConfigurationError(
-            f"{empty.where('api_key')}: profile {name!r} stores an API key, which a config "
+            f"{empty.at('api_key')}: profile {name!r} stores an API key, which a config "
             "file never holds (the value is not shown); name the variable that holds it "
             '(api_key_env = "NAME") or a command that prints it (api_key_command = [...])'
         )
     unknown = sorted(set(table) - set(_KEYS))
     if unknown:
         raise ConfigurationError(
-            f"{empty.where(unknown[0])}: unknown key {unknown[0]!r} in profile {name!r}; "
+            f"{empty.at(unknown[0])}: unknown key {unknown[0]!r} in profile {name!r}; "
             f"known: {', '.join(_KEYS)}"
         )
     values: dict[str, object] = {key: _text(empty, key, table.get(key)) for key in _TEXT_KEYS}
@@ -197,7 +207,7 @@ def _text(profile: Profile, key: str, value: object) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise ConfigurationError(
-            f"{profile.where(key)}: {key} in profile {profile.name!r} must be non-empty text"
+            f"{profile.at(key)}: {key} in profile {profile.name!r} must be non-empty text"
         )
     return value
 
@@ -209,7 +219,7 @@ def _workspaces(profile: Profile, value: object) -> tuple[str, ...]:
         return ()
     if not isinstance(items, list) or not all(isinstance(i, str) and i.strip() for i in items):
         raise ConfigurationError(
-            f"{profile.where('workspaces')}: workspaces in profile {profile.name!r} must be a "
+            f"{profile.at('workspaces')}: workspaces in profile {profile.name!r} must be a "
             'list of workspace ids (workspaces = ["A", "B"])'
         )
     return tuple(dict.fromkeys(item.strip() for item in items))
@@ -220,7 +230,7 @@ def _command(profile: Profile, value: object) -> tuple[str, ...] | None:
         return None
     if not isinstance(value, list) or not value or not all(isinstance(a, str) for a in value):
         raise ConfigurationError(
-            f"{profile.where('api_key_command')}: api_key_command in profile "
+            f"{profile.at('api_key_command')}: api_key_command in profile "
             f"{profile.name!r} must be a non-empty list of arguments, run without a shell "
             '(api_key_command = ["pass", "show", "dims"])'
         )
@@ -232,23 +242,23 @@ def _check(profile: Profile) -> None:
     host that is no path segment."""
     if profile.api_key_env is not None and profile.api_key_command is not None:
         raise ConfigurationError(
-            f"{profile.where('api_key_command')}: profile {profile.name!r} gives both "
+            f"{profile.at('api_key_command')}: profile {profile.name!r} gives both "
             "api_key_env and api_key_command; give one"
         )
     if profile.api_key_env is not None and not _VARIABLE.fullmatch(profile.api_key_env):
         raise ConfigurationError(
-            f"{profile.where('api_key_env')}: api_key_env in profile {profile.name!r} must be "
+            f"{profile.at('api_key_env')}: api_key_env in profile {profile.name!r} must be "
             f"a variable name (letters, digits, _), got {profile.api_key_env[:40]!r}"
         )
     if profile.code_host is not None:
-        codehost.check(profile.code_host, f"{profile.where('code_host')}: code_host")
+        codehost.check(profile.code_host, f"{profile.at('code_host')}: code_host")
 
 
 def _run_key_command(profile: Profile) -> str:
     """The output of the profile's key command, stripped; a failure is one line that shows
     none of what it printed (its output, even on failure, may hold the key)."""
     command = profile.api_key_command or ()
-    what = f"{profile.where('api_key_command')}: the API key command of profile {profile.name!r}"
+    what = f"{profile.at('api_key_command')}: the API key command of profile {profile.name!r}"
     try:
         done = subprocess.run(  # argv from the user's own file, run without a shell
             command,

@@ -221,7 +221,7 @@ def test_a_failing_key_command_is_one_line_without_its_output(capsys, monkeypatc
     monkeypatch.setenv("DIMS_CONFIG", str(path))
     code, stdout, err = run(capsys, "export", "--profile", "p", "--base-url", "http://127.0.0.1:9")
     assert code == 1 and stdout == ""
-    assert err.count("\n") == 1 and "exited 3" in err and f"{path}:2" in err
+    assert err.count("\n") == 1 and "exited 3" in err and f"{path}: line 2" in err
     assert US_KEY not in err and EU_KEY not in err
 
 
@@ -239,7 +239,7 @@ def test_a_key_stored_in_the_file_is_refused_without_showing_it(capsys, monkeypa
     monkeypatch.setenv("DIMS_CONFIG", str(path))
     code, stdout, err = run(capsys, "config", "--profile", "p")
     assert code == 1 and err.count("\n") == 1
-    assert f"{path}:3" in err and "api_key_env" in err and US_KEY not in stdout + err
+    assert f"{path}: line 3" in err and "api_key_env" in err and US_KEY not in stdout + err
 
 
 # --- the file: one line naming what and where ------------------------------------------------
@@ -274,7 +274,7 @@ def test_a_malformed_file_is_one_line_with_file_and_line(capsys, monkeypatch, tm
     monkeypatch.setenv("DIMS_CONFIG", str(path))
     code, stdout, err = run(capsys, "export", "--profile", "us", "--out", str(tmp_path / "o"))
     assert code == 1 and stdout == "" and err.count("\n") == 1, err
-    assert f"{path}:{line}" in err or f"{path}: line {line}" in err, err
+    assert f"{path}: line {line}: " in err, err  # as every settings file's messages start
     for word in words:
         assert word in err, err
     assert not (tmp_path / "o").exists()

@@ -158,11 +158,14 @@ def resolve_profile_and_out(args: argparse.Namespace) -> None:
 
 
 def missing_dataset(args: argparse.Namespace) -> ConfigurationError | None:
-    """The one line for a command that found no dataset because its folder is not there:
-    the folder it tried, where that came from, and how to name another. None when the
-    folder exists (the reader's own message then says what is missing)."""
+    """The one line for a command that found no dataset because the folder it chose (no
+    `--out` given) is not there: the folder, where that came from, and how to name another.
+    None when the folder exists or `--out` named it (the reader's own message then says
+    what is missing, and where)."""
     out = getattr(args, "out", None)
     if args.command in WRITES_DATASET or not isinstance(out, Path) or out.exists():
+        return None
+    if args.out_from == "flag --out":  # named on the line: the reader's message names it
         return None
     return ConfigurationError(
         f"no dataset at {out.absolute()} ({args.out_from}): run `dims export` (or "

@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import codehost
-from .errors import ConfigurationError, add_secret
+from . import _codehost as codehost
+from ._errors import ConfigurationError, add_secret
 
 __all__ = [
     "DEFAULT_OUT",

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from cli_in_process import run
 
-from analysis import profiles
-from analysis.connection import Given, resolve_settings
-from analysis.sandbox import SandboxHandle, generate_fleet, run_sandbox
-from analysis.storage import read_table
+from dims import profiles
+from dims._connection import Given, resolve_settings
+from dims._storage import read_table
+from dims.sandbox import SandboxHandle, generate_fleet, run_sandbox
 
 US_KEY = "sk-us-4f1e9a7c2b"
 EU_KEY = "sk-eu-8d3c6b0a51"
@@ -342,13 +342,13 @@ def test_dims_out_serves_report_after_an_export(capsys, monkeypatch, tmp_path, s
 def test_the_sdk_takes_a_profile(monkeypatch, tmp_path, regions):
     """`Client(profile=…)` and `connect(profile=…)` resolve the file's profile like the CLI:
     the EU region's deployments, its key from the profile's command, its workspace."""
-    import analysis
-    from analysis.connection import connect
+    import dims
+    from dims._connection import connect
 
     us, eu = regions
     path = two_profiles(tmp_path / "c.toml", us, eu, tmp_path / "fleet")
     monkeypatch.setenv("DIMS_CONFIG", str(path))
-    with analysis.Client(profile="eu") as client:
+    with dims.Client(profile="eu") as client:
         assert client.options.tenants == tuple(eu.fleet.tenant_ids())
         assert EU_KEY not in repr(client) and EU_KEY not in repr(client.options)
         ids = {str(m.id) for m in client.deployments.list(page_size=100)}

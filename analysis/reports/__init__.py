@@ -66,6 +66,7 @@ from analysis.reports._explain import Explanation, explain
 from analysis.reports._explain_text import lines as explain_lines
 from analysis.reports._focus import (
     FOCUS_VERSION,
+    FOCUS_VERSIONS,
     FocusExport,
     focus_format,
     focus_table,
@@ -113,6 +114,7 @@ __all__ = [
     "COST_CEILING_USD",
     "DEFAULT_PRICES",
     "FOCUS_VERSION",
+    "FOCUS_VERSIONS",
     "HOURS_PER_MONTH",
     "MAX_SERIES",
     "MIN_SERIES",

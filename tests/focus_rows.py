@@ -7,13 +7,14 @@ optional objects), and the 1.2 bill's columns that 1.0 shares."""
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from analysis.reports import Snapshot
 from analysis.reports import _capacity as cap
 from analysis.reports import _prices as pr
 from analysis.reports._focus import (
@@ -24,9 +25,7 @@ from analysis.reports._focus import (
     SERVICE_CATEGORY,
     SERVICE_NAME,
     TAG_PREFIX,
-    _month,
 )
-from analysis.reports._frames import Snapshot
 from analysis.reports._measures import total_column
 
 SCHEMA = SCHEMAS["1.0"]
@@ -42,6 +41,12 @@ def focus_rows(
     if basis == "limit":
         known &= ~rows["limits_unbounded"].astype(bool)
     return _table(snap, rows.loc[known].reset_index(drop=True), prices, basis, scale)
+
+
+def _month(day: date) -> tuple[datetime, datetime]:
+    start = datetime(day.year, day.month, 1, tzinfo=UTC)
+    after = (day.year + 1, 1) if day.month == 12 else (day.year, day.month + 1)
+    return start, datetime(*after, 1, tzinfo=UTC)
 
 
 def _tags(snap: Snapshot, rows: pd.DataFrame) -> list[str]:

@@ -64,6 +64,7 @@ from analysis.reports._capacity import (
 from analysis.reports._charts import component_colors
 from analysis.reports._explain import Explanation, explain
 from analysis.reports._explain_text import lines as explain_lines
+from analysis.reports._focus import BASIS_WORDS as FOCUS_BASIS_WORDS
 from analysis.reports._focus import (
     FOCUS_VERSION,
     FOCUS_VERSIONS,
@@ -72,6 +73,7 @@ from analysis.reports._focus import (
     focus_table,
     write_focus,
 )
+from analysis.reports._focus import SCHEMAS as FOCUS_SCHEMAS
 from analysis.reports._frames import Snapshot, load_snapshot, snapshot_days
 from analysis.reports._headline import headline
 from analysis.reports._headline import lines as headline_lines
@@ -113,6 +115,8 @@ from analysis.reports._versions import parse_version, sort_versions, version_key
 __all__ = [
     "COST_CEILING_USD",
     "DEFAULT_PRICES",
+    "FOCUS_BASIS_WORDS",
+    "FOCUS_SCHEMAS",
     "FOCUS_VERSION",
     "FOCUS_VERSIONS",
     "HOURS_PER_MONTH",

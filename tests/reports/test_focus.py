@@ -183,10 +183,10 @@ def judged(broken: dict[str, str], rules: dict[str, Any]) -> dict[str, str]:
             requirement = rules.get(rule, {}).get("ValidationCriteria", {}).get("Requirement", {})
             children = _children(requirement)
             whole = len(children) == len(requirement.get("Items", []))  # rules, no own check
-            if requirement.get("CheckFunction") == "AND" and children and whole:
-                if not set(children) & set(failing):
-                    del failing[rule]
-                    changed = True
+            is_and = requirement.get("CheckFunction") == "AND" and children and whole
+            if is_and and not set(children) & set(failing):
+                del failing[rule]
+                changed = True
     return failing
 
 
@@ -566,3 +566,167 @@ def test_the_quantities_follow_the_focus_basis_and_scale(dataset, fleet, tmp_pat
     memory = table["x_MemoryGiB"] * table["x_MemoryGiBHour"] * hours
     assert cpu.to_numpy() == pytest.approx(table["x_CpuCost"].to_numpy(), rel=1e-9)
     assert memory.to_numpy() == pytest.approx(table["x_MemoryCost"].to_numpy(), rel=1e-9)
+
+
+# -- FOCUS 1.2 and 1.0, and the Arrow builder held to the row-by-row one ---------------------
+
+
+#: Text that breaks a naive builder: quotes and backslashes (JSON), control characters,
+#: letters with marks and of other scripts (ASCII), a label that claims a `dims/` key.
+HOSTILE = {
+    "name": 'Caf\u00e9 "q" \\ back\nline \u4e2d\u6587 \U0001f600 \u1e9b\u0323',
+    "k8s_namespace": "ns-\u00fc\x1b[31m",
+    "deployment_type": "t\u00ebst",
+    "tenant_id": "\u0422\u0435\u043d\u0430\u043d\u0442",
+    "labels": {
+        'k"e\\y': 'v"a\\l\x1b]52;c;AAAA\x07\u2028',
+        "dims/deployment_type": "mine",
+        "\u00fcn\u00ef": None,
+        "count": 3,
+        "on": True,
+        "": "",
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory, fleet) -> Path:
+    """A fleet whose text is `HOSTILE` in some deployments, missing in others (no
+    listener_config, no tenant_id, no name, an empty type), among plain ones."""
+    out = tmp_path_factory.mktemp("hostile")
+    records = copy.deepcopy(fleet.deployments[:40])
+    types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
+    priced = [r for r in records if fm.status(r)["unpriced_reason"] is None]
+    for record in priced[:4]:
+        record["name"] = HOSTILE["name"]
+        record["source_config"]["listener_config"] = {"k8s_namespace": HOSTILE["k8s_namespace"]}
+        record["tenant_id"] = HOSTILE["tenant_id"]
+        fm.resource_spec(record)["labels"] = dict(HOSTILE["labels"])
+        types[record["id"]] = HOSTILE["deployment_type"]
+    del priced[4]["source_config"]["listener_config"]
+    del priced[5]["tenant_id"]
+    priced[6]["source_config"]["listener_config"] = None
+    del priced[7]["name"]
+    types[priced[8]["id"]] = ""
+    fm.export_fleet(records, types, out, "2025-06-02")
+    return out
+
+
+#: The 1.2 columns whose text is not 1.0's, by FOCUS 1.2's rules: ChargeDescription in ASCII,
+#: one ServiceCategory and one ServiceSubcategory per ServiceName, and SubAccountName not
+#: null where SubAccountId is not (the workspace's id: the service names it no other way).
+CHANGED_IN_1_2 = {"ChargeDescription", "ServiceName", "SubAccountName"}
+
+
+@pytest.mark.parametrize("which", ["fleet", "hostile", "formulas"])
+def test_the_arrow_columns_are_the_row_by_row_bill(request, which, dataset) -> None:
+    """Every column of the Arrow builder equals the row-by-row builder's (tests/focus_rows.py,
+    one Python object per row: how the bill was made before): all of 1.0, and of 1.2 each
+    column 1.0 has but `CHANGED_IN_1_2`, on fleets with hostile and missing text."""
+    source = dataset if which == "fleet" else request.getfixturevalue(which)
+    snap = reports.load_snapshot(source)
+    for basis, scale in (("request", "max"), ("limit", "min")):
+        want = focus_rows(snap, basis=basis, scale=scale)
+        assert want.num_rows > 0
+        got = reports.focus_table(snap, basis=basis, scale=scale, version="1.0").table
+        assert got.schema == want.schema
+        for name in want.column_names:
+            assert got[name].equals(want[name]), (which, basis, name)
+        new = reports.focus_table(snap, basis=basis, scale=scale).table
+        for name in set(want.column_names) - CHANGED_IN_1_2:
+            assert new[name].equals(want[name]), (which, basis, name)
+        # 1.2's ChargeDescription: 1.0's facts in ASCII, then the basis in words
+        for old, text, replicas in zip(
+            want["ChargeDescription"].to_pylist(),
+            new["ChargeDescription"].to_pylist(),
+            new["x_Replicas"].to_pylist(),
+            strict=True,
+        ):
+            head, _, _ = old.partition(f": {basis}s at {scale} scale, ")
+            rest = f"{replicas} replica{'s' if replicas != 1 else ''}, a month"
+            words = reports.FOCUS_BASIS_WORDS[basis, scale]
+            assert text == escape.ascii_text(f"{head}, {rest}: an estimate on {words}")
+
+
+def test_hostile_tags_are_json_of_the_labels_as_they_are(hostile) -> None:
+    table = reports.focus_table(reports.load_snapshot(hostile)).table.to_pylist()
+    mine = [r for r in table if r["ResourceName"] == HOSTILE["name"]]
+    assert mine
+    for row in mine:
+        tags = json.loads(row["Tags"])
+        want = {k: v if v is None or isinstance(v, str) else json.dumps(v)
+                for k, v in HOSTILE["labels"].items()}  # fmt: skip
+        want["dims/k8s_namespace"] = HOSTILE["k8s_namespace"]
+        want["dims/workspace"] = HOSTILE["tenant_id"]
+        assert tags == want  # the label claiming dims/deployment_type wins: it is the user's
+        assert list(tags) == sorted(tags)
+        assert row["ChargeDescription"].isascii() and row["ChargeDescription"].isprintable()
+        assert "Cafe" in row["ChargeDescription"] and "\\u4e2d" in row["ChargeDescription"]
+
+
+def test_the_1_2_bill_says_its_basis_and_keeps_1_2s_service_rules(snap) -> None:
+    for basis, scale in (("request", "max"), ("request", "min"), ("limit", "max")):
+        table = reports.focus_table(snap, basis=basis, scale=scale).table.to_pandas()
+        words = reports.FOCUS_BASIS_WORDS[basis, scale]
+        assert set(table["x_CostBasisDescription"]) == {words}
+        assert table["ChargeDescription"].str.endswith(f"an estimate on {words}").all()
+        assert (table["x_CostBasis"] == basis).all() and (table["x_CostScale"] == scale).all()
+        by_service = table.groupby("ServiceName")[["ServiceCategory", "ServiceSubcategory"]]
+        assert (by_service.nunique() == 1).all().all()
+        db = table["x_Component"] == "db"
+        assert set(table.loc[db, "ServiceCategory"]) == {"Databases"}
+        assert set(table.loc[~db, "ServiceCategory"]) == {"Compute"}
+        assert table["InvoiceId"].isna().all()
+        assert table["SubAccountName"].equals(table["SubAccountId"])
+        assert (table["PricingCurrency"] == table["BillingCurrency"]).all()
+        assert table["PricingCurrencyEffectiveCost"].equals(table["EffectiveCost"])
+        details = table["SkuPriceDetails"].map(json.loads)
+        assert [d["x_CpuCoreHour"] for d in details] == table["x_CpuCoreHour"].tolist()
+        hours = table["x_HoursPerMonth"]
+        storage = details.map(lambda d: d["x_StorageGiBHour"]) * hours
+        assert storage.to_numpy() == pytest.approx(table["x_StorageGiBMonth"].to_numpy())
+    worst = reports.FOCUS_BASIS_WORDS["request", "max"]
+    assert "worst case" in worst and "max scale" in worst
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_the_hostile_1_2_bill_passes_the_validator(hostile, tmp_path, capsys, suffix) -> None:
+    """Only the rules `SET_ASIDE` names (ASCII names, against the spec) fail on it."""
+    target = tmp_path / f"bill{suffix}"
+    code, _, err = run(capsys, "report", "--out", str(hostile), "--focus", str(target))
+    assert code == 0, err
+    assert validate(target, tmp_path / "work") == {}
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_focus_version_1_0_writes_the_file_focus_validator_1_accepts(
+    dataset, tmp_path, capsys, suffix
+) -> None:
+    out = tmp_path / "data"
+    shutil.copytree(dataset, out)
+    target = tmp_path / f"bill{suffix}"
+    code, printed, err = run(
+        capsys, "report", "--out", str(out), "--focus", str(target), "--focus-version", "1.0"
+    )
+    assert code == 0, err
+    assert any(line.startswith("FOCUS 1.0 costs written") for line in printed.splitlines())
+    names = pq.read_schema(target).names if suffix == ".parquet" else None
+    if names is not None:
+        assert names == reports.FOCUS_SCHEMAS["1.0"].names
+        assert pq.read_table(target).schema.metadata[b"focus_version"] == b"1.0"
+    assert validate_1_0(target, tmp_path / "work") == {}
+
+
+def test_the_clis_focus_versions_are_the_reports() -> None:
+    from analysis.cli import _report
+
+    assert _report.FOCUS_VERSIONS == reports.FOCUS_VERSIONS
+    assert reports.FOCUS_VERSION == "1.2"
+
+
+def test_an_unknown_focus_version_is_one_line_naming_it(dataset, capsys) -> None:
+    code, printed, err = run(
+        capsys, "report", "--out", str(dataset), "--focus", "x.parquet", "--focus-version", "2"
+    )
+    assert code == 2 and printed == ""
+    assert "--focus-version" in err and "1.2" in err

@@ -19,6 +19,7 @@ BENCHMARKS = (
     "dirty",
     "cmodules",
     "report",
+    "focus",
     "memory",
     "models",
     "history",

@@ -92,7 +92,7 @@ _TEXT = pa.string()
 _MONEY = pa.float64()
 _TIME = pa.timestamp("us", tz="UTC")
 
-#: FOCUS 1.0's columns in the specification's order, then dims's own (`x_`), typed.
+#: FOCUS 1.0's columns in the specification's order.
 _COLUMNS_1_0: list[tuple[str, pa.DataType]] = [
     ("AvailabilityZone", _TEXT),
     ("BilledCost", _MONEY),

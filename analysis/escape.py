@@ -108,12 +108,14 @@ def ascii_text(text: str) -> str:
     (`\\n`, `\\u4e2d`), so nothing is lost and nothing drives a terminal."""
     if text.isascii() and text.isprintable():
         return text
-    return "".join(_ascii(c) for c in text)
+    return _NOT_ASCII.sub(_ascii, text)  # the runs of printable ASCII at C speed
 
 
-def _ascii(char: str) -> str:
-    if " " <= char <= "~":
-        return char
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _ascii(match: re.Match[str]) -> str:
+    char = match.group()
     base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
     if base and all(" " <= c <= "~" for c in base):
         return base

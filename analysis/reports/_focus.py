@@ -308,48 +308,53 @@ def _tags(snap: Snapshot, rows: pd.DataFrame) -> pa.Array:
     """Each row's Tags: its deployment's labels as they are, then dims's own (prefixed; a
     label of the same key wins, and of a key twice the later label), as one JSON object of
     sorted keys per deployment (what `json.dumps(sort_keys=True)` writes), joined in Arrow:
-    the `"key": value` texts of a deployment joined in one list, then taken for each row."""
-    deployments = rows.drop_duplicates("deployment_id")
-    labels = snap.labels[snap.labels["deployment_id"].isin(deployments["deployment_id"])]
-    own = {"deployment_type": "deployment_type", "k8s_namespace": "k8s_namespace"}
-    own["workspace"] = "tenant_id"
+    the `"key": value` texts of a deployment (by its number: no sort of ids) joined in one
+    list, then taken for each of its rows."""
+    codes, uniques = pd.factorize(rows["deployment_id"])
+    ids = pa.array(uniques, _TEXT)
+    first = np.unique(codes, return_index=True)[1]
+    labels = snap.labels
+    owner = pc.index_in(_text(labels["deployment_id"]), ids)
+    mine = pc.is_valid(owner).to_numpy(zero_copy_only=False)
+    labels = labels[mine]
     parts = [
         pa.table(
             {
-                **{c: _text(labels[c]) for c in ("deployment_id", "key", "value")},
+                "owner": owner.filter(pa.array(mine)),
+                "key": _text(labels["key"]),
+                "value": _text(labels["value"]),
                 "rank": pa.array(-np.arange(len(labels), dtype=np.int64)),  # later first
             }
         )
     ]
+    own = {"deployment_type": "deployment_type", "k8s_namespace": "k8s_namespace"}
+    own["workspace"] = "tenant_id"
     for name, column in own.items():
-        present = deployments[deployments[column].notna()]
-        count = len(present)
+        values = _text(rows[column].iloc[first])
+        present = pc.is_valid(values)
+        count = pc.sum(present).as_py() or 0
         parts.append(
             pa.table(
                 {
-                    "deployment_id": _text(present["deployment_id"]),
-                    "key": pa.array(np.full(count, f"{TAG_PREFIX}{name}", object), _TEXT),
-                    "value": _text(present[column]),
+                    "owner": pa.array(np.arange(len(ids), dtype=np.int32)).filter(present),
+                    "key": pa.repeat(pa.scalar(f"{TAG_PREFIX}{name}", _TEXT), count),
+                    "value": values.filter(present),
                     "rank": pa.array(np.ones(count, np.int64)),  # after every label
                 }
             )
         )
     pairs = pa.concat_tables(parts).sort_by(
-        [("deployment_id", "ascending"), ("key", "ascending"), ("rank", "ascending")]
+        [("owner", "ascending"), ("key", "ascending"), ("rank", "ascending")]
     )
-    owner = pairs["deployment_id"].combine_chunks()
-    key = pairs["key"].combine_chunks()
-    new_owner = _changes(owner)
-    pairs = pairs.filter(pc.or_(new_owner, _changes(key)))  # a key once per deployment
-    owner = pairs["deployment_id"].combine_chunks()
+    owners = pairs["owner"].combine_chunks()
+    keep = pc.or_(_changes(owners), _changes(pairs["key"].combine_chunks()))
+    pairs = pairs.filter(keep)  # a key once per deployment
     value = pc.if_else(pc.is_null(pairs["value"]), "null", _json_string(pairs["value"]))
     text = _join(_json_string(pairs["key"]), ": ", value).combine_chunks()
-    starts = np.flatnonzero(_changes(owner).to_numpy(zero_copy_only=False))
-    offsets = pa.array(np.r_[starts, len(owner)].astype(np.int32))
-    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, text), ", ")
-    objects = _join("{", joined, "}")
-    at = pc.index_in(_text(rows["deployment_id"]), owner.take(pa.array(starts)))
-    return pc.fill_null(objects.take(at), "{}")
+    sorted_owners = pairs["owner"].to_numpy()
+    offsets = np.searchsorted(sorted_owners, np.arange(len(ids) + 1)).astype(np.int32)
+    joined = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), text), ", ")
+    return _join("{", joined, "}").take(pa.array(codes))
 
 
 def _changes(values: pa.Array) -> pa.Array:
@@ -470,12 +475,12 @@ def _identity(
             component, " of ", kind_or, " deployment ", named,
             f": {basis}s at {scale} scale, ", replicas_text, ", a month",
         )  # fmt: skip
-    else:  # ASCII (1.2's validator): the type and component are service text too
+    else:  # ASCII (1.2's validator): the type, component and name are service text
         text = _join(
-            component, " of ", kind_or, " deployment ", named, ", ", replicas_text,
-            f", a month: an estimate on {BASIS_WORDS[basis, scale]}",
+            _ascii(component), " of ", _ascii(kind_or), " deployment ", _ascii(named), ", ",
+            replicas_text, f", a month: an estimate on {BASIS_WORDS[basis, scale].split(':')[0]}",
         )  # fmt: skip
-        described = _ascii(text)
+        described = text
     columns = {
         "BillingAccountId": _repeat(BILLING_ACCOUNT_ID, count),
         "BillingAccountName": _repeat(BILLING_ACCOUNT_NAME, count),

@@ -422,7 +422,7 @@ def _columns(
     columns.update(_measures(rows, prices, basis, scale, total))
     if version != "1.0":
         columns.update(
-            PricingCurrency=_repeat("USD", count),
+            PricingCurrency=columns["BillingCurrency"],
             PricingCurrencyContractedUnitPrice=unit,
             PricingCurrencyEffectiveCost=total,
             PricingCurrencyListUnitPrice=unit,
@@ -481,6 +481,7 @@ def _identity(
             replicas_text, f", a month: an estimate on {BASIS_WORDS[basis, scale].split(':')[0]}",
         )  # fmt: skip
         described = text
+    provider = _repeat(PROVIDER, count)  # one array for the three columns naming it
     columns = {
         "BillingAccountId": _repeat(BILLING_ACCOUNT_ID, count),
         "BillingAccountName": _repeat(BILLING_ACCOUNT_NAME, count),
@@ -489,9 +490,9 @@ def _identity(
         "ChargeFrequency": _repeat("Usage-Based", count),
         "ChargeDescription": described,
         "PricingCategory": _repeat("Standard", count),
-        "ProviderName": _repeat(PROVIDER, count),
-        "PublisherName": _repeat(PROVIDER, count),
-        "InvoiceIssuerName": _repeat(PROVIDER, count),
+        "ProviderName": provider,
+        "PublisherName": provider,
+        "InvoiceIssuerName": provider,
         "ResourceId": ids,
         "ResourceName": names,
         "ResourceType": _repeat("Deployment", count),

@@ -31,7 +31,7 @@ MEMORY_TARGET = 1.3
 #: `dims ARGS` in this process, then its peak RSS (MiB) on the last line of stdout.
 _PEAK = """
 import sys
-from analysis.cli import main
+from dims._cli import main
 code = main(sys.argv[1:])
 with open("/proc/self/status") as fh:
     kib = next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))
@@ -41,7 +41,7 @@ sys.exit(code)
 
 
 def report(dataset: Path, *extra: str) -> None:
-    python("-m", "analysis.cli", "report", "--out", str(dataset), *extra)
+    python("-m", "dims._cli", "report", "--out", str(dataset), *extra)
 
 
 def peak_mib(dataset: Path, *extra: str) -> float:
@@ -61,7 +61,7 @@ def run(sizes: tuple[int, ...] = (20_000, 100_000)) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="dims-bench-focus-") as tmp:
             dataset = Path(tmp) / "dataset"
             bill = str(Path(tmp) / "bill.parquet")
-            python("-m", "analysis.cli", "export", "--from-json", str(dump), "--out", str(dataset))
+            python("-m", "dims._cli", "export", "--from-json", str(dump), "--out", str(dataset))
             report(dataset, "--focus", bill)  # warm: the tables in the page cache
             alone, focus = measure_interleaved(
                 [

@@ -1,6 +1,6 @@
 """The FOCUS 1.0 bill as dims built it before its columns were Arrow arrays: a Python
 object per row (the tags one `json.dumps` each, the texts f-strings). Slow, but plainly
-right, so it is the independent computation `analysis.reports._focus` is held to
+right, so it is the independent computation `dims._reports._focus` is held to
 (tests/reports/test_focus.py: the same table, on fleets with hostile text and missing
 optional objects), and the 1.2 bill's columns that 1.0 shares."""
 
@@ -14,10 +14,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from analysis.reports import Snapshot
-from analysis.reports import _capacity as cap
-from analysis.reports import _prices as pr
-from analysis.reports._focus import (
+from dims._reports import Snapshot
+from dims._reports import _capacity as cap
+from dims._reports import _prices as pr
+from dims._reports._focus import (
     BILLING_ACCOUNT_ID,
     BILLING_ACCOUNT_NAME,
     PROVIDER,
@@ -26,7 +26,7 @@ from analysis.reports._focus import (
     SERVICE_NAME,
     TAG_PREFIX,
 )
-from analysis.reports._measures import total_column
+from dims._reports._measures import total_column
 
 SCHEMA = SCHEMAS["1.0"]
 

@@ -41,7 +41,8 @@ from cli_in_process import run
 from focus_rows import focus_rows
 from repo import ROOT
 
-from analysis import escape, reports
+from dims import _escape as escape
+from dims import _reports as reports
 
 VALIDATOR_1_0 = ROOT / ".venv" / "focus-validator"
 VALIDATOR = ROOT / ".venv" / "focus-validator-2"
@@ -455,7 +456,7 @@ def test_a_csv_cell_that_starts_as_a_formula_is_prefixed_and_parquet_keeps_it(
 
 
 def test_escape_csv_cell_is_owasps_rule() -> None:
-    from analysis.escape import csv_cell
+    from dims._escape import csv_cell
 
     for lead in ("=", "+", "-", "@", "\t", "\r"):
         assert csv_cell(f"{lead}1+1") == f"'{lead}1+1"
@@ -719,7 +720,7 @@ def test_focus_version_1_0_writes_the_file_focus_validator_1_accepts(
 
 
 def test_the_clis_focus_versions_are_the_reports() -> None:
-    from analysis.cli import _report
+    from dims._cli import _report
 
     assert _report.FOCUS_VERSIONS == reports.FOCUS_VERSIONS
     assert reports.FOCUS_VERSION == "1.2"

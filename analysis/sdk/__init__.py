@@ -14,7 +14,7 @@
 Built on the layers below, with nothing of its own on the wire: requests are the generated
 client's (`generated_client`, from openapi.yaml), retries and deadlines the transport's
 (`analysis.connection`), paging the fetch layer's (`analysis.fetch`), workspaces and the
-one-copy rule the export's (`analysis.fetch.OneCopy`), tables the export's readers
+one-copy rule the export's (`analysis._copies`), tables the export's readers
 (`analysis.snapshot.fetch_tables`). Errors are `analysis.errors`' typed ones.
 """
 

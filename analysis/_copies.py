@@ -20,7 +20,7 @@ A copy whose lister is not one of `order` (a source without workspaces) is not j
 kept. A kept copy whose tenant_id names a workspace that failed is not kept either (that
 workspace publishes nothing), and the day's row of it stays. `rank` is pure (Arrow in,
 masks and counts out), so the export's publish, the in-memory tables and the SDK's stream
-all apply the same rule (`winner` for one pair of copies).
+all apply the same rule (`rank_key`: one copy's rank, for a stream that judges as it goes).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["LISTED_BY", "RULES", "Keep", "Ranked", "rank", "rank_key", "winner"]
+__all__ = ["LISTED_BY", "RULES", "Keep", "Ranked", "rank", "rank_key"]
 
 #: The column of the work tables that names the workspace whose listing returned the row
 #: (never written to the dataset: the writer keeps it aside).
@@ -73,12 +73,6 @@ def rank_key(tenant: str | None, lister: str, order: Sequence[str]) -> int:
     return index if tenant == lister else len(order) + index
 
 
-def winner(a: int, b: int, workspaces: int) -> tuple[int, str]:
-    """Of two ranks (`rank_key`), the better, and the rule that decided between them."""
-    best, worst = min(a, b), max(a, b)
-    return best, "owner" if best < workspaces <= worst else "order"
-
-
 def rank(
     copies: pa.Table,
     order: Sequence[str],
@@ -94,6 +88,7 @@ def rank(
     ids = copies["id"].combine_chunks()
     tenants = copies["tenant_id"].combine_chunks().cast(pa.string())
     listers = copies[LISTED_BY].combine_chunks().cast(pa.string())
+    tenants = pc.coalesce(tenants, listers)  # one naming none is its lister's (the tables')
     keys = _keys(tenants, listers, order)
     first, beaten_by = _first_of_each_id(ids, keys)
     rules = _rules(keys, beaten_by, len(order))

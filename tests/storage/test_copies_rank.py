@@ -1,4 +1,4 @@
-"""The one decision of which copy of a deployment a day keeps (`analysis._copies.rank`), fed
+"""The one decision of which copy of a deployment a day keeps (`dims._copies.rank`), fed
 the workspace cases directly: owner against non-owner, order, the same day exported twice,
 a re-export of a day, a late better copy, a failed workspace; and the SDK's streaming filter
 (`sdk._workspaces.OneEach`, which ranks by the same key as the copies come) keeps what the
@@ -12,9 +12,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis._copies import LISTED_BY, RULES, Keep, rank
-from analysis.pages import Page
-from analysis.sdk._workspaces import OneEach
+from dims._copies import LISTED_BY, RULES, Keep, rank
+from dims._pages import Page
+from dims._sdk._workspaces import OneEach
 
 A, B, C = "ws-a", "ws-b", "ws-c"
 

@@ -16,15 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 from overlap import STALE_VERSION, assert_each_once, overlapping
 
-from analysis import connect
-from analysis.connection import RetryPolicy
-from analysis.errors import DuplicateDeploymentsWarning, TenantMismatchWarning
-from analysis.evidence import Workspace
-from analysis.pages import Page
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.snapshot import export_snapshot, take_snapshot, take_workspaces_snapshot
-from analysis.storage import read_arrow
-from analysis.tables import SCHEMA_VERSION, TABLE_NAMES
+from dims import connect
+from dims._connection import RetryPolicy
+from dims._errors import DuplicateDeploymentsWarning, TenantMismatchWarning
+from dims._evidence import Workspace
+from dims._pages import Page
+from dims._snapshot import export_snapshot, take_snapshot
+from dims._storage import read_arrow
+from dims._tables import SCHEMA_VERSION, TABLE_NAMES
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 DAY = dt.date(2026, 4, 5)
 SEED = 13
@@ -41,7 +41,7 @@ def export_recording(clients, out, **options):
     """The export, and the warnings it gave (every one, even repeated)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = take_workspaces_snapshot(clients, out, snapshot_date=DAY, **options)
+        result = take_snapshot(clients, out, snapshot_date=DAY, **options)
     return result, caught
 
 
@@ -179,7 +179,7 @@ def by_hand(tenant, records, size=5):
     ]
 
 
-@pytest.mark.filterwarnings("ignore::analysis.errors.TenantMismatchWarning")
+@pytest.mark.filterwarnings("ignore::dims._errors.TenantMismatchWarning")
 def test_every_copy_is_written_and_the_publish_keeps_the_winners_of_every_row_group(tmp_path):
     """The same rule on pages given by hand, in the order that makes A's copy come last,
     written in small row groups: every copy is written, several row groups apart, and the
@@ -337,14 +337,14 @@ def test_a_failed_workspace_stays_failed_after_a_later_export_of_another(tmp_pat
     assert any(line.strip().startswith(f"workspace {b}: FAILED") for line in summary)
 
 
-@pytest.mark.filterwarnings("ignore::analysis.errors.TenantMismatchWarning")
+@pytest.mark.filterwarnings("ignore::dims._errors.TenantMismatchWarning")
 def test_a_listing_of_every_workspace_paged_first_loses_every_copy_its_owner_lists(
     tmp_path, monkeypatch
 ):
     """C's listing holds every workspace's deployments and comes first: every one of A's
     copies beats C's (A owns them), many batches after C's was written; the day is the
     fleet, once each, A's copies in the place they were listed."""
-    monkeypatch.setattr("analysis.snapshot.BATCH_RECORDS", 7)
+    monkeypatch.setattr("dims._snapshot.BATCH_RECORDS", 7)
     fleet = generate_fleet(60, seed=SEED, tenants=3, embed_deployment_type=True)
     a, _, c = fleet.tenant_ids()
     in_a = [r for r in fleet.deployments if r["tenant_id"] == a]

@@ -10,9 +10,11 @@ and returns typed results that the command line prints and `--json` carries:
     result = check(load_snapshot("dims-data"), rules)
     result.passed, result.violations
 
-Money is never silently lower than the truth: a group whose figure leaves deployments out
-(unpriced, or unbounded on the limits basis) says so, and fails unless the rules say
-`unknown_costs: notice`. docs/check.md holds the schema and an example file.
+A gate fails on what it can show: a budget on its known figure, drift on the deployments
+priced in both snapshots. Money is never silently lower than the truth: a group whose figure
+leaves deployments out (unpriced, or unbounded on the limits basis) says so in a notice naming
+them and what they need, and fails under `unknown_costs: fail`. docs/check.md holds the schema
+and an example file.
 
 Inside: `_file` (the file read as hostile input), `_rules` (the schema), `_groups` (a group's
 figure and deployments), `_money` (budgets), `_drift`, `_fleet` (the other rules),
@@ -20,10 +22,12 @@ figure and deployments), `_money` (budgets), `_drift`, `_fleet` (the other rules
 """
 
 from analysis.policy._check import check
+from analysis.policy._money import NEEDS
 from analysis.policy._results import CheckResult, Notice, RuleResult, Violation
 from analysis.policy._rules import Drift, Group, Rules, load_rules, parse_group, parse_rules
 
 __all__ = [
+    "NEEDS",
     "CheckResult",
     "Drift",
     "Group",

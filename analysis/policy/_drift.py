@@ -89,11 +89,10 @@ def _pair(group: Group, context: _Context) -> _Pair | None:
     apart = members[members[column].notna() != known_then]
     newly_unpriced = int(apart[column].isna().sum())
     comparable = members[mine][["deployment_id", "name", column]]
-    then_costs = before[theirs].set_index("deployment_id")[column]
-    grown = comparable.assign(
-        growth_usd_month=comparable[column]
-        - comparable["deployment_id"].map(then_costs).fillna(0.0)
-    )
+    kept = before[theirs]
+    then_costs = dict(zip(kept["deployment_id"], kept[column], strict=True))
+    was = [float(then_costs.get(i, 0.0)) for i in comparable["deployment_id"]]
+    grown = comparable.assign(growth_usd_month=comparable[column].to_numpy(dtype=float) - was)
     grown = grown[grown["growth_usd_month"] > 0].sort_values(
         ["growth_usd_month", "deployment_id"], ascending=[False, True]
     )
@@ -118,26 +117,34 @@ def _figure(pair: _Pair, rule: str) -> tuple[float | None, bool, str]:
     return 100 * pair.increase / pair.then, False, ""
 
 
-def _outcome(pair: _Pair, rule: str, limit: float, context: _Context) -> Violation | Notice | None:
+def _outcomes(pair: _Pair, rule: str, limit: float, context: _Context) -> list[Violation | Notice]:
+    """A violation where the comparable growth is over the limit; and, apart from it, the
+    deployments not compared: a notice, or under `unknown_costs: fail`, where the growth is
+    within the limit, a "may exceed" violation."""
     figure, infinite, note = _figure(pair, rule)
     over = infinite or (figure is not None and above(figure, limit))
     unit = "percent" if rule == PERCENT else "usd_month_increase"
     apart = pair.apart_text()
+    found: list[Violation | Notice] = []
     if over:
         note = "; ".join(p for p in (note, apart) if p)
-        return Violation(
-            rule, pair.group.text, figure, limit, unit, note=note, **ids_and_names(pair.grown)
-        )
+        grown = ids_and_names(pair.grown)
+        found.append(Violation(rule, pair.group.text, figure, limit, unit, note=note, **grown))
     if pair.apart.empty:
-        return None
+        return found
     need = needs(pair.apart[pair.apart[context.rules.cost_column].isna()])
     told = "; ".join(p for p in (apart, need) if p)
     ids = ids_and_names(pair.apart)
-    if context.rules.unknown_costs == "fail":
+    if context.rules.unknown_costs == "fail" and not over:
         note = f"{told}, so the growth may be larger"
-        return Violation(rule, pair.group.text, figure, limit, unit, "may exceed", note=note, **ids)
-    message = f"within the limit on the deployments priced in both snapshots; {told}"
-    return Notice(rule, pair.group.text, message, **ids)
+        found.append(
+            Violation(rule, pair.group.text, figure, limit, unit, "may exceed", note=note, **ids)
+        )
+    else:
+        within = "over" if over else "within"
+        message = f"{within} the limit on the deployments priced in both snapshots; {told}"
+        found.append(Notice(rule, pair.group.text, message, **ids))
+    return found
 
 
 def drift(now: Snapshot, then: Snapshot, rules: Rules, prices: PriceSheet) -> list[RuleResult]:
@@ -153,7 +160,7 @@ def drift(now: Snapshot, then: Snapshot, rules: Rules, prices: PriceSheet) -> li
         if (pair := _pair(group, context)) is not None
     ]
     return [
-        result(rule, len(pairs), [o for p in pairs if (o := _outcome(p, rule, limit, context))])
+        result(rule, len(pairs), [o for p in pairs for o in _outcomes(p, rule, limit, context)])
         for rule, limit in given
     ]
 

@@ -18,25 +18,34 @@ and an example file.
 
 Inside: `_file` (the file read as hostile input), `_rules` (the schema), `_groups` (a group's
 figure and deployments), `_money` (budgets), `_drift`, `_fleet` (the other rules),
-`_results` (what was found) and `_check` (all of it, in order).
+`_results` (what was found), `_check` (all of it, in order) and `_comment` (the result as a
+pull-request comment, with the cost change by group against the base snapshot).
 """
 
-from analysis.policy._check import check
+from analysis.policy._check import base_snapshot, check
+from analysis.policy._comment import HOSTS, MARKER, GroupCost, comment, cost_changes, unchanged
 from analysis.policy._money import NEEDS
 from analysis.policy._results import CheckResult, Notice, RuleResult, Violation
 from analysis.policy._rules import Drift, Group, Rules, load_rules, parse_group, parse_rules
 
 __all__ = [
+    "HOSTS",
+    "MARKER",
     "NEEDS",
     "CheckResult",
     "Drift",
     "Group",
+    "GroupCost",
     "Notice",
     "RuleResult",
     "Rules",
     "Violation",
+    "base_snapshot",
     "check",
+    "comment",
+    "cost_changes",
     "load_rules",
     "parse_group",
     "parse_rules",
+    "unchanged",
 ]

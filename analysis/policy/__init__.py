@@ -23,13 +23,22 @@ pull-request comment, with the cost change by group against the base snapshot).
 """
 
 from analysis.policy._check import base_snapshot, check
-from analysis.policy._comment import HOSTS, MARKER, GroupCost, comment, cost_changes, unchanged
+from analysis.policy._comment import (
+    HOSTS,
+    LIMITS,
+    MARKER,
+    GroupCost,
+    comment,
+    cost_changes,
+    unchanged,
+)
 from analysis.policy._money import NEEDS
 from analysis.policy._results import CheckResult, Notice, RuleResult, Violation
 from analysis.policy._rules import Drift, Group, Rules, load_rules, parse_group, parse_rules
 
 __all__ = [
     "HOSTS",
+    "LIMITS",
     "MARKER",
     "NEEDS",
     "CheckResult",

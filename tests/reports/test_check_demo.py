@@ -227,3 +227,114 @@ def test_the_demo_day_is_seeded() -> None:
         days.append((second_day(fleet, "9.9.9", 0.3, seed=2), fleet.deployments))
     assert days[0] == days[1]
     assert all(days[0][0]) and len(days[0][1]) == 80
+
+
+# -- the pull-request comment ------------------------------------------------------------
+
+
+def _comment(capsys, demo, tmp_path, *extra: str) -> tuple[int, str]:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(_documented_yaml(), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["check", "--rules", str(rules), "--out", str(demo["out"]), *extra])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("host", ["markdown", "github", "gitlab"])
+def test_a_comment_has_the_summary_violations_cost_by_group_and_details(
+    capsys, demo, tmp_path, host
+) -> None:
+    from fleet_invariants import assert_sound_comment
+
+    code, body = _comment(capsys, demo, tmp_path, "--format", host)
+    result = policy.check(
+        demo["now"], policy.load_rules(tmp_path / "rules.yaml"), against=demo["then"]
+    )
+    assert code == 1 and not result.passed
+    assert_sound_comment(body.removesuffix("\n"), host)
+    assert body.startswith(policy.MARKER) is (host != "markdown")
+    assert ("> [!CAUTION]" in body) is (host == "github")
+    lines = body.splitlines()
+    head = lines.index("| rule | group | figure | limit | why | deployments |")
+    rows = lines[head + 2 : lines.index("", head)]
+    assert len(rows) == len(result.violations)
+    # the fleet's row is the raw records' dollars, both days
+    before = fm.fleet_cost(demo["first"], REQUESTS_MAX)
+    after = fm.fleet_cost(demo["second"], REQUESTS_MAX)
+    (fleet,) = [line for line in lines if line.startswith("| **fleet** |")]
+    assert fleet.split(" | ")[1:3] == [f"${before:,.2f}", f"${after:,.2f}"]
+    # each team's change is the raw records' own
+    for team in {_team(r) for r in demo["second"]} - {"__unallocated__"}:
+        grew = fm.fleet_cost([r for r in demo["second"] if _team(r) == team], REQUESTS_MAX)
+        was = fm.fleet_cost([r for r in demo["first"] if _team(r) == team], REQUESTS_MAX)
+        (row,) = [line for line in lines if line.startswith(f"| label\\:team\\={team} |")]
+        sign = "+" if grew - was >= 0 else "−"
+        assert row.split(" | ")[3] == f"{sign}${abs(grew - was):,.2f}"
+    details = body.index("<details><summary>")
+    assert body.index("| rule | status |") > details and body.rstrip().endswith("</details>")
+
+
+def test_skip_unchanged_writes_nothing_only_when_nothing_changed(capsys, demo, tmp_path) -> None:
+    same = demo["now"].snapshot_date
+    code, body = _comment(capsys, demo, tmp_path, "--format", "github", "--skip-unchanged",
+                          "--against", same)  # fmt: skip
+    assert (code, body) == (0, "")
+    code, body = _comment(capsys, demo, tmp_path, "--format", "github", "--skip-unchanged")
+    assert code == 1 and body.startswith(policy.MARKER)  # the demo's second day changed
+
+
+def test_json_and_a_comment_format_together_are_refused(capsys, demo, tmp_path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(_documented_yaml(), encoding="utf-8")
+    capsys.readouterr()
+    argv = ["check", "--rules", str(rules), "--out", str(demo["out"]), "--format", "gitlab"]
+    assert main([*argv, "--json"]) == 2
+    assert "--json and --format gitlab" in capsys.readouterr().err
+
+
+HOSTILE_NAMES = [
+    "pipe | in | name",
+    "tick `code` tick",
+    "line\nFAIL forged | x | y",
+    "<!-- dims-check --> <details><script>alert(1)</script>",
+    "**bold** [link](https://example.com) ![img](x) # heading",
+    "back\\slash\\|pipe",
+]
+
+
+def test_hostile_names_neither_break_the_table_nor_forge_lines(tmp_path, capsys) -> None:
+    from fleet_invariants import assert_sound_comment
+
+    fleet = generate_fleet(40, 3)
+    records = copy.deepcopy(fleet.deployments)
+    for i, record in enumerate(records):  # every deployment named: whichever a line shows
+        record["name"] = f"{HOSTILE_NAMES[i % len(HOSTILE_NAMES)]} {i}"
+    types = dict(fleet.deployment_types)
+    fm.export_fleet(records, types, tmp_path / "data", "2025-06-01")
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("no_inverted_scales: true\nmax_versions_behind: 0\nbudgets:\n  fleet: 1\n")
+    for host in ("markdown", "github", "gitlab"):
+        capsys.readouterr()
+        code = main(["check", "--rules", str(rules), "--out", str(tmp_path / "data"),
+                     "--format", host])  # fmt: skip
+        body = capsys.readouterr().out
+        assert code == 1
+        assert_sound_comment(body.removesuffix("\n"), host)
+        escaped = ("pipe \\| in \\| name", "line\\\\nFAIL forged \\| x", "&lt;script&gt;")
+        assert sum(body.count(e) for e in escaped) >= 3  # the names are there, escaped
+
+
+def test_a_comment_keeps_within_its_hosts_limit() -> None:
+    many = tuple(
+        policy.Notice("budgets", f"label:team=t{i}", "x" * 200, (f"id-{i}",), (f"n{i}",))
+        for i in range(600)
+    )
+    result = policy.CheckResult(
+        "2025-06-02", None, "requests at max scale",
+        (policy.RuleResult("budgets", "pass", 600, notices=many),),
+    )  # fmt: skip
+    github = policy.comment(result, None, None, "github")
+    gitlab = policy.comment(result, None, None, "gitlab")
+    assert len(github) <= policy.LIMITS["github"] < len(gitlab)
+    assert "cut to fit" in github and "cut to fit" not in gitlab
+    assert github.rstrip().endswith("</details>")

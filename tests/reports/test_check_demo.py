@@ -338,3 +338,10 @@ def test_a_comment_keeps_within_its_hosts_limit() -> None:
     assert len(github) <= policy.LIMITS["github"] < len(gitlab)
     assert "cut to fit" in github and "cut to fit" not in gitlab
     assert github.rstrip().endswith("</details>")
+
+
+def test_the_demos_report_shows_the_second_days_dollars_by_cause(demo) -> None:
+    (page,) = (demo["out"] / "reports").glob(f"snapshot_date={demo['now'].snapshot_date}/*.html")
+    text = page.read_text(encoding="utf-8")
+    for cause in ("deployments added", "deployments removed", "scale changes", "request changes"):
+        assert cause in text, cause

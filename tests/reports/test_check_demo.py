@@ -1,5 +1,5 @@
 """docs/check.md's example rules on the demo's two days give exactly the violations the raw
-records show (computed here from the records, not from `analysis.reports`), none of them
+records show (computed here from the records, not from `dims._reports`), none of them
 because something could not be priced; an unchanged fleet never fails drift, whatever it
 leaves unpriced; a deployment newly unpriced is reported apart from the growth.
 """
@@ -14,9 +14,10 @@ import fleet_math as fm
 import pytest
 from repo import ROOT
 
-from analysis import policy, reports
-from analysis.cli import main
-from analysis.sandbox import generate_fleet, second_day
+from dims import _policy as policy
+from dims import _reports as reports
+from dims._cli import main
+from dims.sandbox import generate_fleet, second_day
 
 REQUESTS_MAX = "cost_request_max_scale_usd_month"
 DOCS = ROOT / "docs" / "check.md"

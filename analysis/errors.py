@@ -63,6 +63,7 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── GroupNameWarning               (UserWarning)
     ├── SeriesLimitWarning             (UserWarning)
     ├── NameCollisionWarning           (UserWarning)
+    ├── NotCompiledWarning             (RuntimeWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -382,6 +383,12 @@ class NameCollisionWarning(DimsWarning, UserWarning):
     """Two names would be one table or view once cleaned (`label:a.b` and `label:a b` both
     `cost_by_label_a_b`) or compared as DuckDB compares them, ignoring case: one is renamed,
     or left out of the views, and said so; never are the two merged."""
+
+
+class NotCompiledWarning(DimsWarning, RuntimeWarning):
+    """dims' compiled lane (`_gather.c`) was not built at install (no C compiler): raw
+    records are read by the careful reader, which writes the same tables, more slowly.
+    Given once per process, so that a slow export on such a machine says why."""
 
 
 class WorkerLost(DimsWarning, RuntimeWarning):

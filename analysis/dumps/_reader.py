@@ -96,7 +96,7 @@ def read_dump(
     streamed array or in an NDJSON line surfaces when the reading gets there.
 
     With `raw=True` the records of a top-level array come as `msgspec.Raw` (each one's JSON
-    text, unparsed) for the Flattener's typed reader; pages inside the array, a single page
+    text, unparsed) for the Flattener's compiled lane; pages inside the array, a single page
     and NDJSON still come parsed. The array's syntax is checked as it is split; what only
     a full parse finds (a number out of range, bad UTF-8 in a string) is reported by the
     Flattener with the record's position.

@@ -791,7 +791,7 @@ def fetch_deployments(
     the fleet and its type the tag. `stats` gets the evidence of completeness.
 
     With `raw`, records are raw JSON text (`msgspec.Raw`): never parsed into dicts here,
-    they go to the tables' fast typed reader (what `take_snapshot` uses).
+    they go to the tables' compiled lane (what `take_snapshot` uses).
     `on_integration(id)` is called for each integration the fleet names, as soon as a page
     names it (a `RepositoryFetcher.add` lists its repositories meanwhile); sharing a
     `budget` with it keeps the requests of both within one limit.

@@ -12,7 +12,7 @@
  * label that is not text) is a Python function of the plans, called with the value; a type
  * the columns do not expect, or any error, rolls every table back to where the record
  * began and raises, and the caller gives the record to the careful reader, as it did with
- * the Python rows. tests/tables/test_typed_reader.py holds the result to the careful
+ * the Python rows. tests/tables/test_compiled_lane.py holds the result to the careful
  * reader's, table by table.
  *
  * Gatherer(kinds, levels, roots, wide, unknown_col, type_col, dumps, fallback, unset,

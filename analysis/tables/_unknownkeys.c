@@ -11,7 +11,7 @@
  * from the same plans, typed.UnknownFields) and answers None whenever it is not sure
  * (escaped keys, a repeated key it would descend into, text that is not the JSON it
  * expects), so that the record takes the strict decode and the orjson walk as before.
- * tests/tables/test_typed_reader.py holds both readers to the same rows.
+ * tests/tables/test_compiled_lane.py holds both readers to the same rows.
  *
  * compile(tree) -> levels
  *   tree = (sensitive, {key: None | ("object" | "items", tree)})

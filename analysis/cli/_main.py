@@ -19,7 +19,8 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 
-from ..errors import DimsError, ScrubFilter
+from ..errors import DimsError
+from ..secrets import ScrubFilter
 from ._output import say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
 

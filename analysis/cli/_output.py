@@ -19,8 +19,8 @@ import os
 import sys
 from typing import TextIO
 
-from ..errors import scrub
 from ..escape import printable, printable_lines
+from ..secrets import scrub
 
 
 def say(text: str) -> None:

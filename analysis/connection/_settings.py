@@ -9,7 +9,7 @@ The key is checked before any use: surrounding whitespace (a key file with a tra
 newline or Windows line ending) is stripped with a warning, and any other character that
 cannot be part of a key (a space, a control character, non-ASCII) is a ConfigurationError
 that does not show the key. Once configured, the key is scrubbed from any text that came
-from the service (errors, HTTP logs): see `analysis.errors.scrub`.
+from the service (errors, HTTP logs): see `analysis.secrets.scrub`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import httpx
 from generated_client import Client
 
 from .. import codehost, defaults, spec
-from ..errors import ConfigurationError, add_secret, scrub_http_logs
-from ..secrets import protect_generated_models
+from ..errors import ConfigurationError
+from ..secrets import add_secret, protect_generated_models, scrub_http_logs
 from ._transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints
 
 #: The embedded sandbox's default address (`dims sandbox`).

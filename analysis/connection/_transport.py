@@ -45,10 +45,9 @@ from ..errors import (
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
-    describe,
-    raise_for_status,
-    scrub,
 )
+from ..http_errors import describe, raise_for_status
+from ..secrets import scrub
 
 log = logging.getLogger("dims.transport")
 

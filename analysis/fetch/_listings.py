@@ -61,11 +61,9 @@ from ..errors import (
     PaginationError,
     PagingWarning,
     ResponseFormatError,
-    connection_error,
-    describe,
-    raise_for_status,
 )
 from ..evidence import FetchEvidence, Integrations, ListingStats, TypeSources
+from ..http_errors import connection_error, describe, raise_for_status
 from ..options import FetchLimits, Filters
 from ..pages import Page, RecordKeys, keys_of
 

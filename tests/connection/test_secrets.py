@@ -42,13 +42,10 @@ from analysis.errors import (
     ResponseFormatError,
     ServerError,
     TransportError,
-    add_secret,
-    scrub,
-    scrub_http_logs,
 )
 from analysis.pages import Page
 from analysis.sandbox import Faults, run_sandbox
-from analysis.secrets import REDACTED
+from analysis.secrets import REDACTED, add_secret, scrub, scrub_http_logs
 from analysis.snapshot import export_snapshot
 from analysis.tables import RejectedRecordError
 from generated_client.api.deployments import list_deployments

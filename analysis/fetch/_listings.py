@@ -8,7 +8,7 @@ Requests are built by the generated client (`<operation>_request_kwargs`), so UR
 parameter encoding come from openapi.yaml; responses are read raw and parsed once with
 orjson instead of through the generated models, because a single malformed record must be
 kept aside by the tables layer rather than fail its whole page, and because `from_dict`
-costs 2-3x the parse (see benchmarks/).
+costs several times the parse (docs/benchmarks.md, the generated models' row).
 
 Paging follows rules that real services need, not only the spec's one rule (the response
 `offset` is the next request's offset):

@@ -1,9 +1,8 @@
 /* analysis.tables._gather: decoded deployment records read straight into Arrow buffers.
  *
- * Why it exists: after msgspec has decoded a record into typed Structs, the fast reader
- * copied every value into a Python row (generated Python code), and `columnar` then copied
- * the rows into Arrow buffers, after which the rows were freed. That middle was most of an
- * export's Python time (benchmarks/export.py). Here a program compiled from the same plans
+ * Why it exists: after msgspec has decoded a record into typed Structs, copying every
+ * value into a Python row and the rows into Arrow buffers would be Python work per value,
+ * twice, most of an export's time (docs/benchmarks.md). Here a program compiled from the same plans
  * (analysis/tables/_gathered.py) walks the Structs once and appends each value to its
  * column's buffers: no row, no second pass, nothing to free.
  *

@@ -1,9 +1,8 @@
 /* analysis.tables._unknownkeys: the fields of a raw JSON record that the spec does not name.
  *
  * Why it exists: the fast reader decodes records with msgspec Structs, which can refuse
- * an unknown field but not say what it holds, so a record of a newer service (30% of the
- * real-shaped benchmark fleet) was decoded twice and parsed again whole by orjson to find
- * its unknown fields. This scan walks the record's text once, without building values,
+ * an unknown field but not say what it holds, so a record of a newer service would be
+ * decoded twice and parsed again whole by orjson to find its unknown fields. This scan walks the record's text once, without building values,
  * and names each unknown field's path and where its value lies; only those values are
  * then parsed (by orjson, as the careful reader parses them).
  *

@@ -48,6 +48,7 @@ import msgspec
 import pyarrow as pa
 
 from analysis._arrowpool import building_pool
+from analysis.errors import NotCompiledWarning
 from analysis.errors import WorkerLost as WorkerLost
 from analysis.pages import Page, keys_of
 
@@ -188,6 +189,7 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may corrupt the answers
+    warnings.simplefilter("ignore", NotCompiledWarning)  # the parent says it, once
     options = _receive(requests)
     if options is None:
         return

@@ -4,12 +4,12 @@
 yield the generated client's typed models, in the shape openai-python's users know. Under
 them, and still public, is the layer they are built on: `connect()` (the generated client,
 configured), `fetch` (paging, concurrency, workspaces, raw records) and
-`analysis.snapshot.take_snapshot` (an export); reach for it to stream raw records or to
+`dims._snapshot.take_snapshot` (an export); reach for it to stream raw records or to
 tune what the SDK chooses for you.
 
 The public entry points are re-exported here and imported when first used, so that
-`import analysis.cli` (and `dims --help`) loads only what the command at hand needs.
-Every error and warning dims gives on purpose is among them (`analysis.errors` is their
+`import dims._cli` (and `dims --help`) loads only what the command at hand needs.
+Every error and warning dims gives on purpose is among them (`dims._errors` is their
 home; tests/spec/test_structure.py checks that none is left out).
 """
 
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 from . import _lazy
 
 if TYPE_CHECKING:
-    from . import fetch
+    from . import _fetch as fetch
     from ._progress import Progress
-    from .connection import RetryPolicy, Settings, connect
-    from .errors import (
+    from ._connection import RetryPolicy, Settings, connect
+    from ._errors import (
         APIConnectionError,
         APIError,
         APIStatusError,
@@ -70,8 +70,8 @@ if TYPE_CHECKING:
         WorkerLost,
         WorkspacesFailed,
     )
-    from .pages import Page
-    from .sdk import AsyncClient, Client
+    from ._pages import Page
+    from ._sdk import AsyncClient, Client
 
 #: public name -> the module that holds it
 _HOMES = {

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from .errors import (
+from ._errors import (
     APIConnectionError,
     APIStatusError,
     APITimeoutError,
@@ -27,7 +27,7 @@ from .errors import (
     ValidationError,
     scrubbed_line,
 )
-from .secrets import scrub
+from ._secrets import scrub
 
 if TYPE_CHECKING:  # only in annotations, and imported where a function needs it
     import httpx

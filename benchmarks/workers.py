@@ -1,7 +1,7 @@
 """The worker pool against one process: whole `dims export --from-json`, paired runs.
 
 Opt-in (`python -m benchmarks workers`, about 15 minutes on a quiet machine; `make bench`
-leaves it out), for issue 36's question: does the pool (`analysis/tables/_batches.py`,
+leaves it out), for issue 36's question: does the pool (`analysis/_tables/_batches.py`,
 `--workers`) save at least the 10% a C module must (docs/benchmarks.md)? Each pair runs the
 export as a user does (the default workers) and with `--workers 0`, in turns whose order
 alternates, at 100,000 real-shaped records (`dump_path`) and at a million (`write_real_dump`
@@ -39,7 +39,7 @@ def export_once(
     """(wall s, CPU s) of one whole `dims export --from-json`, its workers included."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    command = [sys.executable, "-m", "analysis.cli", "export", "--from-json", str(dump)]
+    command = [sys.executable, "-m", "dims._cli", "export", "--from-json", str(dump)]
     done = subprocess.run(
         [*command, "--out", str(out), *options],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,

@@ -1,4 +1,4 @@
-"""One way to replace a file (`analysis._atomic.write_atomic`): whole or not at all.
+"""One way to replace a file (`dims._atomic.write_atomic`): whole or not at all.
 
 Over the helper: a write that fails midway leaves no partial file and the earlier file as it
 was (its bytes and its inode), and a write that succeeds replaces it with the mode a new
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis._atomic import new_file_mode, write_atomic
+from dims._atomic import new_file_mode, write_atomic
 
 DIMS = Path(sys.executable).parent / "dims"
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis import connect, fetch
-from analysis.connection import Settings
-from analysis.connection._settings import VERSION_PREFIXES
-from analysis.sandbox import run_sandbox
-from analysis.spec import document
+from dims import connect, _fetch as fetch
+from dims._connection import Settings
+from dims._connection._settings import VERSION_PREFIXES
+from dims.sandbox import run_sandbox
+from dims._spec import document
 
 DIMS = Path(sys.executable).parent / "dims"
 

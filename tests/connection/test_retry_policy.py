@@ -12,10 +12,10 @@ import dataclasses
 import pytest
 from cli_in_process import run
 
-from analysis import connect, fetch
-from analysis.connection import RetryPolicy
-from analysis.errors import ServerError
-from analysis.sandbox import Faults, run_sandbox
+from dims import connect, _fetch as fetch
+from dims._connection import RetryPolicy
+from dims._errors import ServerError
+from dims.sandbox import Faults, run_sandbox
 
 FAST = {"initial_backoff": 0.001, "max_backoff": 0.005, "jitter": 0.0}
 PROVIDERS = "/v2/auth/providers"
@@ -43,7 +43,7 @@ def test_retries_on_the_command_line_are_the_same(capsys, tmp_path, retries):
 
 
 def test_the_default_is_the_command_lines_default():
-    from analysis import defaults
+    from dims import _defaults as defaults
 
     assert RetryPolicy().retries == defaults.RETRIES == 5
     assert RetryPolicy.none().retries == 0

@@ -15,11 +15,11 @@ import orjson
 import pytest
 from test_compiled_lane import AT, assert_same_tables, flatten_both
 
-from analysis import spec
-from analysis.pages import Page
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.tables import Flattener, OriginalNameConflictWarning
-from generated_client.models import Deployment
+from dims import _spec as spec
+from dims._pages import Page
+from dims.sandbox import fleet_dump_bytes, generate_fleet
+from dims._tables import Flattener, OriginalNameConflictWarning
+from dims_client.models import Deployment
 
 RESOURCE_PATH = "source_config.resource_spec."
 

@@ -21,7 +21,6 @@ from . import _lazy
 
 if TYPE_CHECKING:
     from . import _fetch as fetch
-    from ._progress import Progress
     from ._connection import RetryPolicy, Settings, connect
     from ._errors import (
         APIConnectionError,
@@ -71,6 +70,7 @@ if TYPE_CHECKING:
         WorkspacesFailed,
     )
     from ._pages import Page
+    from ._progress import Progress
     from ._sdk import AsyncClient, Client
 
 #: public name -> the module that holds it

@@ -18,7 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from . import _defaults as defaults, _spec as spec
+from . import _defaults as defaults
+from . import _spec as spec
 from ._errors import ConfigurationError
 
 __all__ = ["ExportOptions", "FetchLimits", "FilterValue", "Filters", "filter_names"]

@@ -31,11 +31,11 @@ import pyarrow.compute as pc
 
 from . import _codehost as codehost
 from ._arrowpool import building_pool
-from ._gcpause import paused_gc
 from ._dumps import read_dump
 from ._errors import CodeHostWarning
 from ._errors import WorkspacesFailed as WorkspacesFailed
 from ._evidence import FetchEvidence, Integrations, UnsetType, Workspace
+from ._gcpause import paused_gc
 from ._options import ExportOptions, Filters
 from ._pages import Page
 from ._storage import Counts, Published, SnapshotWriter, describe_replaced, headline, open_snapshot

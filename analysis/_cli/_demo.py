@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     from .._connection import connect
     from .._reports import diff as diff_snapshots
     from .._reports import write_report
-    from ..sandbox import roll_out, run_sandbox
     from .._snapshot import take_snapshot
     from .._storage import check_writable
+    from ..sandbox import roll_out, run_sandbox
 
     check_writable(args.out)
     today = dt.datetime.now(dt.UTC).date()

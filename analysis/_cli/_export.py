@@ -6,10 +6,11 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .. import _defaults as defaults, _spec as spec
+from .. import _defaults as defaults
+from .. import _spec as spec
+from .._errors import ConfigurationError
 from .._gcpause import paused_gc
 from .._progress import Progress
-from .._errors import ConfigurationError
 from ._options import (
     add_connection,
     add_filters,

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _codehost as codehost, _defaults as defaults, _spec as spec
+from .. import _codehost as codehost
+from .. import _defaults as defaults
+from .. import _spec as spec
 from .._errors import ConfigurationError
 from .._storage.paths import is_remote, location
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from .. import _codehost as codehost, _defaults as defaults
+from .. import _codehost as codehost
+from .. import _defaults as defaults
 from .._errors import ConfigurationError
 from ._options import add_fleet, add_rollout, bounded, code_host, milliseconds
 

@@ -25,7 +25,9 @@ import httpx
 
 from dims_client import Client
 
-from .. import _codehost as codehost, _defaults as defaults, _spec as spec
+from .. import _codehost as codehost
+from .. import _defaults as defaults
+from .. import _spec as spec
 from .._errors import ConfigurationError
 from .._secrets import add_secret, protect_generated_models, scrub_http_logs
 from ._transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints

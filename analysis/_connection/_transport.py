@@ -46,8 +46,8 @@ from .._errors import (
     ResponseFormatError,
     ResponseTooLargeError,
 )
-from ..http_errors import describe, raise_for_status
 from .._secrets import scrub
+from ..http_errors import describe, raise_for_status
 
 log = logging.getLogger("dims.transport")
 

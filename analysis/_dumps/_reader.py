@@ -55,8 +55,8 @@ import msgspec
 import orjson
 
 from dims import _rawjson as rawjson
-from dims._gcpause import paused_gc
 from dims._errors import DumpError
+from dims._gcpause import paused_gc
 from dims._pages import Page
 
 if TYPE_CHECKING:

@@ -49,9 +49,10 @@ from dims_client.api.oauth_providers import (
 )
 from dims_client.models import Deployment
 
+from .. import _codehost as codehost
+from .. import _defaults as defaults
 from .. import _rawjson as rawjson
-from .. import _codehost as codehost, _defaults as defaults, _spec as spec
-from .._progress import Progress
+from .. import _spec as spec
 from .._connection import code_host_of, decoded_json, with_decoder
 from .._errors import (
     APIConnectionError,
@@ -63,9 +64,10 @@ from .._errors import (
     ResponseFormatError,
 )
 from .._evidence import FetchEvidence, Integrations, ListingStats, TypeSources
-from ..http_errors import connection_error, describe, raise_for_status
 from .._options import FetchLimits, Filters
 from .._pages import Page, RecordKeys, keys_of
+from .._progress import Progress
+from ..http_errors import connection_error, describe, raise_for_status
 
 log = logging.getLogger("dims.fetch")
 

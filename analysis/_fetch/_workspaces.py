@@ -25,12 +25,12 @@ from typing import Any
 from dims_client import Client
 
 from .. import _defaults as defaults
-from .._progress import Progress
 from .._connection import retry_transport
 from .._errors import DimsError
 from .._evidence import FetchEvidence, Workspace
 from .._options import FetchLimits, Filters
 from .._pages import Page
+from .._progress import Progress
 from . import _listings as fetch
 from ._copies import OneCopy
 

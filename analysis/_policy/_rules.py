@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dims._smallfile import read_small_file
 from dims._errors import ReportError, RulesError
 from dims._reports import COST_CEILING_USD, allocation_keys
+from dims._smallfile import read_small_file
 
 BASES = ("requests", "limits")
 SCALES = ("min", "max")

@@ -42,10 +42,10 @@ import numpy as np
 import pandas as pd
 
 from dims import _spec as spec
-from dims._smallfile import read_small_file
 from dims._errors import PriceSheetError as PriceSheetError
 from dims._errors import UnknownPriceTypeWarning as UnknownPriceTypeWarning
 from dims._reports._measures import BASES, SCALES, total_column
+from dims._smallfile import read_small_file
 
 HOURS_PER_MONTH = 730.0
 #: A month has at most 31 days of 24 hours.

@@ -31,10 +31,10 @@ from .._errors import (
     ConfigurationError,
     ResponseFormatError,
 )
-from ..http_errors import connection_error, without_secrets
 from .._options import Filters
 from .._pages import Page
 from .._secrets import scrub
+from ..http_errors import connection_error, without_secrets
 
 T = TypeVar("T")
 

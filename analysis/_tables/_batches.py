@@ -154,8 +154,7 @@ def read_batch(flattener: Flattener, pages: Iterable[Page]) -> Batch:
 #: `__main__`, which multiprocessing's spawn and forkserver would run again), from where the
 #: parent found it (an installed package, or a source checkout on the parent's path).
 _SERVE = (
-    "import sys; sys.path.insert(0, sys.argv[1]); "
-    "from dims._tables._batches import serve; serve()"
+    "import sys; sys.path.insert(0, sys.argv[1]); from dims._tables._batches import serve; serve()"
 )
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 

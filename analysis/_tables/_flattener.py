@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dims import _rawjson as rawjson
-from dims._gcpause import paused_gc
 from dims._errors import OriginalNameConflictWarning as OriginalNameConflictWarning
 from dims._errors import RejectedRecordError as RejectedRecordError
 from dims._errors import UnreadableQuantityWarning as UnreadableQuantityWarning
+from dims._gcpause import paused_gc
 from dims._pages import Page
 
 from . import _gathered as gathered

@@ -23,8 +23,8 @@ from cli_in_process import run
 
 from dims._cli import main
 from dims._errors import DimsError
-from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 from dims._tables import TABLE_NAMES
+from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens there

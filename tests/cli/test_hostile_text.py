@@ -21,7 +21,9 @@ import pytest
 from cli_in_process import run
 from hostile_servers import JSON, Connection, Handler, Request, lists_records, serve, within
 
-from dims import DeploymentLookupError, _escape as escape, _reports as reports
+from dims import DeploymentLookupError
+from dims import _escape as escape
+from dims import _reports as reports
 from dims.sandbox import generate_fleet
 
 BEFORE, AFTER = "2025-06-01", "2025-06-02"

@@ -39,6 +39,7 @@ import pytest
 from dims import _fetch as fetch
 from dims._connection import RetryPolicy, connect, retry_transport
 from dims._errors import (
+    APIConnectionError,
     AuthenticationError,
     NotFoundError,
     PaginationError,
@@ -46,7 +47,6 @@ from dims._errors import (
     RateLimitError,
     ResponseFormatError,
     ServerError,
-    APIConnectionError,
     ValidationError,
 )
 from dims.sandbox import Faults, generate_fleet, run_sandbox

@@ -36,11 +36,11 @@ from hostile_servers import (
 from dims import _fetch as fetch
 from dims._connection import MIB, ResponseLimits, RetryPolicy, connect
 from dims._errors import (
+    APIConnectionError,
     AuthenticationError,
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
-    APIConnectionError,
 )
 
 DIMS = Path(sys.executable).parent / "dims"

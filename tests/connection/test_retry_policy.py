@@ -12,7 +12,8 @@ import dataclasses
 import pytest
 from cli_in_process import run
 
-from dims import connect, _fetch as fetch
+from dims import _fetch as fetch
+from dims import connect
 from dims._connection import RetryPolicy
 from dims._errors import ServerError
 from dims.sandbox import Faults, run_sandbox

@@ -36,18 +36,18 @@ from dims._connection import (
     retry_transport,
 )
 from dims._errors import (
+    APIConnectionError,
     AuthenticationError,
     ConfigurationError,
     PaginationError,
     ResponseFormatError,
     ServerError,
-    APIConnectionError,
 )
 from dims._pages import Page
-from dims.sandbox import Faults, run_sandbox
 from dims._secrets import REDACTED, add_secret, scrub, scrub_http_logs
 from dims._snapshot import export_snapshot
 from dims._tables import RejectedRecordError
+from dims.sandbox import Faults, run_sandbox
 from dims_client.api.deployments import list_deployments
 from dims_client.models import DeploymentPage
 

@@ -14,8 +14,8 @@ from hostile_servers import GENEROUS_S, JSON, Connection, Handler, Request, serv
 from dims import _fetch as fetch
 from dims._connection import connect
 from dims._fetch import RequestBudget
-from dims.sandbox import run_sandbox
 from dims._snapshot import take_snapshot
+from dims.sandbox import run_sandbox
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])

@@ -30,9 +30,9 @@ import pytest
 from dims import _fetch as fetch
 from dims._connection import DimsClient, Settings, code_host_of, connect
 from dims._errors import ConfigurationError, NotFoundError
-from dims.sandbox import SandboxHandle, generate_fleet, run_sandbox
-from dims._snapshot import take_snapshot, take_snapshot
+from dims._snapshot import take_snapshot
 from dims._storage import read_table
+from dims.sandbox import SandboxHandle, generate_fleet, run_sandbox
 from dims_client import Client
 
 DAY = dt.date(2026, 5, 6)

@@ -32,9 +32,9 @@ from dims import _fetch as fetch
 from dims._connection import connect
 from dims._errors import PaginationError
 from dims._pages import own_type
-from dims.sandbox import Faults, generate_fleet, run_sandbox
 from dims._snapshot import take_snapshot
 from dims._storage import read_table
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 N = 537  # not a multiple of any page size or cap below
 

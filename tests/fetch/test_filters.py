@@ -14,8 +14,8 @@ from dims import connect
 from dims._connection import RetryPolicy
 from dims._errors import ConfigurationError, ExportError
 from dims._options import ExportOptions, Filters
-from dims.sandbox import run_sandbox
 from dims._snapshot import take_snapshot
+from dims.sandbox import run_sandbox
 from dims_client.models import DeploymentType
 
 DAY = dt.date(2026, 3, 4)

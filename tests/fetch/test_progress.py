@@ -7,7 +7,8 @@ import re
 import threading
 import time
 
-from dims import Progress, connect, _fetch as fetch
+from dims import Progress, connect
+from dims import _fetch as fetch
 from dims._connection import retry_transport
 from dims.sandbox import Faults, run_sandbox
 

@@ -18,7 +18,8 @@ import fleet_math as fm
 import pytest
 from cli_in_process import run
 
-from dims import _reports as reports, _storage as storage
+from dims import _reports as reports
+from dims import _storage as storage
 from dims._errors import DatasetError
 from dims._tables import TABLE_NAMES
 

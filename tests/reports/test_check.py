@@ -20,7 +20,9 @@ import pytest
 from cli_in_process import run
 from repo import ROOT
 
-from dims import RulesError, UnknownGroupWarning, _policy as policy, _reports as reports
+from dims import RulesError, UnknownGroupWarning
+from dims import _policy as policy
+from dims import _reports as reports
 
 REQUESTS_MAX = "cost_request_max_scale_usd_month"
 LIMITS_MAX = "cost_limit_max_scale_usd_month"

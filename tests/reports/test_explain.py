@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 from cli_in_process import run as _run
 
-from dims import DeploymentLookupError, UnreadableQuantityWarning, _reports as reports
+from dims import DeploymentLookupError, UnreadableQuantityWarning
+from dims import _reports as reports
 from dims._reports import Explanation
 
 DATE = "2025-06-04"

@@ -30,7 +30,8 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from dims import _reports as reports, _spec as spec
+from dims import _reports as reports
+from dims import _spec as spec
 from dims._errors import UnreadableQuantityWarning
 from dims.sandbox import generate_fleet
 

@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from dims import _reports as reports, _snapshot as snapshot
+from dims import _reports as reports
+from dims import _snapshot as snapshot
 from dims._pages import Page
 from dims._tables import UnreadableQuantityWarning
 

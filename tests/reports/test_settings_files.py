@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from cli_in_process import run
 
-from dims import PriceSheetError, RulesError, _policy as policy, _reports as reports
+from dims import PriceSheetError, RulesError
+from dims import _policy as policy
+from dims import _reports as reports
 
 Loader = Callable[[Path], object]
 #: (what the file is, its loader, the error it raises, a line that makes it valid)

@@ -11,8 +11,8 @@ from cli_in_process import run
 
 from dims import _reports as reports
 from dims._pages import Page
-from dims.sandbox import generate_fleet, roll_out
 from dims._snapshot import export_snapshot
+from dims.sandbox import generate_fleet, roll_out
 
 DAY1, DAY2, DAY3 = date(2025, 7, 1), date(2025, 7, 2), date(2025, 7, 3)
 

@@ -30,6 +30,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from repo import ROOT
 
+from dims._spec import document
 from dims.sandbox import (
     Faults,
     Fleet,
@@ -38,7 +39,6 @@ from dims.sandbox import (
     generate_fleet,
     run_sandbox,
 )
-from dims._spec import document
 
 REPO = ROOT
 DEPLOYMENTS = "/v2/deployments"

@@ -14,9 +14,9 @@ import pytest
 import dims
 from dims import _fetch as fetch
 from dims._errors import ConfigurationError, NotFoundError, ResponseFormatError
-from dims.sandbox import generate_fleet, run_sandbox
 from dims._storage import read_table
 from dims._tables import TABLE_NAMES
+from dims.sandbox import generate_fleet, run_sandbox
 from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 

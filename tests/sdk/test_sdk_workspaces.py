@@ -15,8 +15,8 @@ from overlap import STALE_VERSION, overlapping
 
 import dims
 from dims._errors import ConfigurationError, WorkspacesFailed
-from dims.sandbox import Faults, generate_fleet, run_sandbox
 from dims._storage import read_table
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 SEED = 13
 CLAIMED_NAME = "claimed-by-a"

@@ -38,10 +38,10 @@ import pytest
 
 from dims._cli import main
 from dims._pages import Page
-from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 from dims._snapshot import export_snapshot
 from dims._storage import read_table
 from dims._tables import TABLE_NAMES
+from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)

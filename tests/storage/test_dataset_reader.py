@@ -19,10 +19,10 @@ from repo import ROOT
 
 from dims._errors import DatasetError
 from dims._pages import Page
-from dims.sandbox import generate_fleet
 from dims._snapshot import export_snapshot
 from dims._storage import duckdb_connection, read_table, read_tables
 from dims._storage._reader import latest_date
+from dims.sandbox import generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)

@@ -18,10 +18,10 @@ from dims import _spec as spec
 from dims._errors import ConfigurationError, DatasetError, ExportError
 from dims._evidence import FetchEvidence, ListingStats
 from dims._pages import Page
-from dims.sandbox import generate_fleet
 from dims._snapshot import export_snapshot
 from dims._storage import read_arrow, read_table, snapshot_dates
 from dims._tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
+from dims.sandbox import generate_fleet
 
 CANARY_SECRET = "CANARY-SECRET-7f3a9c"
 CANARY_ENV = "CANARY-ENV-VALUE-41d2e8"

@@ -17,10 +17,10 @@ from dims import connect
 from dims._connection import RetryPolicy
 from dims._errors import ManifestError, UnreadableQuantityWarning
 from dims._pages import Page
-from dims.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandbox
 from dims._snapshot import export_snapshot, snapshot_from_dump, take_snapshot
 from dims._storage import manifest as manifests
 from dims._storage import open_store, read_table
+from dims.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandbox
 
 DAY = dt.date(2026, 2, 3)
 #: Written by the code before issue 28 (the scenarios below), volatile values masked.

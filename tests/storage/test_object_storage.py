@@ -32,7 +32,6 @@ from object_store import S3Server
 
 from dims._dumps import read_dump
 from dims._errors import DatasetError, ExportError, ExportWaitWarning, LeaseLost
-from dims.sandbox import fleet_dump_bytes, generate_fleet
 from dims._snapshot import export_snapshot
 from dims._storage import (
     Store,
@@ -46,6 +45,7 @@ from dims._storage import (
 )
 from dims._storage import _remote_target as remote_target
 from dims._tables import TABLE_NAMES
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2, D3 = date(2025, 1, 1), date(2025, 1, 2), date(2025, 1, 3)

@@ -13,10 +13,10 @@ import pytest
 
 from dims import _reports as reports
 from dims._pages import Page
-from dims.sandbox import generate_fleet
 from dims._snapshot import export_snapshot
 from dims._storage import duckdb_connection, read_arrow, read_table
 from dims._tables import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS
+from dims.sandbox import generate_fleet
 
 OLD_DAY, NEW_DAY = date(2025, 4, 1), date(2025, 4, 2)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 from dims import connect
-from dims.sandbox import run_sandbox
 from dims._snapshot import take_snapshot
 from dims._storage import read_table
+from dims.sandbox import run_sandbox
 
 DAY = dt.date(2026, 1, 15)
 

@@ -17,10 +17,10 @@ from dims._connection import RetryPolicy
 from dims._errors import TenantMismatchWarning
 from dims._evidence import Workspace
 from dims._pages import Page
-from dims.sandbox import Faults, generate_fleet, roll_out, run_sandbox
 from dims._snapshot import WorkspacesFailed, export_snapshot, take_snapshot
 from dims._storage import duckdb_connection, read_arrow
 from dims._tables import TABLE_NAMES
+from dims.sandbox import Faults, generate_fleet, roll_out, run_sandbox
 
 DAY = dt.date(2026, 2, 3)
 SEED = 11

@@ -21,10 +21,10 @@ from dims._connection import RetryPolicy
 from dims._errors import DuplicateDeploymentsWarning, TenantMismatchWarning
 from dims._fetch._copies import OneCopy
 from dims._pages import Page
-from dims.sandbox import Faults, generate_fleet, run_sandbox
-from dims._snapshot import export_snapshot, take_snapshot, take_snapshot
+from dims._snapshot import export_snapshot, take_snapshot
 from dims._storage import read_arrow
 from dims._tables import SCHEMA_VERSION, TABLE_NAMES
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 DAY = dt.date(2026, 4, 5)
 SEED = 13

@@ -14,9 +14,9 @@ from overlap import assert_each_once, overlapping
 from dims import connect
 from dims._connection import RetryPolicy
 from dims._errors import DuplicateDeploymentsWarning
-from dims.sandbox import Faults, run_sandbox
 from dims._snapshot import WorkspacesFailed, take_snapshot
 from dims._storage import read_arrow
+from dims.sandbox import Faults, run_sandbox
 
 DAY = dt.date(2026, 5, 6)
 

@@ -26,10 +26,10 @@ from hostile_servers import within
 from dims import _snapshot as orchestrator
 from dims._errors import WorkerLost
 from dims._pages import Page
-from dims.sandbox import fleet_dump_bytes, generate_fleet
 from dims._snapshot import export_snapshot, snapshot_from_dump
 from dims._tables import Batches, Flattener, RejectedRecordError
 from dims._tables import _batches as batches
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])

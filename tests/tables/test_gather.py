@@ -16,13 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dims._pages import Page
-from dims.sandbox import generate_fleet
 from dims._tables import Flattener
 from dims._tables import _gathered as gathered
 from dims._tables import _rules as t
 from dims._tables._gathered import GATHERED, GatheredReader
 from dims._tables._layout import Layout
 from dims._tables._typed import Fallback
+from dims.sandbox import generate_fleet
 
 gather = gathered.gather
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)

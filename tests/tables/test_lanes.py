@@ -23,9 +23,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dims._pages import Page
-from dims.sandbox import generate_fleet
 from dims._tables import Flattener
 from dims._tables import _gathered as gathered
+from dims.sandbox import generate_fleet
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 Tables = dict[str, list[dict[str, Any]]]

@@ -17,8 +17,8 @@ from test_compiled_lane import AT, assert_same_tables, flatten_both
 
 from dims import _spec as spec
 from dims._pages import Page
-from dims.sandbox import fleet_dump_bytes, generate_fleet
 from dims._tables import Flattener, OriginalNameConflictWarning
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 from dims_client.models import Deployment
 
 RESOURCE_PATH = "source_config.resource_spec."

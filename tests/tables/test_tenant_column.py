@@ -9,8 +9,8 @@ import pyarrow.compute as pc
 import pytest
 
 from dims._pages import Page
-from dims.sandbox import generate_fleet
 from dims._tables import TABLE_SCHEMAS, Flattener
+from dims.sandbox import generate_fleet
 
 OTHER = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
 

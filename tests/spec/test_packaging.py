@@ -54,7 +54,7 @@ def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path)
         built = [n for n in names if n.startswith(prefix) and n.endswith((".so", ".pyd"))]
         assert built, f"{module}: no compiled module in {wheel.name}"
         assert f"analysis/{module}.pyi" in names
-    # the parsed spec, next to the spec itself (analysis.spec reads both)
+    # the parsed spec, next to the spec itself (dims._spec reads both)
     assert {"analysis/openapi.parsed.json", "analysis/openapi.yaml"} <= set(names)
 
 

@@ -59,7 +59,9 @@ class CompiledModules(BuildHookInterface):
 
         headers = [str(p.relative_to(self.root)) for p in Path(self.root).glob("analysis/*/*.h")]
         modules = [Extension(name, sources, depends=headers) for name, sources in SOURCES.items()]
-        command = build_ext(Distribution({"name": "dims", "ext_modules": modules}))
+        # the folder analysis/ is the package dims (pyproject.toml's wheel sources)
+        layout = {"name": "dims", "ext_modules": modules, "package_dir": {"dims": "analysis"}}
+        command = build_ext(Distribution(layout))
         command.inplace = True
         command.ensure_finalized()
         try:
@@ -75,4 +77,5 @@ class CompiledModules(BuildHookInterface):
             build_data["infer_tag"] = True
             for name in SOURCES:  # git-ignored, so named explicitly: built path -> wheel path
                 built = Path(command.get_ext_fullpath(name))
-                build_data["force_include"][str(built)] = str(built.relative_to(self.root))
+                inside = built.relative_to(Path(self.root) / "analysis")
+                build_data["force_include"][str(built)] = f"dims/{inside}"

@@ -27,8 +27,6 @@ from typing import TYPE_CHECKING
 from . import _lazy
 
 if TYPE_CHECKING:
-    # The SDK: clients, listings, options and raw responses
-    # The embedded sandbox service (`dims demo`, tests, notebooks)
     from . import sandbox as sandbox
     from ._connection import RetryPolicy as RetryPolicy
     from ._errors import APIConnectionError as APIConnectionError
@@ -40,8 +38,6 @@ if TYPE_CHECKING:
     from ._errors import DatasetError as DatasetError
     from ._errors import DeadlineExceededError as DeadlineExceededError
     from ._errors import DeploymentLookupError as DeploymentLookupError
-
-    # Errors and warnings (dims._errors holds the tree)
     from ._errors import DimsError as DimsError
     from ._errors import DimsWarning as DimsWarning
     from ._errors import DumpError as DumpError
@@ -75,22 +71,21 @@ if TYPE_CHECKING:
     from ._errors import ValidationError as ValidationError
     from ._errors import WorkerLost as WorkerLost
     from ._errors import WorkspacesFailed as WorkspacesFailed
+    from ._options import ExportOptions as ExportOptions
+    from ._options import Filters as Filters
     from ._policy import CheckResult as CheckResult
     from ._policy import Rules as Rules
-
-    # The gate: rules checked against a snapshot
     from ._policy import check as check
     from ._policy import load_rules as load_rules
     from ._progress import Progress as Progress
     from ._reports import DEFAULT_PRICES as DEFAULT_PRICES
     from ._reports import HOURS_PER_MONTH as HOURS_PER_MONTH
+    from ._reports import MAX_SERIES as MAX_SERIES
     from ._reports import UNALLOCATED as UNALLOCATED
     from ._reports import DiffResult as DiffResult
     from ._reports import Explanation as Explanation
     from ._reports import FocusExport as FocusExport
     from ._reports import PriceSheet as PriceSheet
-
-    # Reports: one snapshot loaded once, then capacity, cost and image versions
     from ._reports import Snapshot as Snapshot
     from ._reports import allocated as allocated
     from ._reports import anomalies as anomalies
@@ -105,6 +100,7 @@ if TYPE_CHECKING:
     from ._reports import deployments_behind as deployments_behind
     from ._reports import diff as diff
     from ._reports import explain as explain
+    from ._reports import explain_lines as explain_lines
     from ._reports import fleet_totals as fleet_totals
     from ._reports import focus_table as focus_table
     from ._reports import format_metrics as format_metrics
@@ -114,6 +110,7 @@ if TYPE_CHECKING:
     from ._reports import load_prices as load_prices
     from ._reports import load_snapshot as load_snapshot
     from ._reports import metric_families as metric_families
+    from ._reports import metrics_text as metrics_text
     from ._reports import newest_share_by_type as newest_share_by_type
     from ._reports import newest_share_total as newest_share_total
     from ._reports import overcommit as overcommit
@@ -123,6 +120,7 @@ if TYPE_CHECKING:
     from ._reports import rightsizing as rightsizing
     from ._reports import snapshot_days as snapshot_days
     from ._reports import sort_versions as sort_versions
+    from ._reports import version_key as version_key
     from ._reports import version_rank as version_rank
     from ._reports import versions_by_type as versions_by_type
     from ._reports import versions_over_time as versions_over_time
@@ -136,12 +134,8 @@ if TYPE_CHECKING:
     from ._sdk import DeploymentListing as DeploymentListing
     from ._snapshot import ExportResult as ExportResult
     from ._snapshot import snapshot_from_dump as snapshot_from_dump
-
-    # An export: the service or a saved dump into one snapshot
     from ._snapshot import take_snapshot as take_snapshot
     from ._storage import duckdb_connection as duckdb_connection
-
-    # The dataset: read back by any engine
     from ._storage import read_table as read_table
     from ._storage import read_tables as read_tables
     from ._storage import snapshot_dates as snapshot_dates

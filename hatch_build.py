@@ -1,5 +1,5 @@
-"""Builds dims' compiled modules (`analysis.tables._columnar`, `._unknownkeys`, `._gather`)
-at `pip install`, and the parsed copy of openapi.yaml (`analysis.spec.PARSED_COPY`).
+"""Builds dims' compiled modules (`dims._tables._columnar`, `._unknownkeys`, `._gather`)
+at `pip install`, and the parsed copy of openapi.yaml (`dims._spec.PARSED_COPY`).
 
 They are built in place (next to their sources, git-ignored), so that an editable install
 imports them from the work tree and a wheel carries them. setuptools only compiles them:
@@ -18,9 +18,9 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 SOURCES = {
-    "analysis.tables._columnar": ["analysis/tables/_columnar.c"],
-    "analysis.tables._unknownkeys": ["analysis/tables/_unknownkeys.c"],
-    "analysis.tables._gather": ["analysis/tables/_gather.c"],
+    "dims._tables._columnar": ["analysis/_tables/_columnar.c"],
+    "dims._tables._unknownkeys": ["analysis/_tables/_unknownkeys.c"],
+    "dims._tables._gather": ["analysis/_tables/_gather.c"],
 }
 
 
@@ -30,11 +30,11 @@ class CompiledModules(BuildHookInterface):
         self._compiled_modules(version, build_data)
 
     def _parsed_spec(self, version: str, build_data: dict[str, Any]) -> None:
-        """openapi.yaml parsed once here, as JSON (`analysis.spec.PARSED_COPY`), so that dims
-        starts without a YAML parser. The format is analysis/spec.py's own, loaded from its
+        """openapi.yaml parsed once here, as JSON (`dims._spec.PARSED_COPY`), so that dims
+        starts without a YAML parser. The format is analysis/_spec.py's own, loaded from its
         file (importing the package would need its dependencies)."""
         root = Path(self.root)
-        loaded = importlib.util.spec_from_file_location("_dims_spec", root / "analysis/spec.py")
+        loaded = importlib.util.spec_from_file_location("_dims_spec", root / "analysis/_spec.py")
         assert loaded is not None and loaded.loader is not None
         spec = importlib.util.module_from_spec(loaded)
         sys.modules[loaded.name] = spec  # its dataclasses look their module up
@@ -50,7 +50,7 @@ class CompiledModules(BuildHookInterface):
             return
         out.write_text(copy, encoding="utf-8")
         if self.target_name == "wheel" and version != "editable":
-            build_data["force_include"][str(out)] = str(out.relative_to(root))
+            build_data["force_include"][str(out)] = f"dims/{out.name}"  # analysis/ is dims/
 
     def _compiled_modules(self, version: str, build_data: dict[str, Any]) -> None:
         from setuptools import Distribution, Extension
@@ -59,7 +59,9 @@ class CompiledModules(BuildHookInterface):
 
         headers = [str(p.relative_to(self.root)) for p in Path(self.root).glob("analysis/*/*.h")]
         modules = [Extension(name, sources, depends=headers) for name, sources in SOURCES.items()]
-        command = build_ext(Distribution({"name": "dims", "ext_modules": modules}))
+        # the folder analysis/ is the package dims (pyproject.toml's wheel sources)
+        layout = {"name": "dims", "ext_modules": modules, "package_dir": {"dims": "analysis"}}
+        command = build_ext(Distribution(layout))
         command.inplace = True
         command.ensure_finalized()
         try:
@@ -75,4 +77,5 @@ class CompiledModules(BuildHookInterface):
             build_data["infer_tag"] = True
             for name in SOURCES:  # git-ignored, so named explicitly: built path -> wheel path
                 built = Path(command.get_ext_fullpath(name))
-                build_data["force_include"][str(built)] = str(built.relative_to(self.root))
+                inside = built.relative_to(Path(self.root) / "analysis")
+                build_data["force_include"][str(built)] = f"dims/{inside}"

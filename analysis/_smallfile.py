@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from analysis.errors import DimsError
+from dims._errors import DimsError
 
 #: A settings file is a few dozen lines; a larger one is refused before it is read whole.
 MAX_FILE_BYTES = 64 * 1024

@@ -32,7 +32,7 @@ THRESHOLD = 0.10
 
 def without(module: str, path: Path, out: Path) -> None:
     """`dims export --from-json` as `ours` runs it, with `module` left out."""
-    argv = [sys.executable, "-m", "analysis.cli", "export", "--from-json", str(path)]
+    argv = [sys.executable, "-m", "dims._cli", "export", "--from-json", str(path)]
     env = {**child_environment(), "DIMS_NO_C": module}
     subprocess.run(
         [*argv, "--out", str(out)], check=True, cwd=ROOT, capture_output=True,

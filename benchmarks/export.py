@@ -1,7 +1,7 @@
 """`dims export --from-json`, whole process, vs the pandas baseline and the orjson floor.
 
 Every case is a fresh process, start-up and imports included, as a user runs it:
-- ours: `python -m analysis.cli export --from-json DUMP --out DIR` (every table);
+- ours: `python -m dims._cli export --from-json DUMP --out DIR` (every table);
 - baseline, as a user would write it: `json.load` + `pandas.json_normalize` +
   stringifying object columns (json_normalize leaves lists and mixed-type free-form
   values as Python objects, which `to_parquet` cannot write) + `to_parquet` of the wide
@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
-from analysis.dumps import read_dump
-from analysis.tables import Flattener
+from dims._dumps import read_dump
+from dims._tables import Flattener
 
 from .fleetdata import dump_path
 from .timing import measure_interleaved, python, save, table
@@ -71,7 +71,7 @@ orjson.loads(raw)
 _DUCKDB_CHILD = """
 import sys
 import duckdb
-from analysis import spec
+from dims import _spec as spec
 fields = spec.deployment_scalar_fields()
 types = {"number": "DOUBLE", "integer": "BIGINT", "boolean": "BOOLEAN"}
 top = {f.path[0]: "JSON" if len(f.path) > 1 else "VARCHAR" for f in fields}
@@ -97,7 +97,7 @@ import sys
 import pyarrow as pa
 import pyarrow.json as pj
 import pyarrow.parquet as pq
-from analysis import spec
+from dims import _spec as spec
 types = {"number": pa.float64(), "integer": pa.int64(), "boolean": pa.bool_()}
 tree = {}
 for f in spec.deployment_scalar_fields():
@@ -119,7 +119,7 @@ pq.write_table(table, sys.argv[2], compression="zstd")
 
 def ours(path: Path, out: Path, *options: str) -> None:
     """`dims export --from-json` as a user runs it (with `options`, e.g. `--workers 0`)."""
-    python("-m", "analysis.cli", "export", *options, "--from-json", str(path), "--out", str(out))
+    python("-m", "dims._cli", "export", *options, "--from-json", str(path), "--out", str(out))
     shutil.rmtree(out, ignore_errors=True)
 
 

@@ -13,7 +13,7 @@ that tag the records which do not name their type.
   where `requests` are those a complete export cannot do without (each listing's pages and
   the empty page that ends it, counted by the fetch itself; the providers; the repositories
   of every integration the fleet names), start-up is `import
-  analysis.cli` in a fresh process, and write is `dims export --from-json` of the same
+  dims._cli` in a fresh process, and write is `dims export --from-json` of the same
   records minus start-up. Target: at most 1.3x the ideal.
 """
 
@@ -28,11 +28,12 @@ from typing import Any
 
 import orjson
 
-from analysis import connect, fetch
-from analysis.sandbox import run_sandbox
-from generated_client import Client
-from generated_client.api.deployments import list_deployments
-from generated_client.models import DeploymentPage
+from dims import _fetch as fetch
+from dims import connect
+from dims.sandbox import run_sandbox
+from dims_client import Client
+from dims_client.api.deployments import list_deployments
+from dims_client.models import DeploymentPage
 
 from .fleetdata import real_fleet
 from .timing import measure, measure_interleaved, python, save, table
@@ -63,14 +64,14 @@ def full_fetch(client: Client, stats: fetch.FetchStats | None = None) -> int:
 
 def export_over_http(base_url: str, code_host: str, out: Path) -> None:
     python(
-        "-m", "analysis.cli", "export", "--base-url", base_url, "--code-host", code_host,
+        "-m", "dims._cli", "export", "--base-url", base_url, "--code-host", code_host,
         "--out", str(out),
     )  # fmt: skip
     shutil.rmtree(out, ignore_errors=True)
 
 
 def export_from_dump(dump: Path, out: Path) -> None:
-    python("-m", "analysis.cli", "export", "--from-json", str(dump), "--out", str(out))
+    python("-m", "dims._cli", "export", "--from-json", str(dump), "--out", str(out))
     shutil.rmtree(out, ignore_errors=True)
 
 
@@ -101,8 +102,8 @@ def _one_size(size: int, runs: int) -> dict[str, Any]:
             )
             start, write, whole = measure_interleaved(
                 [
-                    ("start-up: import analysis.cli",
-                     functools.partial(python, "-c", "import analysis.cli"), runs),
+                    ("start-up: import dims._cli",
+                     functools.partial(python, "-c", "import dims._cli"), runs),
                     (f"{size}: dims export --from-json (same records)",
                      functools.partial(export_from_dump, dump, Path(tmp) / "dump"), runs),
                     (f"{size}: dims export over HTTP, whole process",

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from analysis.sandbox import Fleet, generate_fleet
+from dims.sandbox import Fleet, generate_fleet
 
 DATA = Path(__file__).parent / "data"
 SEED = 0

@@ -30,9 +30,9 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from analysis.snapshot import snapshot_from_dump
-from analysis.storage import paths
-from analysis.tables import TABLE_NAMES
+from dims._snapshot import snapshot_from_dump
+from dims._storage import paths
+from dims._tables import TABLE_NAMES
 
 from .fleetdata import dump_path
 from .timing import Timing, measure_interleaved, python, save, table
@@ -47,11 +47,11 @@ HISTORY_QUERY = "select snapshot_date, count(*) from deployments_history group b
 REPORT_TARGET = 2.59
 REPORT_CASE = "dims report"
 #: What the report's history chart reads: deployments per version and day, every day.
-ADOPTION = "import sys; from analysis.reports import versions_over_time as v; v(sys.argv[1])"
+ADOPTION = "import sys; from dims._reports import versions_over_time as v; v(sys.argv[1])"
 
 
 def _dims(*args: str) -> None:
-    python("-m", "analysis.cli", *args)
+    python("-m", "dims._cli", *args)
 
 
 def export_base(work: Path) -> Path:

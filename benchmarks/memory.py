@@ -26,7 +26,7 @@ from .timing import child_environment, save
 
 _CHILD = """
 import json, sys, time
-from analysis.snapshot import snapshot_from_dump
+from dims._snapshot import snapshot_from_dump
 def peak_kib():
     with open("/proc/self/status") as fh:
         return next(int(line.split()[1]) for line in fh if line.startswith("VmHWM:"))

@@ -33,7 +33,7 @@ PER_RECORD_TARGET = 1.2
 
 def export_sampled(dump: Path, out: Path) -> dict[str, float]:
     """(wall seconds, peak MiB of the process tree) of one whole `dims export --from-json`."""
-    command = [sys.executable, "-m", "analysis.cli", "export", "--from-json", str(dump)]
+    command = [sys.executable, "-m", "dims._cli", "export", "--from-json", str(dump)]
     started = time.perf_counter()
     process = subprocess.Popen(
         [*command, "--out", str(out)],

@@ -6,7 +6,7 @@ sends). Generated: `orjson.loads` of each page + `DeploymentPage.from_dict` (att
 `Flattener.add_page` (validated rows for every table); and the same plus `take()`, the
 Arrow tables ready to write. Typed: each page's records split as raw JSON text by msgspec
 and read by the typed reader (what `--from-json` does; the fetch path still parses with
-orjson, see analysis.fetch). All parse with the collector paused (analysis._gcpause), so
+orjson, see dims._fetch). All parse with the collector paused (dims._gcpause), so
 the figure compares the model building, not the collector.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 import orjson
 
-from analysis._gcpause import paused_gc
-from analysis.pages import Page
-from analysis.tables import Flattener
-from generated_client.models import DeploymentPage
+from dims._gcpause import paused_gc
+from dims._pages import Page
+from dims._tables import Flattener
+from dims_client.models import DeploymentPage
 
 from .fleetdata import dump_path
 from .timing import measure, save, table

@@ -23,11 +23,11 @@ TARGET = 1.5
 
 
 def export(dump: Path, out: Path) -> None:
-    python("-m", "analysis.cli", "export", "--from-json", str(dump), "--out", str(out))
+    python("-m", "dims._cli", "export", "--from-json", str(dump), "--out", str(out))
 
 
 def report(dataset: Path) -> None:
-    python("-m", "analysis.cli", "report", "--out", str(dataset))
+    python("-m", "dims._cli", "report", "--out", str(dataset))
 
 
 def _export_fresh(dump: Path, out: Path) -> None:

@@ -2,7 +2,7 @@
 
 Baseline: the interpreter alone (`python -c pass`). The CLI should import only what the
 command at hand uses: `--help` needs argparse and the spec's filter list, not httpx,
-pandas or pyarrow. Also reports which heavy modules `import analysis.cli` pulls in.
+pandas or pyarrow. Also reports which heavy modules `import dims._cli` pulls in.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from typing import Any
 from .timing import ROOT, measure_interleaved, python, save, table
 
 HEAVY = ("httpx", "pandas", "pyarrow", "duckdb", "matplotlib", "msgspec", "generated_client")
-_LOADED = "import sys, analysis.cli; print(' '.join(sorted(m for m in {} if m in sys.modules)))"
+_LOADED = "import sys, dims._cli; print(' '.join(sorted(m for m in {} if m in sys.modules)))"
 
 
 def run(runs: int = 7) -> dict[str, Any]:
     timings = measure_interleaved(
         [
             ("python -c pass (interpreter alone)", functools.partial(python, "-c", "pass"), runs),
-            ("python -c 'import analysis.cli'",
-             functools.partial(python, "-c", "import analysis.cli"), runs),
-            ("dims --help", functools.partial(python, "-m", "analysis.cli", "--help"), runs),
+            ("python -c 'import dims._cli'",
+             functools.partial(python, "-c", "import dims._cli"), runs),
+            ("dims --help", functools.partial(python, "-m", "dims._cli", "--help"), runs),
         ]
     )  # fmt: skip
     loaded = subprocess.run(
@@ -40,7 +40,7 @@ def run(runs: int = 7) -> dict[str, Any]:
     }
     print(table(timings))
     print(
-        f"  import analysis.cli adds {result['import_cli_s'] * 1000:.0f} ms, dims --help "
+        f"  import dims._cli adds {result['import_cli_s'] * 1000:.0f} ms, dims --help "
         f"{result['help_s'] * 1000:.0f} ms to the interpreter's start; heavy modules it "
         f"imports: {', '.join(loaded) or 'none'}\n"
     )

@@ -10,7 +10,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.cli import main
+from dims._cli import main
 
 
 def run(capsys: Any, *argv: str) -> tuple[int, str, str]:

@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 from object_store import S3Server
 
-from analysis.connection import RetryPolicy, connect
-from analysis.sandbox import SandboxHandle, run_sandbox
-from generated_client import Client
+from dims._connection import RetryPolicy, connect
+from dims.sandbox import SandboxHandle, run_sandbox
+from dims_client import Client
 
 settings.register_profile(
     "default",

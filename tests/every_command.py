@@ -41,8 +41,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from spec_records import HOSTILE
 
-from analysis import reports
-from analysis.sandbox import Fleet
+from dims import _reports as reports
+from dims.sandbox import Fleet
 
 DAY, LATER = date(2025, 6, 1), date(2025, 6, 2)
 #: Exports fsync every file; on tmpfs that is free.

@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from cli_in_process import Ran
 
-from analysis import spec
+from dims import _spec as spec
 
 #: C0 but newline and tab, C1, and Unicode's Bidi_Control characters.
 RAW_CONTROL = re.compile(

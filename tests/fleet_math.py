@@ -1,8 +1,8 @@
 """Independent, plain-Python figures over raw fleet dicts, for checking the reports.
 
-Nothing here imports analysis.tables (its quantities included) or analysis.reports: the reports
+Nothing here imports dims._tables (its quantities included) or dims._reports: the reports
 read Parquet written by the export, these read the raw JSON-shaped records, so a shared bug
-cannot make both sides agree. Only the field names come from analysis.spec (the contract).
+cannot make both sides agree. Only the field names come from dims._spec (the contract).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from datetime import date, datetime
 from typing import Any
 
-from analysis import spec
+from dims import _spec as spec
 
 MEASURES = {  # report column -> (resource_spec measure, factor to the report unit)
     "cpu_request_cores": ("cpu", 1.0),
@@ -367,8 +367,8 @@ def timestamp(text: str) -> datetime:
 
 def export_fleet(records: list[dict], types: dict[str, str], out_dir, snapshot_date: str) -> None:
     """Write one snapshot through the real export path, one Page per deployment_type listing."""
-    from analysis import snapshot
-    from analysis.pages import Page
+    from dims import _snapshot as snapshot
+    from dims._pages import Page
 
     pages = []
     for kind in sorted(set(types.values())):

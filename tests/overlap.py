@@ -19,11 +19,11 @@ import fleet_math as fm
 import pandas as pd
 import pytest
 
-from analysis import reports
-from analysis.pages import Page
-from analysis.sandbox import Fleet, generate_fleet
-from analysis.storage import read_arrow
-from analysis.tables import TABLE_NAMES, flatten
+from dims import _reports as reports
+from dims._pages import Page
+from dims._storage import read_arrow
+from dims._tables import TABLE_NAMES, flatten
+from dims.sandbox import Fleet, generate_fleet
 
 STALE_VERSION = "0.0.1-stale"
 UNTAGGED_ID = "00000000-0000-4000-8000-0000000000aa"

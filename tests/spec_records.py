@@ -13,7 +13,7 @@ to openapi.yaml is drawn here without touching this file. What the leaves are ma
   objects of any shape, the published service's spellings (`redis_cpu`,
   `langgraph_config_path`, from `x-dims-original-name`) and fields the spec does not name at
   every level. Its pieces of text and its numbers are those the sandbox's spec-records mode
-  draws from (`analysis.sandbox.HOSTILE_TEXT`, `EDGE_NUMBERS`...).
+  draws from (`dims.sandbox.HOSTILE_TEXT`, `EDGE_NUMBERS`...).
 
 Every optional object may be absent or null (`fixed_dictionaries`' optional keys, and the
 spec's `null` types), and `fleets()` draws lists of such records with unique ids, some sharing
@@ -30,8 +30,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from analysis import spec
-from analysis.sandbox import EDGE_INTEGERS, EDGE_NUMBERS, HOSTILE_TEXT, ORDINARY_NUMBERS
+from dims import _spec as spec
+from dims.sandbox import EDGE_INTEGERS, EDGE_NUMBERS, HOSTILE_TEXT, ORDINARY_NUMBERS
 
 MAX_ITEMS = 2
 MAX_FREEFORM_KEYS = 3
@@ -77,7 +77,7 @@ def resolve(node: Any, schemas: dict[str, Any]) -> Any:
 @functools.cache
 def deployment_schema() -> dict[str, Any]:
     """The spec's Deployment, with `id` required and not null (the documented choice of
-    analysis.tables: child tables need it, so a record without one is rejected)."""
+    dims._tables: child tables need it, so a record without one is rejected)."""
     schemas = spec.document()["components"]["schemas"]
     resolved = resolve(schemas["Deployment"], schemas)
     resolved["properties"]["id"] = {"type": "string", "format": "uuid"}

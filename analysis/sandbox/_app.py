@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, request_response
 
-from .. import codehost
+from .. import _codehost as codehost
 from ._faults import FaultInjector, Faults, SandboxStats, Scope, Sequencer, tenant_of
 from ._fleet import Fleet, json_bytes
 from ._query import DeploymentQuery, ValidationFailed, parse_deployment_query, parse_uuid

@@ -26,8 +26,8 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from analysis import spec
-from analysis._gcpause import paused_gc
+from dims import _spec as spec
+from dims._gcpause import paused_gc
 
 from ._spec_records import SpecRecords
 

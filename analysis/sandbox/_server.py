@@ -22,8 +22,8 @@ from typing import Any, TextIO
 import uvicorn
 from starlette.applications import Starlette
 
-from .. import codehost
-from ..errors import ConfigurationError
+from .. import _codehost as codehost
+from .._errors import ConfigurationError
 from ._app import create_app, served_code_host
 from ._faults import Faults, SandboxStats
 from ._fleet import Fleet, generate_fleet, roll_out

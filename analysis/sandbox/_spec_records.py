@@ -8,7 +8,7 @@ quotes and spreadsheet formula prefixes, free-form objects of any shape, the pub
 service's spellings (`redis_cpu`, `langgraph_config_path`) and fields the spec does not name.
 `dims sandbox --spec-records` (`run_sandbox(spec_records=True)`) serves such records.
 
-Every field comes from `analysis.spec` (the one source of field names: a field added to
+Every field comes from `dims._spec` (the one source of field names: a field added to
 openapi.yaml is drawn here too); only `random.Random(seed)` draws, so a seed gives the same
 records every time. The tests' Hypothesis strategy (tests/spec_records.py) draws from the
 same pieces of text and numbers.
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from analysis import spec
+from dims import _spec as spec
 
 #: Pieces of text a terminal, a spreadsheet, a SQL engine or Prometheus reads as more than
 #: text; drawn text is made of these and of plain characters.

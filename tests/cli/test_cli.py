@@ -2,7 +2,7 @@
 
 Bad input: every case exits non-zero with exactly one line on stderr that names the
 problem, and no traceback unless --debug is given (then the traceback, for errors dims
-raises on purpose). Most cases run in-process through `analysis.cli.main` (fast); a few run
+raises on purpose). Most cases run in-process through `dims._cli.main` (fast); a few run
 `.venv/bin/dims` in a subprocess for the real exit code and stderr.
 Happy path: export from the live sandbox, report, a second export on another day, diff;
 the printed summary says where it wrote, rows per table, rejected records and time taken.
@@ -21,10 +21,10 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from analysis.cli import main
-from analysis.errors import DimsError
-from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
-from analysis.tables import TABLE_NAMES
+from dims._cli import main
+from dims._errors import DimsError
+from dims._tables import TABLE_NAMES
+from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 DEAD_URL = "http://127.0.0.1:9"  # nothing listens there

@@ -20,8 +20,8 @@ import orjson
 import pytest
 from cli_in_process import run
 
-from analysis.sandbox import SandboxHandle, generate_fleet, run_sandbox
-from analysis.storage import read_table
+from dims._storage import read_table
+from dims.sandbox import SandboxHandle, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 DAY = "2026-05-07"

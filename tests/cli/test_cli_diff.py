@@ -7,7 +7,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from analysis.cli import main
+from dims._cli import main
 
 
 @pytest.fixture(scope="module")

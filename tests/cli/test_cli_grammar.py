@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from cli_in_process import run
 
-from analysis.cli import build_parser
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from dims._cli import build_parser
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 

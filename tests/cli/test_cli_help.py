@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from analysis.cli import build_parser, main
+from dims._cli import build_parser, main
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -43,7 +43,7 @@ def test_debug_works_before_or_after_the_command(tmp_path, where):
     args = ["report", "--out", str(tmp_path / "nothing-here")]
     argv = ["--debug", *args] if where == "before" else [*args, "--debug"]
     done = subprocess.run(
-        [sys.executable, "-m", "analysis.cli", *argv],
+        [sys.executable, "-m", "dims._cli", *argv],
         capture_output=True,
         text=True,
         timeout=120,
@@ -55,7 +55,7 @@ def test_debug_works_before_or_after_the_command(tmp_path, where):
 
 def test_without_debug_the_same_error_is_one_line(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "analysis.cli", "report", "--out", str(tmp_path / "nothing")],
+        [sys.executable, "-m", "dims._cli", "report", "--out", str(tmp_path / "nothing")],
         capture_output=True,
         text=True,
         timeout=120,
@@ -73,7 +73,7 @@ def test_a_busy_port_is_one_line_that_says_what_to_do():
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [sys.executable, "-m", "analysis.cli", "sandbox", "--port", str(port)],
+            [sys.executable, "-m", "dims._cli", "sandbox", "--port", str(port)],
             capture_output=True,
             text=True,
             timeout=60,

@@ -16,7 +16,7 @@ import termios
 import threading
 from pathlib import Path
 
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 

@@ -14,8 +14,8 @@ import pytest
 from cli_in_process import run
 from overlap import overlapping
 
-from analysis.sandbox import Faults, run_sandbox
-from analysis.storage import read_arrow
+from dims._storage import read_arrow
+from dims.sandbox import Faults, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 DAY = "2026-03-04"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from analysis import tables
+from dims import _tables as tables
 
 
 def dims() -> str:

@@ -21,8 +21,10 @@ import pytest
 from cli_in_process import run
 from hostile_servers import JSON, Connection, Handler, Request, lists_records, serve, within
 
-from analysis import DeploymentLookupError, escape, reports
-from analysis.sandbox import generate_fleet
+from dims import DeploymentLookupError
+from dims import _escape as escape
+from dims import _reports as reports
+from dims.sandbox import generate_fleet
 
 BEFORE, AFTER = "2025-06-01", "2025-06-02"
 #: What a terminal acts on: OSC 52 (write the clipboard) ended by BEL, a CSI colour, CR over
@@ -210,7 +212,7 @@ def test_metrics_json_and_warnings_are_clean(capsys, out) -> None:
         for sample in family["samples"]
     }
     # the JSON's labels are the text format's: a label value shows service text as a terminal
-    # would be shown it (one rule, analysis.escape), so a series is one name in both
+    # would be shown it (one rule, dims._escape), so a series is one name in both
     assert escape.printable_lines(hostile("ns0")) in values
 
 

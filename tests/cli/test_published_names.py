@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from analysis import reports
-from analysis.cli import main
-from analysis.sandbox import Fleet, generate_fleet, run_sandbox
+from dims import _reports as reports
+from dims._cli import main
+from dims.sandbox import Fleet, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 DAY = "2025-03-01"

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis import connect, fetch
-from analysis.connection import Settings
-from analysis.connection._settings import VERSION_PREFIXES
-from analysis.sandbox import run_sandbox
-from analysis.spec import document
+from dims import _fetch as fetch
+from dims import connect
+from dims._connection import Settings
+from dims._connection._settings import VERSION_PREFIXES
+from dims._spec import document
+from dims.sandbox import run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 

@@ -10,8 +10,8 @@ one-line error after a bounded number of attempts (a persistent one), never a ha
 |  2  | 429 + Retry-After > the policy | RateLimitError at once (no stall), one request        |
 | 3-6 | 500 / 502 / 503 / 504          | transient: every record once; persistent: ServerError |
 |     |                                | after exactly `retries` + 1 requests                  |
-|  7  | connection reset (no answer)   | transient: retried; persistent: TransportError        |
-|  8  | read timeout                   | TransportError (ReadTimeout) after `retries` + 1 tries|
+|  7  | connection reset (no answer)   | transient: retried; persistent: APIConnectionError        |
+|  8  | read timeout                   | APIConnectionError (ReadTimeout) after `retries` + 1 tries|
 |  9  | truncated 200 body             | transient: retried; persistent: ResponseFormatError   |
 | 10  | non-JSON body (HTML 500 page)  | transient: retried; persistent: ServerError, one line |
 | 11  | offset ignored (first page     | PaginationError naming the offset, a few requests     |
@@ -36,9 +36,10 @@ import warnings
 import httpx
 import pytest
 
-from analysis import fetch
-from analysis.connection import RetryPolicy, connect, retry_transport
-from analysis.errors import (
+from dims import _fetch as fetch
+from dims._connection import RetryPolicy, connect, retry_transport
+from dims._errors import (
+    APIConnectionError,
     AuthenticationError,
     NotFoundError,
     PaginationError,
@@ -46,12 +47,11 @@ from analysis.errors import (
     RateLimitError,
     ResponseFormatError,
     ServerError,
-    TransportError,
     ValidationError,
 )
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from generated_client.api.deployments import list_deployments
-from generated_client.models import ValidationErrorBody
+from dims.sandbox import Faults, generate_fleet, run_sandbox
+from dims_client.api.deployments import list_deployments
+from dims_client.models import ValidationErrorBody
 
 N = 30
 RETRIES = 2
@@ -170,7 +170,7 @@ def test_row07_connection_reset_transient_is_retried():
 def test_row07_connection_reset_persistent_is_a_transport_error():
     with run_sandbox(deployments=N, seed=3, faults=Faults(reset_every=1)) as sb:
         client = connect(sb.base_url, retry=GIVE_UP)
-        with pytest.raises(TransportError, match="/v2/auth/providers failed") as info:
+        with pytest.raises(APIConnectionError, match="/v2/auth/providers failed") as info:
             fetch.list_providers(client)
         assert sb.stats.faults["reset"] == ATTEMPTS
     assert_one_line(info.value)
@@ -186,7 +186,7 @@ def test_row08_read_timeout_is_a_transport_error_after_bounded_attempts():
     """A service slower than the timeout: bounded attempts, bounded time, then one line."""
     with run_sandbox(deployments=N, seed=4, faults=Faults(latency_ms=600)) as sb:
         client = connect(sb.base_url, retry=GIVE_UP, timeout=httpx.Timeout(0.1, connect=2.0))
-        with pytest.raises(TransportError, match="ReadTimeout") as info:
+        with pytest.raises(APIConnectionError, match="ReadTimeout") as info:
             list(fetch.fetch_deployments(client, page_size=10))
         # each attempt gave up on its slow answer (no timed assertion: the count shows it)
         assert retry_transport(client).stats.by_reason == {"ReadTimeout": RETRIES}
@@ -349,6 +349,6 @@ def test_row16_422_bad_filter_value_through_fetch():
 def test_a_refused_connection_is_tried_twice_not_six_times():
     """A wrong URL fails fast: connection refused is retried once (a restarting service)."""
     client = connect("http://127.0.0.1:1", retry=RetryPolicy(initial_backoff=0.01))
-    with pytest.raises(TransportError, match="Connection refused"):
+    with pytest.raises(APIConnectionError, match="Connection refused"):
         fetch.list_providers(client)
     assert retry_transport(client).stats.by_reason == {"ConnectError": 1}

@@ -33,14 +33,14 @@ from hostile_servers import (
     within,
 )
 
-from analysis import fetch
-from analysis.connection import MIB, ResponseLimits, RetryPolicy, connect
-from analysis.errors import (
+from dims import _fetch as fetch
+from dims._connection import MIB, ResponseLimits, RetryPolicy, connect
+from dims._errors import (
+    APIConnectionError,
     AuthenticationError,
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
-    TransportError,
 )
 
 DIMS = Path(sys.executable).parent / "dims"
@@ -330,7 +330,7 @@ def test_a_transport_error_quoting_the_key_does_not_show_it(mode, key, caplog):
     log shows the key."""
     caplog.set_level(logging.DEBUG)
     with serve(garbles_key()) as server:
-        with pytest.raises(TransportError) as info:
+        with pytest.raises(APIConnectionError) as info:
             providers(server.base_url, mode=mode, limits=SMALL, api_key=key)
         assert server.requests[0].headers["x-api-key"] == key
     assert_one_line(info.value, "RemoteProtocolError", "illegal header line")

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import connect, fetch
-from analysis.errors import APIStatusError, AuthenticationError, PermissionDeniedError
-from analysis.sandbox import run_sandbox
+from dims import _fetch as fetch
+from dims import connect
+from dims._errors import APIStatusError, AuthenticationError, PermissionDeniedError
+from dims.sandbox import run_sandbox
 
 RIGHT = "dims-right-key-5c1e2a"
 WRONG = "dims-wrong-key-0b7d44"

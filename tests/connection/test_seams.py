@@ -14,8 +14,8 @@ import httpx
 import pytest
 from hostile_servers import Connection, Handler, Request, serve
 
-from analysis import fetch
-from analysis.connection import (
+from dims import _fetch as fetch
+from dims._connection import (
     Decoded,
     DimsClient,
     RetryTransport,
@@ -24,8 +24,8 @@ from analysis.connection import (
     retry_transport,
     with_decoder,
 )
-from analysis.errors import ConfigurationError, ResponseFormatError
-from generated_client import Client
+from dims._errors import ConfigurationError, ResponseFormatError
+from dims_client import Client
 
 
 def answers(body: bytes, content_type: str = "application/json") -> Handler:

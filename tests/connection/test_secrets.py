@@ -24,10 +24,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-import analysis  # noqa: F401  (importing analysis masks secret fields of generated models)
-from analysis import fetch
-from analysis.cli import main
-from analysis.connection import (
+import dims  # noqa: F401  (importing analysis masks secret fields of generated models)
+from dims import _fetch as fetch
+from dims._cli import main
+from dims._connection import (
     ApiKeyAuth,
     RetryPolicy,
     RetryTransport,
@@ -35,24 +35,24 @@ from analysis.connection import (
     connect,
     retry_transport,
 )
-from analysis.errors import (
+from dims._errors import (
+    APIConnectionError,
     AuthenticationError,
     ConfigurationError,
     PaginationError,
     ResponseFormatError,
     ServerError,
-    TransportError,
     add_secret,
     scrub,
     scrub_http_logs,
 )
-from analysis.pages import Page
-from analysis.sandbox import Faults, run_sandbox
-from analysis.secrets import REDACTED
-from analysis.snapshot import export_snapshot
-from analysis.tables import RejectedRecordError
-from generated_client.api.deployments import list_deployments
-from generated_client.models import DeploymentPage
+from dims._pages import Page
+from dims._secrets import REDACTED
+from dims._snapshot import export_snapshot
+from dims._tables import RejectedRecordError
+from dims.sandbox import Faults, run_sandbox
+from dims_client.api.deployments import list_deployments
+from dims_client.models import DeploymentPage
 
 CANARY_SECRET = "CANARY-SECRET-d41e7c"
 CANARY_ENV = "CANARY-ENV-VALUE-93b0fa"
@@ -134,7 +134,7 @@ def test_cli_export_and_report_at_debug_level_leak_nothing(canary_sandbox, tmp_p
 
 def test_in_process_debug_logs_leak_nothing(canary_sandbox, canary_client, caplog, tmp_path):
     caplog.set_level(logging.DEBUG)
-    from analysis.snapshot import take_snapshot
+    from dims._snapshot import take_snapshot
 
     take_snapshot(canary_client, tmp_path, snapshot_date=date(2025, 1, 1))
     assert retry_transport(canary_client).stats.retries >= 1  # the retry paths logged something
@@ -167,7 +167,7 @@ def test_errors_never_show_the_key_or_a_canary(canary_sandbox):
     cases = [
         (Faults(error_every=1), ServerError),
         (Faults(truncate_every=1), ResponseFormatError),
-        (Faults(reset_every=1), TransportError),
+        (Faults(reset_every=1), APIConnectionError),
         (Faults(ignore_offset=True), PaginationError),
     ]
     for faults, expected in cases:
@@ -176,7 +176,7 @@ def test_errors_never_show_the_key_or_a_canary(canary_sandbox):
             with pytest.raises(expected) as info:
                 list(fetch.fetch_deployments(client, page_size=5))
             errors.append(info.value)
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(APIConnectionError) as info:
         fetch.list_providers(connect("http://127.0.0.1:9", api_key=API_KEY, retry=FAST))
     errors.append(info.value)
     for error in errors:
@@ -429,7 +429,7 @@ def export_with_key(tmp_path: Path, env: dict, key: str) -> subprocess.Completed
 def test_a_wrong_key_through_the_generated_client_is_a_typed_error_not_an_error_body():
     """Issue 16: `list_deployments.sync` with a wrong key used to hand back an ErrorDetail,
     which then failed as `'ErrorDetail' object has no attribute 'resources'`."""
-    from generated_client.api.deployments import list_deployments
+    from dims_client.api.deployments import list_deployments
 
     with run_sandbox(deployments=5, seed=1, api_key=API_KEY) as sb:
         client = connect(sb.base_url, api_key="sk-wrong-but-long-enough")
@@ -549,7 +549,7 @@ def test_a_logged_traceback_does_not_show_a_secret(caplog):
 def test_a_store_error_cut_at_its_limit_leaves_no_piece_of_a_credential():
     """An object store's message is cut to 200 characters: a credential it quotes across
     the cut is replaced before, so no piece of it is shown."""
-    from analysis.storage import _remote as remote
+    from dims._storage import _remote as remote
 
     secret = "zqE1/zqE2+zqE3-store-credential"
     add_secret(secret)

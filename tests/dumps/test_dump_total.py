@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from analysis.dumps import read_dump
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
+from dims._dumps import read_dump
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 
 def total_of(path, **options) -> tuple[list[int], int]:

@@ -14,11 +14,11 @@ import orjson
 import pytest
 from hostile_servers import within
 
-from analysis.dumps import _reader as dumps
-from analysis.dumps import read_dump
-from analysis.errors import DimsError, DumpError
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.snapshot import export_snapshot
+from dims._dumps import _reader as dumps
+from dims._dumps import read_dump
+from dims._errors import DimsError, DumpError
+from dims._snapshot import export_snapshot
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 RECORDS = [
     {"id": f"id-{i}", "name": f'agent "{i}", ünï\ncode', "created_at": "2024-01-01T00:00:00Z"}

@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_servers import GENEROUS_S, JSON, Connection, Handler, Request, serve
 
-from analysis import fetch
-from analysis.connection import connect
-from analysis.fetch import RequestBudget
-from analysis.sandbox import run_sandbox
-from analysis.snapshot import take_snapshot
+from dims import _fetch as fetch
+from dims._connection import connect
+from dims._fetch import RequestBudget
+from dims._snapshot import take_snapshot
+from dims.sandbox import run_sandbox
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])

@@ -27,13 +27,13 @@ from contextlib import contextmanager
 import orjson
 import pytest
 
-from analysis import fetch
-from analysis.connection import DimsClient, Settings, code_host_of, connect
-from analysis.errors import ConfigurationError, NotFoundError
-from analysis.sandbox import SandboxHandle, generate_fleet, run_sandbox
-from analysis.snapshot import take_snapshot, take_workspaces_snapshot
-from analysis.storage import read_table
-from generated_client import Client
+from dims import _fetch as fetch
+from dims._connection import DimsClient, Settings, code_host_of, connect
+from dims._errors import ConfigurationError, NotFoundError
+from dims._snapshot import take_snapshot
+from dims._storage import read_table
+from dims.sandbox import SandboxHandle, generate_fleet, run_sandbox
+from dims_client import Client
 
 DAY = dt.date(2026, 5, 6)
 ALL_404 = "every one answered 404"
@@ -227,7 +227,7 @@ def test_several_workspaces_all_404_are_one_warning_naming_them(github, tmp_path
     tenants = github.fleet.tenant_ids()
     clients = {t: connect(github.base_url, tenant_id=t) for t in tenants}
     with recorded() as caught:
-        result = take_workspaces_snapshot(clients, tmp_path, snapshot_date=DAY)
+        result = take_snapshot(clients, tmp_path, snapshot_date=DAY)
     (warning,) = code_host_warnings(caught)
     assert "--code-host" in warning and "'codehost'" in warning
     assert all(t in warning for t in tenants)
@@ -241,7 +241,7 @@ def test_several_workspaces_all_404_are_one_warning_naming_them(github, tmp_path
 
     right = {t: connect(github.base_url, tenant_id=t, code_host="github") for t in tenants}
     with recorded() as caught:
-        take_workspaces_snapshot(right, tmp_path / "right", snapshot_date=DAY)
+        take_snapshot(right, tmp_path / "right", snapshot_date=DAY)
     assert code_host_warnings(caught) == []
     assert exported_repositories(tmp_path / "right") == expected_repositories(github.fleet)
 

@@ -28,13 +28,13 @@ import orjson
 import pandas as pd
 import pytest
 
-from analysis import fetch
-from analysis.connection import connect
-from analysis.errors import PaginationError
-from analysis.pages import own_type
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.snapshot import take_snapshot
-from analysis.storage import read_table
+from dims import _fetch as fetch
+from dims._connection import connect
+from dims._errors import PaginationError
+from dims._pages import own_type
+from dims._snapshot import take_snapshot
+from dims._storage import read_table
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 N = 537  # not a multiple of any page size or cap below
 
@@ -188,7 +188,7 @@ def test_the_sandbox_command_serves_real_service_shapes_and_export_reads_them_wh
     """`dims sandbox` with every shape at once, `dims export` against it, as a user would."""
     fleet = generate_fleet(60, seed=18, untyped_every=4, real_shaped=True)
     command = [
-        sys.executable, "-m", "analysis.cli", "sandbox", "--port", "0", "--deployments", "60",
+        sys.executable, "-m", "dims._cli", "sandbox", "--port", "0", "--deployments", "60",
         "--seed", "18", "--page-cap", "7", "--final-offset", "echo", "--untyped-every", "4",
         "--real-shaped",
     ]  # fmt: skip
@@ -199,7 +199,7 @@ def test_the_sandbox_command_serves_real_service_shapes_and_export_reads_them_wh
     try:
         base_url = server.stdout.readline().split(" at ", 1)[1].strip()
         done = subprocess.run(
-            [sys.executable, "-m", "analysis.cli", "export", "--base-url", base_url,
+            [sys.executable, "-m", "dims._cli", "export", "--base-url", base_url,
              "--out", str(tmp_path), "--page-size", "20"],
             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         )  # fmt: skip
@@ -254,7 +254,7 @@ def test_raw_pages_export_the_same_tables_as_parsed_pages(tmp_path):
     """`take_snapshot` reads pages as raw text for the fast reader; a parsed fetch agrees."""
     import datetime as dt
 
-    from analysis.snapshot import export_snapshot
+    from dims._snapshot import export_snapshot
 
     fleet = generate_fleet(250, seed=21, real_shaped=True, untyped_every=6)
     fleet.deployments[3]["source_config"]["region"] = {"name": "eu", "zones": [1, 2]}
@@ -282,7 +282,7 @@ def test_raw_pages_export_the_same_tables_as_parsed_pages(tmp_path):
 def test_record_keys_read_the_same_from_raw_text_and_parsed_records():
     import msgspec
 
-    from analysis.pages import keys_of
+    from dims._pages import keys_of
 
     fleet = generate_fleet(120, seed=22, real_shaped=True)
     odd = [

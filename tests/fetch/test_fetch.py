@@ -8,9 +8,9 @@ import warnings
 
 import pytest
 
-from analysis import fetch
-from analysis.connection import RetryPolicy, connect, retry_transport
-from analysis.errors import (
+from dims import _fetch as fetch
+from dims._connection import RetryPolicy, connect, retry_transport
+from dims._errors import (
     AuthenticationError,
     ConfigurationError,
     NotFoundError,
@@ -19,7 +19,7 @@ from analysis.errors import (
     ServerError,
     ValidationError,
 )
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 
 def ids(records):
@@ -280,10 +280,10 @@ def test_environment_configures_the_client(monkeypatch, sandbox):
 
 
 def test_connection_refused_is_one_clear_line():
-    from analysis.errors import TransportError
+    from dims._errors import APIConnectionError
 
     client = connect("http://127.0.0.1:9", retry=RetryPolicy(retries=1, initial_backoff=0.01))
-    with pytest.raises(TransportError) as info:
+    with pytest.raises(APIConnectionError) as info:
         fetch.list_providers(client)
     message = str(info.value)
     assert "\n" not in message and "is the service up at http://127.0.0.1:9?" in message
@@ -293,7 +293,7 @@ def test_the_fleet_as_generated_models_sync_and_async(sandbox, client):
     import datetime as dt
     from uuid import UUID
 
-    from generated_client.models import Deployment
+    from dims_client.models import Deployment
 
     models = list(fetch.iter_deployment_models(client, page_size=40))
     assert [str(m.id) for m in models] == ids(sandbox.fleet.deployments)

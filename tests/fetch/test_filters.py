@@ -10,13 +10,13 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from analysis import connect
-from analysis.connection import RetryPolicy
-from analysis.errors import ConfigurationError, ExportError
-from analysis.options import ExportOptions, Filters
-from analysis.sandbox import run_sandbox
-from analysis.snapshot import take_snapshot
-from generated_client.models import DeploymentType
+from dims import connect
+from dims._connection import RetryPolicy
+from dims._errors import ConfigurationError, ExportError
+from dims._options import ExportOptions, Filters
+from dims._snapshot import take_snapshot
+from dims.sandbox import run_sandbox
+from dims_client.models import DeploymentType
 
 DAY = dt.date(2026, 3, 4)
 

@@ -7,9 +7,10 @@ import re
 import threading
 import time
 
-from analysis import Progress, connect, fetch
-from analysis.connection import retry_transport
-from analysis.sandbox import Faults, run_sandbox
+from dims import Progress, connect
+from dims import _fetch as fetch
+from dims._connection import retry_transport
+from dims.sandbox import Faults, run_sandbox
 
 
 class Terminal(io.StringIO):

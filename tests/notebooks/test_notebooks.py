@@ -61,9 +61,9 @@ def test_runs_in_a_real_kernel_and_shows_a_chart(path, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_talks_to_the_service_through_the_sdk(path):
-    """Issue 29: the notebooks show `analysis.Client`, not the layer under it."""
+    """Issue 29: the notebooks show `dims.Client`, not the layer under it."""
     notebook = nbformat.read(path, as_version=4)
     code = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
-    assert "Client(base_url=" in code, f"{path.name} makes no analysis.Client"
+    assert "Client(base_url=" in code, f"{path.name} makes no dims.Client"
     for lower in (r"(?<![\w.])connect\(", r"import take_snapshot", r"generated_client\.api"):
         assert not re.search(lower, code), f"{path.name} uses {lower!r}: use the client"

@@ -12,9 +12,9 @@ from pathlib import Path
 import fleet_math as fm
 import pytest
 
-from analysis import reports
-from analysis.reports import Snapshot
-from analysis.sandbox import Fleet, generate_fleet
+from dims import _reports as reports
+from dims._reports import Snapshot
+from dims.sandbox import Fleet, generate_fleet
 
 CANARY_SECRET = "canary-secret-9f3e1c7a"
 CANARY_ENV = "canary-env-4b2d8e60"

@@ -8,7 +8,7 @@ from datetime import date, timedelta
 
 import pandas as pd
 
-from analysis.reports._charts import ADOPTION_BARS_UP_TO, adoption_chart
+from dims._reports._charts import ADOPTION_BARS_UP_TO, adoption_chart
 
 
 def over_time(days: int) -> pd.DataFrame:

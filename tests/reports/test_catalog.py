@@ -3,7 +3,7 @@ from; rerun after an export, it follows the new day; on object storage its views
 `s3://` files and the file holds no credential.
 
 Every check opens the file as a tool would, with a fresh read-only DuckDB connection, and
-compares its counts with the Parquet files read back with pyarrow (analysis.storage).
+compares its counts with the Parquet files read back with pyarrow (dims._storage).
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import fleet_math as fm
 import pytest
 from cli_in_process import run
 
-from analysis import reports, storage
-from analysis.errors import DatasetError
-from analysis.tables import TABLE_NAMES
+from dims import _reports as reports
+from dims import _storage as storage
+from dims._errors import DatasetError
+from dims._tables import TABLE_NAMES
 
 
 def _open(file: Path) -> duckdb.DuckDBPyConnection:
@@ -169,7 +170,7 @@ def test_a_failed_catalog_leaves_the_earlier_one(dataset, tmp_path, monkeypatch)
     file = tmp_path / "dims.duckdb"
     storage.write_catalog(dataset, file)
     before = file.read_bytes()
-    from analysis.storage import _catalog
+    from dims._storage import _catalog
 
     real = _catalog.parquet_view_sql
     monkeypatch.setattr(
@@ -242,7 +243,7 @@ def test_a_quote_in_the_datasets_path_keeps_the_views_whole(dataset, tmp_path) -
 
 
 def test_sql_names_and_texts_double_their_quotes() -> None:
-    from analysis.escape import sql_name, sql_text
+    from dims._escape import sql_name, sql_text
 
     with duckdb.connect() as connection:
         for text in ["plain", "it's", 'a "b"', "'; drop table x; --", '"; select 1; --', ""]:

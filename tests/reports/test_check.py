@@ -1,4 +1,4 @@
-"""`dims check` and `analysis.policy`: each rule passes and fails on limits built from the
+"""`dims check` and `dims._policy`: each rule passes and fails on limits built from the
 report's own figures, exit codes 0/1/2, one-line errors naming the key, the warning for a group
 no deployment is in, `--json`, drift between two snapshots, and the docs' example file.
 
@@ -20,7 +20,9 @@ import pytest
 from cli_in_process import run
 from repo import ROOT
 
-from analysis import RulesError, UnknownGroupWarning, policy, reports
+from dims import RulesError, UnknownGroupWarning
+from dims import _policy as policy
+from dims import _reports as reports
 
 REQUESTS_MAX = "cost_request_max_scale_usd_month"
 LIMITS_MAX = "cost_limit_max_scale_usd_month"

@@ -1,7 +1,7 @@
 """Monthly costs equal an independent computation; price files and options fail in one line.
 
 The expected dollars come from the raw fleet dicts and the rates written out in
-tests/fleet_math.py (never from analysis.reports); the dataset is written by the real export,
+tests/fleet_math.py (never from dims._reports); the dataset is written by the real export,
 the report files are read back with pyarrow and DuckDB, and `dims report` runs in-process.
 """
 
@@ -20,8 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run as _run
 
-from analysis import reports
-from analysis.errors import UnreadableQuantityWarning
+from dims import _reports as reports
+from dims._errors import UnreadableQuantityWarning
 
 DATE = "2025-06-03"  # of the snapshots the tests below export themselves
 PROD_RATES = {"cpu_core_hour": 0.05, "memory_gib_hour": 0.01, "storage_gib_month": 0.1}

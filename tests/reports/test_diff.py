@@ -11,10 +11,10 @@ import copy
 import fleet_math as fm
 import pytest
 
-from analysis import reports
-from analysis.reports import DatasetError
-from analysis.reports._history import CHANGE_COLUMNS
-from analysis.sandbox import generate_fleet
+from dims import _reports as reports
+from dims._reports import DatasetError
+from dims._reports._history import CHANGE_COLUMNS
+from dims.sandbox import generate_fleet
 
 DATES = ("2025-06-01", "2025-06-08", "2025-06-15")
 

@@ -1,7 +1,7 @@
 """`dims explain` and `reports.explain`: one deployment's cost line by line, equal to the report.
 
 Every total an explanation prints is checked against `cost_by_deployment` and against the
-independent dollars of tests/fleet_math.py (from the raw records, never from analysis.reports),
+independent dollars of tests/fleet_math.py (from the raw records, never from dims._reports),
 to the cent, for every deployment of the test fleet and of a fleet of odd shapes (a request
 missing, a quantity Kubernetes refuses, native sidecars, a scale written inverted or empty,
 two deployments of one name).
@@ -18,8 +18,9 @@ import pandas as pd
 import pytest
 from cli_in_process import run as _run
 
-from analysis import DeploymentLookupError, UnreadableQuantityWarning, reports
-from analysis.reports import Explanation
+from dims import DeploymentLookupError, UnreadableQuantityWarning
+from dims import _reports as reports
+from dims._reports import Explanation
 
 DATE = "2025-06-04"
 COSTS = [

@@ -29,7 +29,7 @@ import pytest
 from cli_in_process import run
 from repo import ROOT
 
-from analysis import reports
+from dims import _reports as reports
 
 VALIDATOR = ROOT / ".venv" / "focus-validator"
 #: The columns focus-validator 1.0.0's "1.0" rules read under other names: FOCUS 1.0 (the
@@ -344,7 +344,7 @@ def test_a_csv_cell_that_starts_as_a_formula_is_prefixed_and_parquet_keeps_it(
 
 
 def test_escape_csv_cell_is_owasps_rule() -> None:
-    from analysis.escape import csv_cell
+    from dims._escape import csv_cell
 
     for lead in ("=", "+", "-", "@", "\t", "\r"):
         assert csv_cell(f"{lead}1+1") == f"'{lead}1+1"

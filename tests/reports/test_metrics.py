@@ -24,7 +24,9 @@ from prometheus_client.openmetrics.parser import (
 )
 from prometheus_client.parser import text_string_to_metric_families
 
-from analysis import GroupNameWarning, SeriesLimitWarning, policy, reports
+from dims import GroupNameWarning, SeriesLimitWarning
+from dims import _policy as policy
+from dims import _reports as reports
 
 DATE = "2025-06-05"
 GIB = 1024**3

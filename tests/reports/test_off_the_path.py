@@ -30,9 +30,10 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from analysis import reports, spec
-from analysis.errors import UnreadableQuantityWarning
-from analysis.sandbox import generate_fleet
+from dims import _reports as reports
+from dims import _spec as spec
+from dims._errors import UnreadableQuantityWarning
+from dims.sandbox import generate_fleet
 
 FROM, DATE = "2025-06-03", "2025-06-04"
 TENANT = "7a6b5c4d-0000-4000-8000-00000000aaaa"

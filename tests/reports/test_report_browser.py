@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from analysis import reports
-from analysis.reports._charts import PALETTE
-from analysis.sandbox import generate_fleet
+from dims import _reports as reports
+from dims._reports._charts import PALETTE
+from dims.sandbox import generate_fleet
 
 CHROMIUM = Path("/usr/bin/chromium")
 WIDTH, HEIGHT = 1280, 2400

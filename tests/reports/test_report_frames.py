@@ -11,7 +11,7 @@ import fleet_math as fm
 import pandas as pd
 import pytest
 
-from analysis import reports
+from dims import _reports as reports
 
 DATE = "2025-06-04"  # of the snapshots the tests below export themselves
 TEXT_COLUMNS = {

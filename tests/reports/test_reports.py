@@ -1,7 +1,7 @@
 """Report figures equal an independent computation over the same raw fleet.
 
 The dataset is written by the real export path; the expected figures come from the raw
-fleet dicts in plain Python (tests/fleet_math.py), never from analysis.tables or the reports.
+fleet dicts in plain Python (tests/fleet_math.py), never from dims._tables or the reports.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from analysis import reports, snapshot
-from analysis.pages import Page
-from analysis.tables import UnreadableQuantityWarning
+from dims import _reports as reports
+from dims import _snapshot as snapshot
+from dims._pages import Page
+from dims._tables import UnreadableQuantityWarning
 
 DATE = "2025-06-02"  # of the snapshots the tests below export themselves
 VERSION_ORDER = [
@@ -404,7 +405,7 @@ def test_html_is_self_contained_and_secret_free(report_path, fleet, canaries) ->
 
 
 def test_html_tables_escape_values() -> None:
-    from analysis.reports import _html as html
+    from dims._reports import _html as html
 
     frame = pd.DataFrame({"name": ['<script>alert("x")</script>', "a & b"], "cpu": [1.5, 2.0]})
     rendered = html.table(frame)
@@ -507,7 +508,7 @@ def test_the_reports_draw_without_matplotlib(tmp_path):
     out = tmp_path / "data"
     fm.export_fleet([], {}, out, DATE)
     code = (
-        "import sys; from analysis import reports; reports.write_report(sys.argv[1]); "
+        "import sys; from dims import _reports as reports; reports.write_report(sys.argv[1]); "
         "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'"
     )
     subprocess.run([sys.executable, "-c", code, str(out)], check=True)
@@ -624,7 +625,7 @@ def test_dollar_signs_in_service_strings_stay_plain_text(capsys, tmp_path, fleet
 
 def test_panels_escape_what_they_draw() -> None:
     """Service strings are text in a panel, never markup: `<`, `&` and quotes escaped."""
-    from analysis.reports import _svg
+    from dims._reports import _svg
 
     bar = _svg.Bar("<b>a & b</b> $t^$", [_svg.Segment(1.0, "#000", '"q"')], "n<1 $x_$")
     drawn = _svg.hbars(r"t<i> $\alpha$", [bar], str)

@@ -5,7 +5,7 @@ the file and both lines; an integer past a float's range, a negative, NaN or inf
 is one line naming the key; a path that is not a regular file (a FIFO with no writer, a
 directory, a device) is refused before it is opened, so nothing blocks; a UTF-8 BOM is read
 as the start of the file; a group's value with spaces at its ends is refused, not stripped.
-Each case runs on both kinds of file, since both go through `analysis._smallfile`.
+Each case runs on both kinds of file, since both go through `dims._smallfile`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from cli_in_process import run
 
-from analysis import PriceSheetError, RulesError, policy, reports
+from dims import PriceSheetError, RulesError
+from dims import _policy as policy
+from dims import _reports as reports
 
 Loader = Callable[[Path], object]
 #: (what the file is, its loader, the error it raises, a line that makes it valid)

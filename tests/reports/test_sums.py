@@ -1,4 +1,4 @@
-"""The reports' sums by group (`analysis/reports/_sums.py`) against pandas' own groupby.
+"""The reports' sums by group (`analysis/_reports/_sums.py`) against pandas' own groupby.
 
 Grouping takes a table of the codes seen where they are few (no sort) and sorts where they
 are many or negative; sums count a pattern of unknown rows once. Each path must give what a
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from analysis.reports import _sums
+from dims._reports import _sums
 
 CODES = hnp.arrays("int64", st.integers(1, 60), elements=st.integers(-1, 5))
 

@@ -22,7 +22,9 @@ import pyarrow.parquet as pq
 import pytest
 from cli_in_process import run
 
-from analysis import NameCollisionWarning, reports, storage
+from dims import NameCollisionWarning
+from dims import _reports as reports
+from dims import _storage as storage
 
 DATE = "2025-06-02"
 #: Label keys that clean to one table name (the first two) or differ only by case.

@@ -7,7 +7,7 @@ import random
 import pandas as pd
 import pytest
 
-from analysis.reports import _versions as versions
+from dims._reports import _versions as versions
 
 ORDERED = [
     "0.4.12",

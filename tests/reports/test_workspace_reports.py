@@ -9,10 +9,10 @@ from datetime import date
 import pytest
 from cli_in_process import run
 
-from analysis import reports
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet, roll_out
-from analysis.snapshot import export_snapshot
+from dims import _reports as reports
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims.sandbox import generate_fleet, roll_out
 
 DAY1, DAY2, DAY3 = date(2025, 7, 1), date(2025, 7, 2), date(2025, 7, 3)
 

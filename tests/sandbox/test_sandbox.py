@@ -30,7 +30,8 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 from repo import ROOT
 
-from analysis.sandbox import (
+from dims._spec import document
+from dims.sandbox import (
     Faults,
     Fleet,
     SandboxHandle,
@@ -38,7 +39,6 @@ from analysis.sandbox import (
     generate_fleet,
     run_sandbox,
 )
-from analysis.spec import document
 
 REPO = ROOT
 DEPLOYMENTS = "/v2/deployments"
@@ -644,7 +644,7 @@ def test_a_given_fleet_is_served_as_is() -> None:
 
 
 def test_serve_prints_the_url_and_stops_on_ctrl_c() -> None:
-    code = "from analysis.sandbox import serve; serve(port=0, deployments=25, api_key='k-serve')"
+    code = "from dims.sandbox import serve; serve(port=0, deployments=25, api_key='k-serve')"
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
         cwd=REPO,
@@ -887,7 +887,7 @@ def test_fleet_has_right_sizing_cases_for_the_capacity_report():
 
 
 def test_roll_out_moves_a_growing_share_live():
-    from analysis.sandbox import roll_out
+    from dims.sandbox import roll_out
 
     with run_sandbox(deployments=80, seed=9) as sandbox:
         first = roll_out(sandbox.fleet, "9.9.9", 0.25, seed=1)

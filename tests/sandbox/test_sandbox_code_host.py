@@ -15,8 +15,8 @@ import httpx
 import pytest
 from repo import ROOT
 
-from analysis.errors import ConfigurationError
-from analysis.sandbox import create_app, generate_fleet, run_sandbox
+from dims._errors import ConfigurationError
+from dims.sandbox import create_app, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 

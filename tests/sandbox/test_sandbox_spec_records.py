@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from spec_records import deployment_schema, resolve, resource_spec_path
 
-from analysis import spec
-from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
+from dims import _spec as spec
+from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 
 
 def _open(node: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 
 def listed(base_url, headers):

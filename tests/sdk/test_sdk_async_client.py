@@ -1,4 +1,4 @@
-"""`analysis.AsyncClient` against the live sandbox: the same resources as `Client`, awaited
+"""`dims.AsyncClient` against the live sandbox: the same resources as `Client`, awaited
 (issue 29). Each test runs its own event loop, and makes its client inside it."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import asyncio
 import pandas as pd
 import pytest
 
-import analysis
-from analysis.errors import ConfigurationError
-from analysis.sandbox import run_sandbox
-from generated_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
+import dims
+from dims._errors import ConfigurationError
+from dims.sandbox import run_sandbox
+from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 
 def ids(records):
@@ -20,7 +20,7 @@ def ids(records):
 
 def test_async_list_follows_every_page_and_gives_models(sandbox):
     async def main():
-        async with analysis.AsyncClient(base_url=sandbox.base_url) as client:
+        async with dims.AsyncClient(base_url=sandbox.base_url) as client:
             listing = client.deployments.list(page_size=9, concurrency=4)
             models = [d async for d in listing]
             pages = [p async for p in listing.pages()]
@@ -34,11 +34,11 @@ def test_async_list_follows_every_page_and_gives_models(sandbox):
 
 
 def test_async_filters_and_the_sync_twin_agree(sandbox):
-    with analysis.Client(base_url=sandbox.base_url) as client:
+    with dims.Client(base_url=sandbox.base_url) as client:
         sync = [m.id for m in client.deployments.list(deployment_type="dev", page_size=20)]
 
     async def main():
-        async with analysis.AsyncClient(base_url=sandbox.base_url) as client:
+        async with dims.AsyncClient(base_url=sandbox.base_url) as client:
             return [m.id async for m in client.deployments.list(deployment_type="dev")]
 
     assert asyncio.run(main()) == sync and sync
@@ -57,7 +57,7 @@ def test_async_published_names_are_read_into_the_models():
         }
 
         async def main():
-            async with analysis.AsyncClient(base_url=sb.base_url, code_host=sb.code_host) as c:
+            async with dims.AsyncClient(base_url=sb.base_url, code_host=sb.code_host) as c:
                 return [d async for d in c.deployments.list(page_size=6)]
 
         models = asyncio.run(main())
@@ -67,15 +67,15 @@ def test_async_published_names_are_read_into_the_models():
 
 def test_async_to_pandas_equals_the_sync_one_and_the_export(tmp_path):
     with run_sandbox(deployments=60, seed=6) as sb:
-        with analysis.Client(base_url=sb.base_url) as client:
+        with dims.Client(base_url=sb.base_url) as client:
             result = client.take_snapshot(tmp_path / "out")
 
         async def main():
-            async with analysis.AsyncClient(base_url=sb.base_url) as client:
+            async with dims.AsyncClient(base_url=sb.base_url) as client:
                 return await client.deployments.list().to_pandas()
 
         frames = asyncio.run(main())
-    from analysis.storage import read_table
+    from dims._storage import read_table
 
     for name, frame in frames.items():
         written = read_table(result.out_dir, name).drop(columns=["snapshot_at", "snapshot_date"])
@@ -87,7 +87,7 @@ def test_async_providers_repositories_and_raw_responses(sandbox):
     integration_id = next(iter(sandbox.fleet.repositories))
 
     async def main():
-        async with analysis.AsyncClient(base_url=sandbox.base_url) as client:
+        async with dims.AsyncClient(base_url=sandbox.base_url) as client:
             raw = await client.deployments.with_raw_response.list(page_size=4)
             return (
                 await client.providers.list(),
@@ -113,12 +113,12 @@ def test_async_per_call_timeout_and_with_options():
     with run_sandbox(deployments=5, seed=1, latency_ms=1500) as sb:
 
         async def main():
-            async with analysis.AsyncClient(base_url=sb.base_url, max_retries=0) as client:
-                with pytest.raises(analysis.APITimeoutError):
+            async with dims.AsyncClient(base_url=sb.base_url, max_retries=0) as client:
+                with pytest.raises(dims.APITimeoutError):
                     await client.providers.list(timeout=0.2)
-                with pytest.raises(analysis.APITimeoutError):
+                with pytest.raises(dims.APITimeoutError):
                     [d async for d in client.deployments.list(timeout=0.2)]
-                with pytest.raises(analysis.APITimeoutError):
+                with pytest.raises(dims.APITimeoutError):
                     await client.with_options(timeout=0.2).repositories.list(
                         next(iter(sb.fleet.repositories))
                     )
@@ -131,7 +131,7 @@ def test_async_refuses_bad_input_before_sending():
     with run_sandbox(deployments=5, seed=1) as sandbox:  # its own: its requests are counted
 
         async def main():
-            async with analysis.AsyncClient(base_url=sandbox.base_url) as client:
+            async with dims.AsyncClient(base_url=sandbox.base_url) as client:
                 with pytest.raises(ConfigurationError, match="unknown deployment filter"):
                     client.deployments.list(colour="blue")
                 with pytest.raises(ConfigurationError, match="is not a UUID"):

@@ -1,4 +1,4 @@
-"""`analysis.Client` against the live sandbox: resources, pagination, filters, typed models,
+"""`dims.Client` against the live sandbox: resources, pagination, filters, typed models,
 in-memory tables, options, raw responses (issue 29). The async twin: test_sdk_async_client.py;
 the errors: test_sdk_errors.py; several workspaces: test_sdk_workspaces.py."""
 
@@ -11,13 +11,13 @@ import uuid
 import pandas as pd
 import pytest
 
-import analysis
-from analysis import fetch
-from analysis.errors import ConfigurationError, NotFoundError, ResponseFormatError
-from analysis.sandbox import generate_fleet, run_sandbox
-from analysis.storage import read_table
-from analysis.tables import TABLE_NAMES
-from generated_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
+import dims
+from dims import _fetch as fetch
+from dims._errors import ConfigurationError, NotFoundError, ResponseFormatError
+from dims._storage import read_table
+from dims._tables import TABLE_NAMES
+from dims.sandbox import generate_fleet, run_sandbox
+from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 
 def ids(records):
@@ -26,7 +26,7 @@ def ids(records):
 
 @pytest.fixture
 def sdk(sandbox):
-    with analysis.Client(base_url=sandbox.base_url) as client:
+    with dims.Client(base_url=sandbox.base_url) as client:
         yield client
 
 
@@ -40,7 +40,7 @@ def counted():
 
 @pytest.fixture
 def counted_sdk(counted):
-    with analysis.Client(base_url=counted.base_url) as client:
+    with dims.Client(base_url=counted.base_url) as client:
         yield client
 
 
@@ -104,7 +104,7 @@ def test_models_read_the_published_services_spellings():
     arrives in the spec's attributes of the generated models."""
     with run_sandbox(deployments=30, seed=4, names="original") as sb:
         records = {r["id"]: r for r in sb.fleet.deployments}
-        with analysis.Client(base_url=sb.base_url, code_host=sb.code_host) as client:
+        with dims.Client(base_url=sb.base_url, code_host=sb.code_host) as client:
             models = list(client.deployments.list(page_size=10))
     assert len(models) == 30
     checked = 0
@@ -122,7 +122,7 @@ def test_models_read_the_published_services_spellings():
 def test_a_record_the_model_cannot_hold_is_a_format_error_naming_it():
     fleet = generate_fleet(12, seed=5)
     del fleet.deployments[7]["id"]  # openapi.yaml requires it
-    with run_sandbox(fleet=fleet) as sb, analysis.Client(base_url=sb.base_url) as client:
+    with run_sandbox(fleet=fleet) as sb, dims.Client(base_url=sb.base_url) as client:
         listing = client.deployments.list(page_size=5)
         with pytest.raises(ResponseFormatError, match=r"page offset=5 record 2: not a Deployment"):
             list(listing)
@@ -139,7 +139,7 @@ def test_to_pandas_equals_the_tables_an_export_writes(tmp_path):
     """In memory, no snapshot on disk: every table equals the export's, read back."""
     with (
         run_sandbox(deployments=150, seed=2, names="mixed") as sb,
-        analysis.Client(base_url=sb.base_url, code_host=sb.code_host) as client,
+        dims.Client(base_url=sb.base_url, code_host=sb.code_host) as client,
     ):
         frames = client.deployments.list(page_size=40).to_pandas()
         tables = client.deployments.list(deployment_type="dev").to_arrow()
@@ -164,7 +164,7 @@ def test_to_pandas_equals_the_tables_an_export_writes(tmp_path):
 def test_the_client_reads_the_environment_and_never_shows_the_key(monkeypatch, sandbox):
     monkeypatch.setenv("DIMS_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("DIMS_API_KEY", "env-secret-value-123")
-    with analysis.Client() as client:
+    with dims.Client() as client:
         assert client.base_url == sandbox.base_url
         assert client.max_retries == 5 and client.tenant_ids == ()
         for shown in (repr(client), repr(client.with_options(timeout=2)), repr(client.options)):
@@ -184,18 +184,18 @@ def test_with_options_is_a_copy_sharing_the_connections(sandbox, sdk):
 
 def test_a_slow_service_beyond_a_per_call_timeout_is_an_api_timeout_error():
     """The sandbox answers after 1.5 s: a call with `timeout=0.2` gives up on each attempt
-    and raises APITimeoutError (still a TransportError, as `except` clauses were written);
+    and raises APITimeoutError (still a APIConnectionError, as `except` clauses were written);
     the client's own timeout, and its copies', are untouched by it."""
     with run_sandbox(deployments=5, seed=1, latency_ms=1500) as sb:
-        client = analysis.Client(base_url=sb.base_url, max_retries=1)
+        client = dims.Client(base_url=sb.base_url, max_retries=1)
         with client:
             before = sb.stats.requests["/v2/auth/providers"]
-            with pytest.raises(analysis.APITimeoutError, match="ReadTimeout") as info:
+            with pytest.raises(dims.APITimeoutError, match="ReadTimeout") as info:
                 client.providers.list(timeout=0.2)
-            assert isinstance(info.value, analysis.TransportError | analysis.APIConnectionError)
-            with pytest.raises(analysis.APITimeoutError):
+            assert isinstance(info.value, dims.APIConnectionError | dims.APIConnectionError)
+            with pytest.raises(dims.APITimeoutError):
                 list(client.deployments.list(timeout=0.2))
-            with pytest.raises(analysis.APITimeoutError):
+            with pytest.raises(dims.APITimeoutError):
                 client.with_options(timeout=0.2, max_retries=0).providers.list()
             assert len(client.providers.list()) == len(sb.fleet.providers)  # 30 s: fine
             # 2 attempts (max_retries=1) each for the first two calls, 1 for the copy, then 1
@@ -204,16 +204,16 @@ def test_a_slow_service_beyond_a_per_call_timeout_is_an_api_timeout_error():
 
 
 def test_max_retries_bounds_the_attempts():
-    from analysis.sandbox import Faults
+    from dims.sandbox import Faults
 
     with (
         run_sandbox(deployments=5, seed=1, faults=Faults(error_every=1)) as sb,
-        analysis.Client(base_url=sb.base_url, max_retries=2) as client,
+        dims.Client(base_url=sb.base_url, max_retries=2) as client,
     ):
-        with pytest.raises(analysis.ServerError, match="HTTP 503"):
+        with pytest.raises(dims.ServerError, match="HTTP 503"):
             client.providers.list()
         assert sb.stats.faults["error"] == 3
-        with pytest.raises(analysis.ServerError):
+        with pytest.raises(dims.ServerError):
             client.with_options(max_retries=0).providers.list()
         assert sb.stats.faults["error"] == 4
 
@@ -271,7 +271,7 @@ def test_raw_response_is_one_request_with_status_headers_and_the_parsed_page(cou
 def test_raw_response_carries_no_key():
     with (
         run_sandbox(deployments=5, seed=1, api_key="raw-secret-key-42") as sb,
-        analysis.Client(base_url=sb.base_url, api_key="raw-secret-key-42") as client,
+        dims.Client(base_url=sb.base_url, api_key="raw-secret-key-42") as client,
     ):
         raw = client.providers.with_raw_response.list()
     assert raw.status_code == 200
@@ -290,15 +290,15 @@ def test_the_lower_layer_still_works_beside_the_client(sandbox, client):
 
 def test_connect_refuses_a_list_of_tenants_with_one_line():
     with pytest.raises(ConfigurationError) as info:
-        analysis.connect("http://127.0.0.1:8765", tenant_id=["ws-a", "ws-b"])  # type: ignore[arg-type]
-    assert "analysis.Client" in str(info.value) and "\n" not in str(info.value)
+        dims.connect("http://127.0.0.1:8765", tenant_id=["ws-a", "ws-b"])  # type: ignore[arg-type]
+    assert "dims.Client" in str(info.value) and "\n" not in str(info.value)
 
 
 def test_the_documented_example_runs_as_written():
     """The README's (or the docs') example of the SDK, executed as a user pastes it."""
     from repo import ROOT
 
-    marker = "analysis.Client(base_url=sandbox.base_url) as client:"
+    marker = "dims.Client(base_url=sandbox.base_url) as client:"
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     blocks = [
         block.split("\n", 1)[1]

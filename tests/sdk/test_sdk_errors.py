@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-import analysis
-from analysis.errors import retry_after
-from analysis.sandbox import Faults, run_sandbox
+import dims
+from dims._errors import retry_after
+from dims.sandbox import Faults, run_sandbox
 
 KEY = "sk-right-key-0123456789"
 WRONG = "sk-wrong-key-9876543210"
@@ -24,11 +24,11 @@ def calls(mode, make):
 
     def run(call):
         if mode == "sync":
-            with make(analysis.Client) as client:
+            with make(dims.Client) as client:
                 return call(client)
 
         async def main():
-            async with make(analysis.AsyncClient) as client:
+            async with make(dims.AsyncClient) as client:
                 return await call(client)
 
         return asyncio.run(main())
@@ -62,11 +62,11 @@ MODES = pytest.mark.parametrize("mode", ["sync", "async"])
 def test_401_is_an_authentication_error_with_the_response(mode):
     with run_sandbox(deployments=5, seed=1, api_key=KEY) as sb:
         run = calls(mode, lambda cls: cls(base_url=sb.base_url, api_key=WRONG))
-        with pytest.raises(analysis.AuthenticationError) as info:
+        with pytest.raises(dims.AuthenticationError) as info:
             run(listing(mode))
         assert sb.stats.faults["unauthorized"] == 1  # not retried
     error = info.value
-    assert isinstance(error, analysis.APIStatusError) and isinstance(error, analysis.APIError)
+    assert isinstance(error, dims.APIStatusError)
     assert error.status_code == error.response.status_code == 401
     assert error.body == {"detail": "Missing or invalid API key (header X-Api-Key)"}
     assert error.headers["content-type"] == "application/json"
@@ -80,11 +80,11 @@ def test_403_is_a_permission_denied_error_not_an_authentication_error(mode):
     with run_sandbox(deployments=5, seed=1, api_key=KEY) as sb:
         unknown = "99999999-9999-4999-8999-999999999999"
         run = calls(mode, lambda cls: cls(base_url=sb.base_url, api_key=KEY, tenant_id=unknown))
-        with pytest.raises(analysis.PermissionDeniedError) as info:
+        with pytest.raises(dims.PermissionDeniedError) as info:
             run(listing(mode))
     error = info.value
-    assert not isinstance(error, analysis.AuthenticationError)
-    assert error.status_code == 403 and isinstance(error, analysis.APIStatusError)
+    assert not isinstance(error, dims.AuthenticationError)
+    assert error.status_code == 403 and isinstance(error, dims.APIStatusError)
     assert "no access to that tenant" in error.body["detail"]
     assert "HTTP 403" in str(error) and "DIMS_TENANT_ID" in str(error)  # the CLI's line
     assert error.response.request.headers["x-tenant-id"] == unknown  # not a secret: kept
@@ -94,10 +94,10 @@ def test_403_is_a_permission_denied_error_not_an_authentication_error(mode):
 @MODES
 def test_404_is_a_not_found_error(mode, sandbox):
     run = calls(mode, lambda cls: cls(base_url=sandbox.base_url))
-    with pytest.raises(analysis.NotFoundError) as info:
+    with pytest.raises(dims.NotFoundError) as info:
         run(lambda client: client.providers.get("no-such-provider"))
     assert info.value.status_code == 404 and "no-such-provider" in str(info.value)
-    with pytest.raises(analysis.NotFoundError) as info:
+    with pytest.raises(dims.NotFoundError) as info:
         run(lambda client: client.repositories.list(MISSING))
     assert info.value.body == {"detail": "Integration not found"}
 
@@ -105,7 +105,7 @@ def test_404_is_a_not_found_error(mode, sandbox):
 @MODES
 def test_422_is_a_validation_error_with_the_services_body(mode, sandbox):
     run = calls(mode, lambda cls: cls(base_url=sandbox.base_url))
-    with pytest.raises(analysis.ValidationError) as info:
+    with pytest.raises(dims.ValidationError) as info:
         run(listing(mode, deployment_type="nightly"))
     assert info.value.status_code == 422
     assert info.value.body["detail"][0]["loc"] == ["query", "deployment_type"]
@@ -118,7 +118,7 @@ def test_429_beyond_the_policy_is_a_rate_limit_error_with_retry_after(mode):
         deployments=5, seed=1, faults=Faults(rate_limit_every=1, retry_after_s=45)
     ) as sb:
         run = calls(mode, lambda cls: cls(base_url=sb.base_url))
-        with pytest.raises(analysis.RateLimitError) as info:
+        with pytest.raises(dims.RateLimitError) as info:
             run(lambda client: client.providers.list())
         assert sb.stats.faults["rate_limit"] == 1
     assert info.value.status_code == 429
@@ -131,10 +131,10 @@ def test_5xx_after_retries_is_a_server_error(mode, html):
     faults = Faults(error_every=1, error_status=502, error_html=html)
     with run_sandbox(deployments=5, seed=1, faults=faults) as sb:
         run = calls(mode, lambda cls: cls(base_url=sb.base_url, max_retries=1))
-        with pytest.raises(analysis.ServerError) as info:
+        with pytest.raises(dims.ServerError) as info:
             run(lambda client: client.providers.list())
         assert sb.stats.faults["error"] == 2
-    assert info.value.status_code == 502 and isinstance(info.value, analysis.APIStatusError)
+    assert info.value.status_code == 502 and isinstance(info.value, dims.APIStatusError)
     if html:  # a proxy's page: the body is its text
         assert isinstance(info.value.body, str) and "sandbox-proxy" in info.value.body
     else:
@@ -144,18 +144,16 @@ def test_5xx_after_retries_is_a_server_error(mode, html):
 @MODES
 def test_an_unreachable_service_is_an_api_connection_error(mode):
     run = calls(mode, lambda cls: cls(base_url="http://127.0.0.1:9", max_retries=0))
-    with pytest.raises(analysis.APIConnectionError) as info:
+    with pytest.raises(dims.APIConnectionError) as info:
         run(lambda client: client.providers.list())
-    assert isinstance(info.value, analysis.TransportError)  # the same class, its old name
-    assert not isinstance(info.value, analysis.APITimeoutError)
+    assert not isinstance(info.value, dims.APITimeoutError)
     assert "is the service up at http://127.0.0.1:9?" in str(info.value)
 
 
-def test_the_old_names_are_the_new_classes():
-    assert analysis.TransportError is analysis.APIConnectionError
-    assert analysis.APIError is analysis.APIStatusError
-    assert issubclass(analysis.DeadlineExceededError, analysis.APITimeoutError)
-    assert issubclass(analysis.APITimeoutError, analysis.TransportError)
+def test_the_errors_have_one_name_each():
+    assert not hasattr(dims, "APIConnectionError") and not hasattr(dims, "APIStatusError")
+    assert issubclass(dims.DeadlineExceededError, dims.APITimeoutError)
+    assert issubclass(dims.APITimeoutError, dims.APIConnectionError)
 
 
 def test_retry_after_reads_seconds_and_http_dates():

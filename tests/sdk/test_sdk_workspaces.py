@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 from overlap import STALE_VERSION, overlapping
 
-import analysis
-from analysis.errors import ConfigurationError, WorkspacesFailed
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.storage import read_table
+import dims
+from dims._errors import ConfigurationError, WorkspacesFailed
+from dims._storage import read_table
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 SEED = 13
 CLAIMED_NAME = "claimed-by-a"
@@ -65,15 +65,15 @@ def test_a_listing_of_several_workspaces_yields_the_exports_copies_once(tmp_path
     order = [o.c, o.a]  # C first: A's copies of the stale and the claimed come late
     with (
         run_sandbox(fleet=o.fleet) as sb,
-        analysis.Client(base_url=sb.base_url, tenant_id=order) as client,
+        dims.Client(base_url=sb.base_url, tenant_id=order) as client,
     ):
         assert client.tenant_ids == tuple(order)
         models = list(client.deployments.list(page_size=7))
         pages = list(client.deployments.list(page_size=7).pages())
         frames = client.deployments.list().to_pandas()
         with (  # the export tells of the copies it dropped, as the test's fleet has them
-            pytest.warns(analysis.DuplicateDeploymentsWarning),
-            pytest.warns(analysis.TenantMismatchWarning),
+            pytest.warns(dims.DuplicateDeploymentsWarning),
+            pytest.warns(dims.TenantMismatchWarning),
         ):
             exported = client.take_snapshot(tmp_path / "out")
     ids = [str(m.id) for m in models]
@@ -96,7 +96,7 @@ def test_the_async_client_yields_the_same_copies():
     with run_sandbox(fleet=o.fleet) as sb:
 
         async def main():
-            async with analysis.AsyncClient(base_url=sb.base_url, tenant_id=order) as client:
+            async with dims.AsyncClient(base_url=sb.base_url, tenant_id=order) as client:
                 models = [m async for m in client.deployments.list(page_size=7)]
                 pages = [p async for p in client.deployments.list(page_size=7).pages()]
                 tables = await client.deployments.list().to_arrow()
@@ -114,7 +114,7 @@ def test_the_workspaces_come_from_dims_tenant_id_too(monkeypatch):
     with run_sandbox(fleet=fleet) as sb:
         first, second, _ = fleet.tenant_ids()
         monkeypatch.setenv("DIMS_TENANT_ID", f"{first},{second}")
-        with analysis.Client(base_url=sb.base_url) as client:
+        with dims.Client(base_url=sb.base_url) as client:
             assert client.tenant_ids == (first, second)
             got = sorted(str(m.id) for m in client.deployments.list())
             providers = client.providers.list()
@@ -134,9 +134,9 @@ def test_a_failing_workspace_is_its_typed_error_or_the_exports_one():
     faults = Faults(fail_tenant=bad, fail_tenant_status=500)
     with (
         run_sandbox(fleet=fleet, faults=faults) as sb,
-        analysis.Client(base_url=sb.base_url, tenant_id=[good, bad], max_retries=0) as c,
+        dims.Client(base_url=sb.base_url, tenant_id=[good, bad], max_retries=0) as c,
     ):
-        with pytest.raises(analysis.ServerError, match="HTTP 500"):
+        with pytest.raises(dims.ServerError, match="HTTP 500"):
             list(c.deployments.list())
         with pytest.raises(WorkspacesFailed, match=f"{bad}: GET"):
             c.deployments.list().to_arrow()
@@ -144,9 +144,9 @@ def test_a_failing_workspace_is_its_typed_error_or_the_exports_one():
 
 def test_a_tenant_id_of_the_wrong_kind_is_one_line():
     with pytest.raises(ConfigurationError, match="tenant_id must be a workspace id or a list"):
-        analysis.Client(base_url="http://127.0.0.1:8765", tenant_id=7)  # type: ignore[arg-type]
+        dims.Client(base_url="http://127.0.0.1:8765", tenant_id=7)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="empty workspace"):
-        analysis.Client(base_url="http://127.0.0.1:8765", tenant_id=["a", ""])
+        dims.Client(base_url="http://127.0.0.1:8765", tenant_id=["a", ""])
 
 
 KEY = "sk-workspace-key-0123456789"
@@ -180,11 +180,11 @@ def _each_call(mode, provider_id, integration_id):
 
 def _run(mode, make, call):
     if mode == "sync":
-        with make(analysis.Client) as client:
+        with make(dims.Client) as client:
             return call(client)
 
     async def main():
-        async with make(analysis.AsyncClient) as client:
+        async with make(dims.AsyncClient) as client:
             return await call(client)
 
     return asyncio.run(main())
@@ -194,9 +194,9 @@ def _run(mode, make, call):
 @pytest.mark.parametrize(
     ("status", "kind"),
     [
-        (401, analysis.AuthenticationError),
-        (403, analysis.PermissionDeniedError),
-        (500, analysis.ServerError),
+        (401, dims.AuthenticationError),
+        (403, dims.PermissionDeniedError),
+        (500, dims.ServerError),
     ],
 )
 def test_the_error_of_one_workspace_of_several_names_it(mode, status, kind):

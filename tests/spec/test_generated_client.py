@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 from repo import ROOT
 
-from analysis.connection import connect
-from analysis.errors import NotFoundError, ValidationError
-from generated_client.api.deployments import list_deployments
-from generated_client.api.integrations import list_integration_repositories
-from generated_client.api.oauth_providers import get_oauth_provider, list_oauth_providers
-from generated_client.models import (
+from dims._connection import connect
+from dims._errors import NotFoundError, ValidationError
+from dims_client.api.deployments import list_deployments
+from dims_client.api.integrations import list_integration_repositories
+from dims_client.api.oauth_providers import get_oauth_provider, list_oauth_providers
+from dims_client.models import (
     DeploymentPage,
     DeploymentType,
     ErrorDetail,
@@ -29,7 +29,7 @@ from generated_client.models import (
     Repository,
     ValidationErrorBody,
 )
-from generated_client.types import Unset
+from dims_client.types import Unset
 
 
 def tree(folder: Path) -> dict[str, bytes]:
@@ -110,7 +110,7 @@ def test_every_operation_async(sandbox, client):
 def test_optional_defaults_are_unset_in_models_and_applied_by_the_tables(sandbox, client):
     """The generator leaves an omitted optional key UNSET (not its schema default); the
     analysis layer's providers table applies the spec's defaults instead."""
-    from analysis.tables import flatten_providers
+    from dims._tables import flatten_providers
 
     raw = sandbox.fleet.providers
     omitted = [p for p in raw if "token_endpoint_auth_method" not in p]

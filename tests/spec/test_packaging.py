@@ -49,13 +49,16 @@ def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path)
     wheel = build_wheel(tmp_path)
     assert not wheel.name.endswith("-none-any.whl"), wheel.name  # it holds compiled code
     names = zipfile.ZipFile(wheel).namelist()
-    for module in ("tables/_columnar", "tables/_unknownkeys", "tables/_gather"):
-        prefix = f"analysis/{module}."
+    for module in ("_tables/_columnar", "_tables/_unknownkeys", "_tables/_gather"):
+        prefix = f"dims/{module}."
         built = [n for n in names if n.startswith(prefix) and n.endswith((".so", ".pyd"))]
         assert built, f"{module}: no compiled module in {wheel.name}"
-        assert f"analysis/{module}.pyi" in names
-    # the parsed spec, next to the spec itself (analysis.spec reads both)
-    assert {"analysis/openapi.parsed.json", "analysis/openapi.yaml"} <= set(names)
+        assert f"dims/{module}.pyi" in names
+    # the parsed spec, next to the spec itself (dims._spec reads both)
+    assert {"dims/openapi.parsed.json", "dims/openapi.yaml"} <= set(names)
+    # installed, dims puts names of its own into site-packages (issue 37): `dims`, `dims_client`
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"dims", "dims_client"}, tops
 
 
 def test_without_a_compiler_the_install_goes_on_pure_python(tmp_path: Path) -> None:

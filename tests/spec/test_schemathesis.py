@@ -16,8 +16,8 @@ import pytest
 import schemathesis
 from repo import ROOT
 
-from analysis.sandbox import SandboxHandle, run_sandbox
-from analysis.spec import document
+from dims._spec import document
+from dims.sandbox import SandboxHandle, run_sandbox
 
 SPEC = ROOT / "openapi.yaml"
 API_KEY = "st-contract-key"  # a test key for the throwaway sandbox, not a credential

@@ -12,7 +12,7 @@ import pytest
 from openapi_spec_validator import validate
 from repo import DATA, ROOT
 
-from analysis import spec
+from dims import _spec as spec
 
 INTERFACE = (DATA / "interface-spec.md").read_text()
 
@@ -196,7 +196,7 @@ def test_assumptions_are_marked():
 
 
 def test_the_dataset_page_names_every_table_of_the_dataset():
-    from analysis.tables import TABLE_SCHEMAS
+    from dims._tables import TABLE_SCHEMAS
 
     page = (ROOT / "docs" / "dataset.md").read_text()
     missing = [name for name in TABLE_SCHEMAS if f"`{name}`" not in page]
@@ -212,7 +212,7 @@ def test_the_install_wrote_a_parsed_copy_that_spares_the_yaml_parser():
     import subprocess
     import sys
 
-    code = "import sys, analysis.spec as s; s.document(); print('yaml' in sys.modules)"
+    code = "import sys, dims._spec as s; s.document(); print('yaml' in sys.modules)"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
     )

@@ -24,7 +24,9 @@ from types import ModuleType
 import pytest
 from repo import ROOT
 
-PACKAGE = ROOT / "analysis"
+from dims import _lazy
+
+PACKAGE = ROOT / "dims"  # the symlink to analysis/: module names are the installed ones
 
 
 def module_name(path: Path) -> str:
@@ -141,9 +143,9 @@ def _inside(name: str, package: str) -> bool:
 def test_no_module_imports_the_inside_of_a_package_it_is_not_in():
     """A `_module` (httpx's `_client.py`, msgspec's `_core`) is its package's inside: only
     modules of that package (or of packages within it) import it; everyone else takes the
-    names the package exports. `analysis._lazy` serves all of `analysis`; nothing outside
-    `analysis.tables` imports `analysis.tables._batches`."""
-    assert {"analysis.tables._gather", "analysis.tables._columnar"} <= C_MODULES
+    names the package exports. `dims._lazy` serves all of `analysis`; nothing outside
+    `dims._tables` imports `dims._tables._batches`."""
+    assert {"dims._tables._gather", "dims._tables._columnar"} <= C_MODULES
     offenders = [
         f"{name}:{line} imports {target}"
         for name in MODULES
@@ -164,7 +166,7 @@ def test_internal_modules_are_private():
         for name in MODULES.keys() | C_MODULES
         if name.count(".") == 2 and not name.rpartition(".")[2].startswith("_")
     )
-    assert public == ["analysis.storage.manifest", "analysis.storage.paths"]
+    assert public == ["dims._storage.manifest", "dims._storage.paths"]
 
 
 PACKAGES = [n for n, p in MODULES.items() if p.name == "__init__.py"]
@@ -182,8 +184,8 @@ def test_packages_export_what_they_declare(name):
 
 def _bound_names(name: str) -> set[str]:
     """The names a package's `__init__` binds for its users: what it defines, what it
-    imports from dims (a re-export) and what it exports lazily (`_HOMES`); not what it
-    imports from elsewhere for its own use, nor what only a type checker sees."""
+    imports from dims (a re-export) and what it exports lazily (its TYPE_CHECKING block); not
+    what it imports from elsewhere for its own use, nor what only a type checker sees."""
     found: set[str] = set()
     for node in ast.parse(MODULES[name].read_text(encoding="utf-8")).body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -191,9 +193,9 @@ def _bound_names(name: str) -> set[str]:
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.ImportFrom) and resolve(name, node).startswith("analysis"):
+        elif isinstance(node, ast.ImportFrom) and resolve(name, node).startswith("dims"):
             found |= {alias.asname or alias.name for alias in node.names}
-    found |= set(getattr(importlib.import_module(name), "_HOMES", {}))
+    found |= set(_lazy.homes_in(MODULES[name].read_text(encoding="utf-8")))
     return {n for n in found if not n.startswith("_")}
 
 
@@ -201,9 +203,9 @@ def _bound_names(name: str) -> set[str]:
 def test_a_packages_all_is_its_public_members(name):
     """httpx's test of its exported members, for every package: `__all__` lists every public
     name the package defines or re-exports, and only those. The errors and warnings are
-    `analysis`' to export (an older path to one, `analysis.reports.DatasetError`, is kept
+    `analysis`' to export (an older path to one, `dims._reports.DatasetError`, is kept
     out of any other `__all__`)."""
-    errors = set(_reported_classes()) if name != "analysis" else set()
+    errors = set(_reported_classes()) if name != "dims" else set()
     members = _bound_names(name) - errors
     declared = set(importlib.import_module(name).__all__)
     unlisted, unbound = sorted(members - declared), sorted(declared - members)
@@ -213,27 +215,27 @@ def test_a_packages_all_is_its_public_members(name):
 #: The house, in the order of one export's hops (the README's Layout: sources → tables →
 #: storage → reports), then the orchestrator and the edges. `generated_client` is the wire.
 HOUSE = (
-    "generated_client",
-    "analysis.connection",
-    "analysis.fetch",
-    "analysis.dumps",
-    "analysis.tables",
-    "analysis.storage",
-    "analysis.reports",
-    "analysis.policy",
-    "analysis.snapshot",
-    "analysis.sdk",
-    "analysis.sandbox",
-    "analysis.cli",
+    "dims_client",
+    "dims._connection",
+    "dims._fetch",
+    "dims._dumps",
+    "dims._tables",
+    "dims._storage",
+    "dims._reports",
+    "dims._policy",
+    "dims._snapshot",
+    "dims._sdk",
+    "dims.sandbox",
+    "dims._cli",
 )
 #: Where pages come from: the service (over the wire) and saved dumps.
 SOURCES = HOUSE[:4]
 #: Where they go: records into tables, tables into the dataset, the dataset into reports
 #: (and the reports' figures into policy's checks).
 SINK_SIDE = HOUSE[4:8]
-ORCHESTRATOR = "analysis.snapshot"
+ORCHESTRATOR = "dims._snapshot"
 #: The stand-in service knows the spec (the foundation), not dims' layers.
-STANDALONE = ("analysis.sandbox",)
+STANDALONE = ("dims.sandbox",)
 
 
 def _place(module: str) -> str | None:
@@ -249,7 +251,7 @@ def may_import(own: str | None, theirs: str | None) -> bool:
     if theirs is None or own == theirs:
         return True
     if own is None:
-        return theirs == "generated_client"
+        return theirs == "dims_client"
     below = HOUSE.index(theirs) < HOUSE.index(own)
     return below and own not in STANDALONE and not (own in SINK_SIDE and theirs in SOURCES)
 
@@ -257,37 +259,37 @@ def may_import(own: str | None, theirs: str | None) -> bool:
 @pytest.mark.parametrize(
     ("own", "theirs", "allowed"),
     [
-        ("analysis.storage", "analysis.fetch", False),
-        ("analysis.storage", "analysis.dumps", False),
-        ("analysis.storage", "generated_client", False),
-        ("analysis.storage", ORCHESTRATOR, False),
-        ("analysis.storage", "analysis.tables", True),
-        ("analysis.fetch", "analysis.storage", False),
-        ("analysis.fetch", "analysis.tables", False),
-        ("analysis.fetch", "analysis.connection", True),
-        ("analysis.dumps", ORCHESTRATOR, False),
-        ("analysis.tables", "analysis.fetch", False),
-        ("analysis.tables", "analysis.dumps", False),
-        ("analysis.tables", "analysis.storage", False),
-        ("analysis.tables", "analysis.reports", False),
-        ("analysis.reports", "analysis.fetch", False),
-        ("analysis.reports", "analysis.connection", False),
-        ("analysis.reports", "analysis.storage", True),
-        ("analysis.reports", ORCHESTRATOR, False),
-        ("analysis.reports", "analysis.policy", False),
-        ("analysis.policy", "analysis.reports", True),
-        ("analysis.policy", "analysis.storage", True),
-        ("analysis.policy", "analysis.fetch", False),
-        ("analysis.policy", ORCHESTRATOR, False),
-        ("analysis.cli", "analysis.policy", True),
-        (ORCHESTRATOR, "analysis.fetch", True),
-        (ORCHESTRATOR, "analysis.dumps", True),
-        (ORCHESTRATOR, "analysis.storage", True),
-        (ORCHESTRATOR, "analysis.reports", True),
-        (ORCHESTRATOR, "analysis.cli", False),
-        ("analysis.sandbox", "analysis.tables", False),
-        ("analysis.cli", "analysis.sandbox", True),
-        (None, "analysis.tables", False),
+        ("dims._storage", "dims._fetch", False),
+        ("dims._storage", "dims._dumps", False),
+        ("dims._storage", "dims_client", False),
+        ("dims._storage", ORCHESTRATOR, False),
+        ("dims._storage", "dims._tables", True),
+        ("dims._fetch", "dims._storage", False),
+        ("dims._fetch", "dims._tables", False),
+        ("dims._fetch", "dims._connection", True),
+        ("dims._dumps", ORCHESTRATOR, False),
+        ("dims._tables", "dims._fetch", False),
+        ("dims._tables", "dims._dumps", False),
+        ("dims._tables", "dims._storage", False),
+        ("dims._tables", "dims._reports", False),
+        ("dims._reports", "dims._fetch", False),
+        ("dims._reports", "dims._connection", False),
+        ("dims._reports", "dims._storage", True),
+        ("dims._reports", ORCHESTRATOR, False),
+        ("dims._reports", "dims._policy", False),
+        ("dims._policy", "dims._reports", True),
+        ("dims._policy", "dims._storage", True),
+        ("dims._policy", "dims._fetch", False),
+        ("dims._policy", ORCHESTRATOR, False),
+        ("dims._cli", "dims._policy", True),
+        (ORCHESTRATOR, "dims._fetch", True),
+        (ORCHESTRATOR, "dims._dumps", True),
+        (ORCHESTRATOR, "dims._storage", True),
+        (ORCHESTRATOR, "dims._reports", True),
+        (ORCHESTRATOR, "dims._cli", False),
+        ("dims.sandbox", "dims._tables", False),
+        ("dims._cli", "dims.sandbox", True),
+        (None, "dims._tables", False),
     ],
 )
 def test_the_order_allows_the_flow_and_nothing_else(own, theirs, allowed):
@@ -302,9 +304,9 @@ def test_imports_follow_the_house_order():
     offenders = [
         f"{name}:{line} imports {target} ({_place(name) or 'the foundation'} -> {_place(target)})"
         for name in MODULES
-        if name != "analysis"
+        if name != "dims"
         for target, _, line in imports_of(name)
-        if (target in MODULES or target in C_MODULES or _place(target) == "generated_client")
+        if (target in MODULES or target in C_MODULES or _place(target) == "dims_client")
         and not may_import(_place(name), _place(target))
     ]
     assert offenders == [], "\n".join(offenders)
@@ -338,19 +340,18 @@ def _names_taken_from(name: str, package: str) -> list[tuple[str, int]]:
 
 def test_the_reports_read_the_dataset_and_never_write_it():
     """The reports take storage's reading side only: no name of the writer's session."""
-    import analysis.storage
-
+    homes = _lazy.homes_in(MODULES["dims._storage"].read_text(encoding="utf-8"))
     taken = [
         (name, imported, line)
         for name in MODULES
-        if _place(name) == "analysis.reports"
-        for imported, line in _names_taken_from(name, "analysis.storage")
+        if _place(name) == "dims._reports"
+        for imported, line in _names_taken_from(name, "dims._storage")
     ]
     assert {imported for _, imported, _ in taken} >= {"read_tables", "history_counts"}
     writer = [
         f"{name}:{line} takes {imported}"
         for name, imported, line in taken
-        if analysis.storage._HOMES.get(imported) in ("._writer", "._workspaces")
+        if homes.get(imported, ("",))[0] in ("._writer", "._workspaces")
     ]
     assert writer == []
 
@@ -367,18 +368,18 @@ def _reaches(name: str, targets: tuple[str, ...]) -> list[str]:
 def test_storage_never_imports_a_source_or_the_orchestrator():
     """Data flows one way: storage is handed finished tables and never calls back into the
     fetch, the connection, the generated client, a dump or the orchestrator (issue 28)."""
-    storage = [name for name in MODULES if name.startswith("analysis.storage")]
-    assert "analysis.storage._writer" in storage
+    storage = [name for name in MODULES if name.startswith("dims._storage")]
+    assert "dims._storage._writer" in storage
     found = [hit for name in storage for hit in _reaches(name, (*SOURCES, ORCHESTRATOR))]
     assert found == [], "\n".join(found)
 
 
 def test_the_sources_never_import_storage_or_the_orchestrator():
-    """The sources hand their outcome on (`analysis.evidence`) and know nothing of where it
+    """The sources hand their outcome on (`dims._evidence`) and know nothing of where it
     goes: `workspace_fetch` took `Workspace` from storage before issue 28."""
     sources = [name for name in MODULES if _place(name) in SOURCES]
-    assert {"analysis.fetch._workspaces", "analysis.dumps._reader"} <= set(sources)
-    found = [hit for name in sources for hit in _reaches(name, ("analysis.storage", ORCHESTRATOR))]
+    assert {"dims._fetch._workspaces", "dims._dumps._reader"} <= set(sources)
+    found = [hit for name in sources for hit in _reaches(name, ("dims._storage", ORCHESTRATOR))]
     assert found == [], "\n".join(found)
 
 
@@ -388,7 +389,7 @@ def test_the_snapshot_writer_is_handed_data_never_a_function_or_a_source():
     import inspect
     import typing
 
-    from analysis.storage import _writer as writer
+    from dims._storage import _writer as writer
 
     api = [writer.open_snapshot, writer.SnapshotWriter.__init__]
     api += [f for n, f in vars(writer.SnapshotWriter).items() if inspect.isfunction(f)]
@@ -406,8 +407,8 @@ def test_generated_readers_show_their_source_in_tracebacks():
     import inspect
     import traceback
 
-    from analysis.tables._layout import Layout
-    from analysis.tables._rules import compile_function
+    from dims._tables._layout import Layout
+    from dims._tables._rules import compile_function
 
     plan = Layout(include_env_values=False).deployment_plan
     assert "def read(obj, path, row, unknown):" in inspect.getsource(plan.read)
@@ -427,10 +428,10 @@ def test_the_cli_starts_without_the_heavy_modules():
     import sys
 
     # importlib.metadata: the version is looked up only for --version (about 60 ms)
-    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "generated_client", "msgspec", "httpx",
+    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "dims_client", "msgspec", "httpx",
              "importlib.metadata")  # fmt: skip
     code = (
-        "import sys, analysis.cli; analysis.cli.build_parser(); "
+        "import sys, dims._cli; dims._cli.build_parser(); "
         f"print([m for m in {heavy!r} if m in sys.modules])"
     )
     done = subprocess.run(
@@ -439,25 +440,25 @@ def test_the_cli_starts_without_the_heavy_modules():
     assert done.stdout.strip() == "[]"
 
 
-#: The modules of analysis/cli/ that are no command's: main, the parser and what commands share.
+#: The modules of analysis/_cli/ that are no command's: main, the parser and what commands share.
 CLI_MACHINERY = {
-    "analysis.cli",
-    "analysis.cli.__main__",
-    "analysis.cli._main",
-    "analysis.cli._parser",
-    "analysis.cli._options",
-    "analysis.cli._output",
+    "dims._cli",
+    "dims._cli.__main__",
+    "dims._cli._main",
+    "dims._cli._parser",
+    "dims._cli._options",
+    "dims._cli._output",
 }
 
 
 def test_every_command_is_one_module_that_declares_its_options_and_runs():
     """`dims` joins a command to its code through one table (`_parser.COMMANDS`): each
     command's module declares its options, `add_arguments(parser)`, and runs the command,
-    `run(args) -> int`; each module of analysis/cli/ but the machinery is one command's."""
+    `run(args) -> int`; each module of analysis/_cli/ but the machinery is one command's."""
     import argparse
     import inspect
 
-    from analysis.cli import _parser
+    from dims._cli import _parser
 
     parser = _parser.build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
@@ -473,7 +474,7 @@ def test_every_command_is_one_module_that_declares_its_options_and_runs():
             assert inspect.isfunction(defined), f"{module.__name__} has no {function}()"
             assert list(inspect.signature(defined).parameters) == [parameter], defined
         assert inspect.signature(module.run).return_annotation == "int", module.__name__
-    in_cli = {name for name in MODULES if name.startswith("analysis.cli")}
+    in_cli = {name for name in MODULES if name.startswith("dims._cli")}
     assert in_cli - CLI_MACHINERY == {module.__name__ for module in modules.values()}
 
 
@@ -489,10 +490,10 @@ def test_a_command_imports_its_own_module_only(argv, loaded, tmp_path):
     import sys
 
     code = (
-        "import sys; from analysis.cli import main\n"
+        "import sys; from dims._cli import main\n"
         "try:\n    main(sys.argv[2:] + ['--out', sys.argv[1]] * (sys.argv[2] != '--help'))\n"
         "except SystemExit:\n    pass\n"
-        "print([m.rpartition('.')[2] for m in sorted(sys.modules) if m.startswith('analysis.cli.')"
+        "print([m.rpartition('.')[2] for m in sorted(sys.modules) if m.startswith('dims._cli.')"
         " and m.rpartition('.')[2] not in ('_main', '_parser', '_output', '_options')])"
     )
     done = subprocess.run(
@@ -503,15 +504,61 @@ def test_a_command_imports_its_own_module_only(argv, loaded, tmp_path):
 
 
 def test_the_package_exports_resolve_lazily_to_their_homes():
-    import analysis
-    from analysis import connection as connect_module
-    from analysis import errors
+    import dims
+    from dims import _errors as errors
+    from dims._storage import _reader
 
-    assert analysis.DimsError is errors.DimsError
-    assert analysis.connect is connect_module.connect
-    assert analysis.fetch.__name__ == "analysis.fetch"
+    assert dims.DimsError is errors.DimsError
+    assert dims.read_table is _reader.read_table
+    assert dims.sandbox.__name__ == "dims.sandbox"
+    assert dir(dims) == dims.__all__ == sorted(_lazy.homes_in(MODULES["dims"].read_text()))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        analysis.nothing  # noqa: B018
+        dims.nothing  # noqa: B018
+
+
+def test_dims_is_the_one_door():
+    """Issue 36: `dims` exports what a user needs and everything below it is private. The public
+    set is written once, in dims/__init__.py's TYPE_CHECKING block (`dims._lazy` derives the
+    lazy homes and `__all__` from it); every package under it is `_`-prefixed but the sandbox,
+    and no name of the door is a module's private one."""
+    import dims
+
+    below = sorted(n for n in PACKAGES if n.count(".") == 1)
+    assert [n for n in below if not n.split(".")[1].startswith("_")] == ["dims.sandbox"]
+    assert [n for n in dims.__all__ if n.startswith("_")] == []
+    assert len(dims.__all__) < 130, "the door grows: is each new name one a user needs?"
+    for name in dims.__all__:
+        assert getattr(dims, name) is not None
+
+
+def test_nothing_imports_the_old_top_level_names():
+    """Installed, dims is `dims` and `dims_client`: no test, benchmark, notebook or doc imports
+    `analysis` or `generated_client` (the repository's folder names)."""
+    pattern = re.compile(r"^\s*(from|import) (analysis|generated_client)\b", re.M)
+    places = [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("notebooks/*.ipynb")]
+    places += [
+        *ROOT.glob("tests/**/*.py"),
+        *ROOT.glob("benchmarks/**/*.py"),
+        *PACKAGE.rglob("*.py"),
+    ]
+    offenders = [str(p.relative_to(ROOT)) for p in places if pattern.search(p.read_text())]
+    offenders += [
+        str(p.relative_to(ROOT))
+        for p in ROOT.glob("notebooks/*.ipynb")
+        if re.search(r"(from|import) (analysis|generated_client)\b", p.read_text())
+    ]
+    assert offenders == []
+
+
+def test_every_name_of_the_door_is_documented_once():
+    """docs/reference/dims.md renders each name of the door once (`::: dims.NAME`)."""
+    import dims
+
+    page = (ROOT / "docs/reference/dims.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^::: dims\.(\w+)$", page, re.M)
+    assert sorted(documented) == sorted(set(documented)), "a name documented twice"
+    assert sorted(set(dims.__all__) - set(documented)) == []
+    assert sorted(set(documented) - set(dims.__all__)) == []
 
 
 def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
@@ -519,9 +566,9 @@ def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
     import subprocess
     import sys
 
-    unwanted = ("httpx", "generated_client", "pandas", "duckdb", "matplotlib")
+    unwanted = ("httpx", "dims_client", "pandas", "duckdb", "matplotlib")
     code = (
-        "import sys, analysis.cli._export; from analysis.snapshot import snapshot_from_dump; "
+        "import sys, dims._cli._export; from dims._snapshot import snapshot_from_dump; "
         f"print([m for m in {unwanted!r} if m in sys.modules])"
     )
     done = subprocess.run(
@@ -534,20 +581,20 @@ def test_the_export_command_from_a_dump_never_loads_the_service_client_or_pandas
     """Run as a user runs it: the connection options (limits per request) are parsed, but
     what they configure is built only where a connection is made. And no pandas (about
     0.25 s): pyarrow imports it when it converts Python values (pa.array, pa.scalar), so
-    the tables are laid out by `analysis.tables._arrays` instead. Piped, no progress bar
+    the tables are laid out by `dims._tables._arrays` instead. Piped, no progress bar
     is drawn, so tqdm is not imported either."""
     import subprocess
     import sys
 
-    from analysis.sandbox import fleet_dump_bytes, generate_fleet
+    from dims.sandbox import fleet_dump_bytes, generate_fleet
 
     dump = tmp_path / "fleet.json"
     dump.write_bytes(fleet_dump_bytes(generate_fleet(20, seed=1)))
     argv = ["export", "--from-json", str(dump), "--out", str(tmp_path / "out")]
     code = (
-        "import sys; from analysis.cli import main; "
+        "import sys; from dims._cli import main; "
         f"code = main({argv!r}); "
-        "print(code, [m for m in ('httpx', 'generated_client', 'pandas', 'tqdm') "
+        "print(code, [m for m in ('httpx', 'dims_client', 'pandas', 'tqdm') "
         "if m in sys.modules])"
     )
     done = subprocess.run(
@@ -588,7 +635,7 @@ def test_the_command_line_keeps_blas_to_one_thread_unless_told(given, expected, 
     if given is not None:
         env["OPENBLAS_NUM_THREADS"] = given
     code = (
-        "import os, sys; from analysis.cli import main; main(['sql', '--out', sys.argv[1], "
+        "import os, sys; from dims._cli import main; main(['sql', '--out', sys.argv[1], "
         "'select 1']); print(os.environ['OPENBLAS_NUM_THREADS'], 'numpy' in sys.modules)"
     )
     done = subprocess.run(
@@ -609,7 +656,7 @@ def _imported_modules() -> list[ModuleType]:
 def _reported_classes() -> dict[str, type]:
     """Every DimsError and every warning class defined anywhere in analysis/, by name (its
     own: an alias, a second name bound to a class, is in `_aliases`)."""
-    from analysis.errors import DimsError
+    from dims._errors import DimsError
 
     found: dict[str, type] = {}
     for module in _imported_modules():
@@ -625,57 +672,35 @@ def _reported_classes() -> dict[str, type]:
     return found
 
 
-def _aliases() -> dict[str, type]:
-    """Second names of error classes in analysis.errors (an earlier name kept), by name."""
-    from analysis import errors
+def test_no_error_has_a_second_name():
+    """Aliases went before 1.0 (issue 36): each error and warning class is bound to one name,
+    its own, in every module that holds it."""
+    from dims._errors import DimsError
 
-    return {
-        name: value
-        for name, value in vars(errors).items()
-        if isinstance(value, type)
-        and issubclass(value, errors.DimsError | Warning)
-        and value.__name__ != name
-    }
-
-
-def test_every_alias_of_an_error_is_exported_and_named_in_the_docstring():
-    """`TransportError` is `APIConnectionError` (issue 29): an old name is kept as the same
-    class, exported as it was, and the docstring says which class it names."""
-    import analysis
-    from analysis import errors
-
-    aliases = _aliases()
-    assert {"TransportError", "APIError"} <= set(aliases)
-    assert errors.__doc__ is not None
-    doc = " ".join(errors.__doc__.split())
-    for name, cls in aliases.items():
-        assert getattr(analysis, name) is cls and analysis.__all__.count(name) == 1
-        assert analysis._HOMES[name] == ".errors"
-        assert f"`{name}` is `{cls.__name__}`" in doc, name
-    elsewhere = [
-        f"{module.__name__}.{name}"
+    second = [
+        f"{module.__name__}.{name} is {value.__name__}"
         for module in _imported_modules()
-        if module is not errors
         for name, value in vars(module).items()
-        if isinstance(value, type) and value.__module__ == module.__name__
-        and value.__name__ != name and issubclass(value, errors.DimsError | Warning)
+        if isinstance(value, type) and issubclass(value, DimsError | Warning)
+        and value.__module__.startswith("dims") and value.__name__ != name
     ]  # fmt: skip
-    assert elsewhere == []
+    assert second == []
 
 
 def test_every_error_and_warning_lives_in_errors_and_is_exported_from_analysis():
-    import analysis
-    from analysis import errors
+    import dims
+    from dims import _errors as errors
 
     found = _reported_classes()
     elsewhere = [f"{c.__module__}.{n}" for n, c in found.items() if c.__module__ != errors.__name__]
-    assert elsewhere == [], "define these in analysis/errors.py"
+    assert elsewhere == [], "define these in analysis/_errors.py"
     assert {"DimsError", "DimsWarning", "WorkspacesFailed", "WorkerLost"} <= set(found)
     warnings = [n for n, c in found.items() if issubclass(c, Warning)]
     assert [n for n in warnings if not issubclass(found[n], errors.DimsWarning)] == []
-    assert sorted(n for n in found if analysis.__all__.count(n) != 1) == []
-    assert sorted(n for n in found if analysis._HOMES.get(n) != ".errors") == []
-    assert sorted(n for n in found if getattr(analysis, n) is not found[n]) == []
+    assert sorted(n for n in found if dims.__all__.count(n) != 1) == []
+    homes = _lazy.homes_in(MODULES["dims"].read_text(encoding="utf-8"))
+    assert sorted(n for n in found if homes.get(n) != ("._errors", n)) == []
+    assert sorted(n for n in found if getattr(dims, n) is not found[n]) == []
 
 
 def test_no_error_or_warning_is_exported_twice():
@@ -684,7 +709,7 @@ def test_no_error_or_warning_is_exported_twice():
     twice = [
         f"{module.__name__}.__all__ lists {name}"
         for module in _imported_modules()
-        if module.__name__ != "analysis"
+        if module.__name__ != "dims"
         for name in getattr(module, "__all__", ())
         if name in found
     ]
@@ -710,7 +735,7 @@ def _drawn_trees(doc: str) -> dict[str, tuple[str, ...]]:
 
 
 def test_the_trees_drawn_in_the_errors_docstring_are_the_classes():
-    from analysis import errors
+    from dims import _errors as errors
 
     assert errors.__doc__ is not None
     drawn = _drawn_trees(errors.__doc__)
@@ -764,7 +789,7 @@ def _twins() -> list[tuple[str, Function, Function]]:
 
 def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
     twins = _twins()
-    assert "analysis.fetch._listings.fetch_deployments" in [where for where, _, _ in twins]
+    assert "dims._fetch._listings.fetch_deployments" in [where for where, _, _ in twins]
     differ = [
         f"{where}: {_parameters(sync)} != {_parameters(asynchronous)}"
         for where, sync, asynchronous in twins
@@ -797,7 +822,7 @@ def test_only_the_transport_touches_httpx_extensions():
     `decoded_json`): no other module reads or writes a request's or response's extensions."""
     offenders = []
     for name, path in MODULES.items():
-        if name == "analysis.connection._transport":
+        if name == "dims._connection._transport":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Attribute) and node.attr == "extensions") or (

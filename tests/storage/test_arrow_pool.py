@@ -9,7 +9,7 @@ import sys
 import pyarrow as pa
 import pytest
 
-from analysis._arrowpool import USER_CHOICE, building_pool
+from dims._arrowpool import USER_CHOICE, building_pool
 
 pytestmark = pytest.mark.skipif(
     "jemalloc" not in pa.supported_memory_backends(), reason="this pyarrow has no jemalloc"
@@ -19,8 +19,8 @@ pytestmark = pytest.mark.skipif(
 _EXPORT = """
 import sys
 import pyarrow as pa
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.snapshot import snapshot_from_dump
+from dims.sandbox import fleet_dump_bytes, generate_fleet
+from dims._snapshot import snapshot_from_dump
 before = pa.default_memory_pool().backend_name
 dump = sys.argv[1] + "/fleet.json"
 open(dump, "wb").write(fleet_dump_bytes(generate_fleet(300, seed=3)))

@@ -1,7 +1,7 @@
 """Data safety: earlier snapshots survive anything an export can suffer.
 
 An export is killed (SIGINT, SIGKILL) in a subprocess while it is writing. The subprocess
-runs the real `dims export` (`analysis.cli.main`) with one change: its dump reader is a
+runs the real `dims export` (`dims._cli.main`) with one change: its dump reader is a
 generator that yields a few pages (flushed to disk as row groups), says so on a pipe and
 then waits for more input forever. So the test knows the export is mid-write, temporary
 Parquet files open and half written, when it sends the signal; no timing guesses: the test
@@ -36,12 +36,12 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from analysis.cli import main
-from analysis.pages import Page
-from analysis.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
-from analysis.snapshot import export_snapshot
-from analysis.storage import read_table
-from analysis.tables import TABLE_NAMES
+from dims._cli import main
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._storage import read_table
+from dims._tables import TABLE_NAMES
+from dims.sandbox import fleet_dump_bytes, generate_fleet, run_sandbox
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
@@ -56,11 +56,11 @@ MID_WRITE = b"mid-write\n"
 STALLED_EXPORT = """
 import os, signal, sys
 
-import analysis.snapshot
-from analysis.cli import main
-from analysis.storage import read_table
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
+import dims._snapshot
+from dims._cli import main
+from dims._storage import read_table
+from dims._pages import Page
+from dims.sandbox import generate_fleet
 
 ready = int(sys.argv[1])
 fleet = generate_fleet(300, seed=3)
@@ -78,9 +78,9 @@ def small_row_groups(*args, **options):  # flush every page, so data is on disk
     return export_snapshot(*args, row_group_records=50, **options)
 
 
-export_snapshot = analysis.snapshot.export_snapshot
-analysis.snapshot.read_dump = endless_dump
-analysis.snapshot.export_snapshot = small_row_groups
+export_snapshot = dims._snapshot.export_snapshot
+dims._snapshot.read_dump = endless_dump
+dims._snapshot.export_snapshot = small_row_groups
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -562,7 +562,7 @@ def test_a_probe_swept_by_a_running_export_is_no_error(tmp_path, monkeypatch):
     may sweep it between its creation and removal (seen in CI: two exports started
     together, the second failed with "No such file or directory"). The probe proved the
     folder writable; that it is gone is no error."""
-    from analysis.storage import check_writable, paths
+    from dims._storage import check_writable, paths
 
     real_rmdir = Path.rmdir
     swept: list[str] = []

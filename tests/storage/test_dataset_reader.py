@@ -1,5 +1,5 @@
 """Reading the dataset back: while a day is replaced, with bad files in it, and through the
-views `dims sql` and `analysis.storage.duckdb_connection` give (the latest snapshot by
+views `dims sql` and `dims._storage.duckdb_connection` give (the latest snapshot by
 default, every snapshot in `<table>_history`). Real Parquet files on a real filesystem."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import pytest
 from cli_in_process import run
 from repo import ROOT
 
-from analysis.errors import DatasetError
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.storage import duckdb_connection, read_table, read_tables
-from analysis.storage._reader import latest_date
+from dims._errors import DatasetError
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._storage import duckdb_connection, read_table, read_tables
+from dims._storage._reader import latest_date
+from dims.sandbox import generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2 = date(2025, 1, 1), date(2025, 1, 2)
@@ -225,8 +225,8 @@ def test_the_readme_duckdb_example_counts_each_deployment_once(two_days):
     """The dataset page's example, run as written (in the dataset's parent folder)."""
     out, _, second = two_days
     readme = (ROOT / "docs" / "dataset.md").read_text()
-    block = readme.split("```python\nfrom analysis.storage import duckdb_connection", 1)[1]
-    code = "from analysis.storage import duckdb_connection" + block.split("```", 1)[0]
+    block = readme.split("```python\nfrom dims._storage import duckdb_connection", 1)[1]
+    code = "from dims._storage import duckdb_connection" + block.split("```", 1)[0]
     code = code.replace('"dims-data"', repr(str(out)))
     namespace: dict = {}
     exec(compile(code, "docs/dataset.md", "exec"), namespace)  # our own docs, run as written

@@ -14,14 +14,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from analysis import spec
-from analysis.errors import ConfigurationError, DatasetError, ExportError
-from analysis.evidence import FetchEvidence, ListingStats
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.storage import read_arrow, read_table, snapshot_dates
-from analysis.tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
+from dims import _spec as spec
+from dims._errors import ConfigurationError, DatasetError, ExportError
+from dims._evidence import FetchEvidence, ListingStats
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._storage import read_arrow, read_table, snapshot_dates
+from dims._tables import SCHEMA_VERSION, TABLE_NAMES, TIMESTAMP, RejectedRecordError
+from dims.sandbox import generate_fleet
 
 CANARY_SECRET = "CANARY-SECRET-7f3a9c"
 CANARY_ENV = "CANARY-ENV-VALUE-41d2e8"

@@ -20,14 +20,14 @@ import duckdb
 import pandas as pd
 import pytest
 
-from analysis import reports
-from analysis.errors import DatasetError
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.storage import duckdb_connection, history_counts, read_table
-from analysis.storage._reader import latest_date
-from analysis.tables import TABLE_NAMES
+from dims import _reports as reports
+from dims._errors import DatasetError
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._storage import duckdb_connection, history_counts, read_table
+from dims._storage._reader import latest_date
+from dims._tables import TABLE_NAMES
+from dims.sandbox import generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 LATEST = date(2025, 2, 1)

@@ -13,14 +13,14 @@ import pytest
 from overlap import overlapping
 from repo import DATA
 
-from analysis import connect
-from analysis.connection import RetryPolicy
-from analysis.errors import ManifestError, UnreadableQuantityWarning
-from analysis.pages import Page
-from analysis.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandbox
-from analysis.snapshot import export_snapshot, snapshot_from_dump, take_snapshot
-from analysis.storage import manifest as manifests
-from analysis.storage import open_store, read_table
+from dims import connect
+from dims._connection import RetryPolicy
+from dims._errors import ManifestError, UnreadableQuantityWarning
+from dims._pages import Page
+from dims._snapshot import export_snapshot, snapshot_from_dump, take_snapshot
+from dims._storage import manifest as manifests
+from dims._storage import open_store, read_table
+from dims.sandbox import Faults, fleet_dump_bytes, generate_fleet, run_sandbox
 
 DAY = dt.date(2026, 2, 3)
 #: Written by the code before issue 28 (the scenarios below), volatile values masked.
@@ -95,7 +95,7 @@ def test_the_manifest_is_written_as_before_key_for_key_and_byte_for_byte(exporte
 
 
 def test_the_committed_schema_is_the_one_the_types_generate():
-    """`python -m analysis.storage.manifest` writes it again after a change to the types."""
+    """`python -m dims._storage.manifest` writes it again after a change to the types."""
     assert manifests.SCHEMA_FILE.read_text() == manifests.schema_text()
 
 

@@ -3,7 +3,7 @@
 The same dump exported to a folder and to the server gives the same tables, read back from
 the server by pyarrow (a plain dataset over the table prefixes), by DuckDB (through
 `duckdb_connection`) and by `dims report` / `dims sql`. Then the safety promises of the
-object-store publisher (analysis.storage._remote_target): a racing reader never sees part of
+object-store publisher (dims._storage._remote_target): a racing reader never sees part of
 a snapshot, a killed export leaves nothing a reader picks up and the next export cleans it,
 a second export waits for the first, and credentials never reach the output.
 """
@@ -30,11 +30,10 @@ import pytest
 from cli_in_process import run
 from object_store import S3Server
 
-from analysis.dumps import read_dump
-from analysis.errors import DatasetError, ExportError, ExportWaitWarning, LeaseLost
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.storage import (
+from dims._dumps import read_dump
+from dims._errors import DatasetError, ExportError, ExportWaitWarning, LeaseLost
+from dims._snapshot import export_snapshot
+from dims._storage import (
     Store,
     duckdb_connection,
     history_counts,
@@ -44,8 +43,9 @@ from analysis.storage import (
     read_tables,
     snapshot_dates,
 )
-from analysis.storage import _remote_target as remote_target
-from analysis.tables import TABLE_NAMES
+from dims._storage import _remote_target as remote_target
+from dims._tables import TABLE_NAMES
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 D1, D2, D3 = date(2025, 1, 1), date(2025, 1, 2), date(2025, 1, 3)
@@ -187,8 +187,8 @@ def test_dims_demo_over_the_sandbox_lands_on_s3(s3_server, s3_out, capsys):
 STALLED_EXPORT = """
 import signal, sys, time
 from pathlib import Path
-from analysis.cli import main
-from analysis.storage._remote_target import ObjectStoreTarget
+from dims._cli import main
+from dims._storage._remote_target import ObjectStoreTarget
 
 where, marker = sys.argv[1], Path(sys.argv[2])
 commit, publish_staged = ObjectStoreTarget._commit, ObjectStoreTarget._publish_staged
@@ -334,9 +334,9 @@ def test_an_export_killed_mid_publish_is_finished_by_the_next_one(
 PAUSED_EXPORT = """
 import os, signal, sys
 from pathlib import Path
-from analysis.cli import main
-from analysis.storage import Store
-from analysis.storage import _remote_target as remote_target
+from dims._cli import main
+from dims._storage import Store
+from dims._storage import _remote_target as remote_target
 
 marker = Path(sys.argv[1])
 remote_target.LEASE_RENEW_S, remote_target.LEASE_STALE_S = map(float, sys.argv[2:4])

@@ -11,12 +11,12 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
-from analysis import reports
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.storage import duckdb_connection, read_arrow, read_table
-from analysis.tables import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS
+from dims import _reports as reports
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._storage import duckdb_connection, read_arrow, read_table
+from dims._tables import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS
+from dims.sandbox import generate_fleet
 
 OLD_DAY, NEW_DAY = date(2025, 4, 1), date(2025, 4, 2)
 

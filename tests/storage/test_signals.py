@@ -45,7 +45,7 @@ def test_a_stop_signal_mid_write_exits_with_one_line_and_leaves_nothing(
 
 def test_signal_handlers_are_restored_after_main(tmp_path):
     """In-process callers (notebooks, tests) get their own handlers back."""
-    from analysis.cli import main
+    from dims._cli import main
 
     before = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     dump = tmp_path / "d.json"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from analysis import connect
-from analysis.sandbox import run_sandbox
-from analysis.snapshot import take_snapshot
-from analysis.storage import read_table
+from dims import connect
+from dims._snapshot import take_snapshot
+from dims._storage import read_table
+from dims.sandbox import run_sandbox
 
 DAY = dt.date(2026, 1, 15)
 

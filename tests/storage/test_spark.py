@@ -26,11 +26,11 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from analysis.dumps import read_dump
-from analysis.sandbox import generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.storage import read_table
-from analysis.tables import TABLE_NAMES, TABLE_SCHEMAS, TIMESTAMP
+from dims._dumps import read_dump
+from dims._snapshot import export_snapshot
+from dims._storage import read_table
+from dims._tables import TABLE_NAMES, TABLE_SCHEMAS, TIMESTAMP
+from dims.sandbox import generate_fleet
 
 # One JVM for the module: both workers of `pytest -n 2` would otherwise start one each.
 pytestmark = [

@@ -26,15 +26,15 @@ from hostile_servers import lists_records, serve, within
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import _rawjson as rawjson
-from analysis import fetch
-from analysis.connection import RetryPolicy, connect
-from analysis.dumps import _reader as dumps
-from analysis.dumps import read_dump
-from analysis.pages import keys_of
-from analysis.sandbox import generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.tables import _batches as batches
+from dims import _fetch as fetch
+from dims import _rawjson as rawjson
+from dims._connection import RetryPolicy, connect
+from dims._dumps import _reader as dumps
+from dims._dumps import read_dump
+from dims._pages import keys_of
+from dims._snapshot import export_snapshot
+from dims._tables import _batches as batches
+from dims.sandbox import generate_fleet
 
 DIMS = Path(sys.executable).parent / "dims"
 #: (the field that holds it, its JSON text, the path and the words the reason must name)

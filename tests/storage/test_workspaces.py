@@ -12,15 +12,15 @@ import orjson
 import pyarrow.compute as pc
 import pytest
 
-from analysis import connect
-from analysis.connection import RetryPolicy
-from analysis.errors import TenantMismatchWarning
-from analysis.evidence import Workspace
-from analysis.pages import Page
-from analysis.sandbox import Faults, generate_fleet, roll_out, run_sandbox
-from analysis.snapshot import WorkspacesFailed, export_snapshot, take_workspaces_snapshot
-from analysis.storage import duckdb_connection, read_arrow
-from analysis.tables import TABLE_NAMES
+from dims import connect
+from dims._connection import RetryPolicy
+from dims._errors import TenantMismatchWarning
+from dims._evidence import Workspace
+from dims._pages import Page
+from dims._snapshot import WorkspacesFailed, export_snapshot, take_snapshot
+from dims._storage import duckdb_connection, read_arrow
+from dims._tables import TABLE_NAMES
+from dims.sandbox import Faults, generate_fleet, roll_out, run_sandbox
 
 DAY = dt.date(2026, 2, 3)
 SEED = 11
@@ -32,7 +32,7 @@ def clients(sandbox, tenants):
 
 def export(sandbox, out, tenants, **options):
     options.setdefault("snapshot_date", DAY)
-    return take_workspaces_snapshot(clients(sandbox, tenants), out, **options)
+    return take_snapshot(clients(sandbox, tenants), out, **options)
 
 
 def manifest(out):
@@ -172,7 +172,7 @@ def test_allow_partial_drops_what_a_failed_workspace_had_sent(tmp_path):
         run_sandbox(**shape, faults=broken) as other,
     ):
         a, b = sandbox.fleet.tenant_ids()
-        result = take_workspaces_snapshot(
+        result = take_snapshot(
             {a: connect(sandbox.base_url, tenant_id=a), b: connect(other.base_url, tenant_id=b)},
             tmp_path,
             snapshot_date=DAY,

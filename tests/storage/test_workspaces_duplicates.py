@@ -16,15 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 from overlap import STALE_VERSION, assert_each_once, overlapping
 
-from analysis import connect
-from analysis.connection import RetryPolicy
-from analysis.errors import DuplicateDeploymentsWarning, TenantMismatchWarning
-from analysis.fetch._copies import OneCopy
-from analysis.pages import Page
-from analysis.sandbox import Faults, generate_fleet, run_sandbox
-from analysis.snapshot import export_snapshot, take_snapshot, take_workspaces_snapshot
-from analysis.storage import read_arrow
-from analysis.tables import SCHEMA_VERSION, TABLE_NAMES
+from dims import connect
+from dims._connection import RetryPolicy
+from dims._errors import DuplicateDeploymentsWarning, TenantMismatchWarning
+from dims._fetch._copies import OneCopy
+from dims._pages import Page
+from dims._snapshot import export_snapshot, take_snapshot
+from dims._storage import read_arrow
+from dims._tables import SCHEMA_VERSION, TABLE_NAMES
+from dims.sandbox import Faults, generate_fleet, run_sandbox
 
 DAY = dt.date(2026, 4, 5)
 SEED = 13
@@ -41,7 +41,7 @@ def export_recording(clients, out, **options):
     """The export, and the warnings it gave (every one, even repeated)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = take_workspaces_snapshot(clients, out, snapshot_date=DAY, **options)
+        result = take_snapshot(clients, out, snapshot_date=DAY, **options)
     return result, caught
 
 
@@ -333,8 +333,8 @@ def test_a_listing_of_every_workspace_paged_first_makes_many_late_winners(tmp_pa
     """C's listing holds every workspace's deployments and comes first: every one of A's
     copies wins late (A owns them). Their raw text is spooled past a small size (to disk
     here) and read back in several batches; the day is the fleet, once each."""
-    monkeypatch.setattr("analysis.fetch._copies._SPOOL_BYTES", 4096)
-    monkeypatch.setattr("analysis.snapshot.BATCH_RECORDS", 7)
+    monkeypatch.setattr("dims._fetch._copies._SPOOL_BYTES", 4096)
+    monkeypatch.setattr("dims._snapshot.BATCH_RECORDS", 7)
     fleet = generate_fleet(60, seed=SEED, tenants=3, embed_deployment_type=True)
     a, _, c = fleet.tenant_ids()
     in_a = [r for r in fleet.deployments if r["tenant_id"] == a]

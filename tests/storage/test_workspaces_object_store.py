@@ -11,12 +11,12 @@ import pyarrow.fs as pafs
 import pytest
 from overlap import assert_each_once, overlapping
 
-from analysis import connect
-from analysis.connection import RetryPolicy
-from analysis.errors import DuplicateDeploymentsWarning
-from analysis.sandbox import Faults, run_sandbox
-from analysis.snapshot import WorkspacesFailed, take_workspaces_snapshot
-from analysis.storage import read_arrow
+from dims import connect
+from dims._connection import RetryPolicy
+from dims._errors import DuplicateDeploymentsWarning
+from dims._snapshot import WorkspacesFailed, take_snapshot
+from dims._storage import read_arrow
+from dims.sandbox import Faults, run_sandbox
 
 DAY = dt.date(2026, 5, 6)
 
@@ -46,7 +46,7 @@ def test_two_workspaces_in_one_day_on_s3_keep_each_other(s3_server, s3_out):
 
         def export(tenant):
             client = connect(sandbox.base_url, tenant_id=tenant, retry=RetryPolicy.none())
-            return take_workspaces_snapshot({tenant: client}, s3_out, snapshot_date=DAY)
+            return take_snapshot({tenant: client}, s3_out, snapshot_date=DAY)
 
         export(a)
         first = manifest(s3_server, s3_out)
@@ -55,7 +55,7 @@ def test_two_workspaces_in_one_day_on_s3_keep_each_other(s3_server, s3_out):
         assert manifest(s3_server, s3_out) == first  # the failed export changed nothing
     with run_sandbox(deployments=60, seed=3, tenants=2) as sandbox:
         client = connect(sandbox.base_url, tenant_id=b)
-        take_workspaces_snapshot({b: client}, s3_out, snapshot_date=DAY)
+        take_snapshot({b: client}, s3_out, snapshot_date=DAY)
     assert by_tenant(s3_out) == expected
     sections = manifest(s3_server, s3_out)["workspaces"]
     assert sections[a]["status"] == "carried" and sections[a]["export_id"] == first["export_id"]
@@ -67,7 +67,7 @@ def test_two_workspaces_in_one_day_on_s3_keep_each_other(s3_server, s3_out):
     assert not [key for key in keys if "/_staging/" in key]  # nothing left half-published
 
 
-@pytest.mark.filterwarnings("ignore::analysis.errors.TenantMismatchWarning")
+@pytest.mark.filterwarnings("ignore::dims._errors.TenantMismatchWarning")
 def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server, s3_out):
     """Issue 26 on object storage: C is given first and A's copy of its own deployment comes
     last (A is served slowly), so C's stale copy is replaced after it was written; then a
@@ -82,7 +82,7 @@ def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server,
             o.a: connect(for_a.base_url, tenant_id=o.a, retry=RetryPolicy.none()),
         }
         with pytest.warns(DuplicateDeploymentsWarning, match="3 duplicate"):
-            take_workspaces_snapshot(clients, s3_out, snapshot_date=DAY)
+            take_snapshot(clients, s3_out, snapshot_date=DAY)
     records, tenant_of = o.expected([o.c, o.a])
     assert_each_once(s3_out, DAY, records, tenant_of)
     written = read_arrow(s3_out, "deployments", DAY, ["id"])["id"].to_pylist()
@@ -92,7 +92,7 @@ def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server,
     with run_sandbox(fleet=o.fleet) as sandbox:
         client = connect(sandbox.base_url, tenant_id=o.a, retry=RetryPolicy.none())
         with pytest.warns(DuplicateDeploymentsWarning, match="1 by rule day"):
-            take_workspaces_snapshot({o.a: client}, s3_out, snapshot_date=DAY)
+            take_snapshot({o.a: client}, s3_out, snapshot_date=DAY)
     # A now lists the moved deployment and the one that names nobody; B's stays B's
     tenant_of |= {moved["id"]: o.a, o.untagged["id"]: o.a}
     assert_each_once(s3_out, DAY, records, tenant_of)

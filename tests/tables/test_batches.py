@@ -23,13 +23,13 @@ import pyarrow.parquet as pq
 import pytest
 from hostile_servers import within
 
-from analysis import snapshot as orchestrator
-from analysis.errors import WorkerLost
-from analysis.pages import Page
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.snapshot import export_snapshot, snapshot_from_dump
-from analysis.tables import Batches, Flattener, RejectedRecordError
-from analysis.tables import _batches as batches
+from dims import _snapshot as orchestrator
+from dims._errors import WorkerLost
+from dims._pages import Page
+from dims._snapshot import export_snapshot, snapshot_from_dump
+from dims._tables import Batches, Flattener, RejectedRecordError
+from dims._tables import _batches as batches
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
@@ -284,7 +284,7 @@ def test_workers_end_when_their_export_is_killed(tmp_path):
     """A SIGKILLed export (no clean-up runs) leaves no worker behind: each sees its pipe close."""
     dump = tmp_path / "fleet.json"
     dump.write_bytes(fleet_dump_bytes(generate_fleet(30_000, 1, real_shaped=True)))
-    command = [sys.executable, "-m", "analysis.cli", "export", "--workers", "2"]
+    command = [sys.executable, "-m", "dims._cli", "export", "--workers", "2"]
     export = subprocess.Popen(
         [*command, "--from-json", str(dump), "--out", str(tmp_path / "out")],
         stdout=subprocess.DEVNULL,

@@ -1,4 +1,4 @@
-"""The compiled row layout (`analysis.tables._columnar`) against pyarrow's own conversion.
+"""The compiled row layout (`dims._tables._columnar`) against pyarrow's own conversion.
 
 Every table an export writes goes through `arrays_from_rows`; these tests hold it to the
 result pyarrow gives for the same rows (the conversion it replaced), for values the
@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.tables import TIMESTAMP
-from analysis.tables import _arrays as arrays
-from analysis.tables import _columnar as columnar
-from analysis.tables import _gathered as gathered
-from analysis.tables import _typed as typed
-from analysis.tables._arrays import arrays_from_rows
+from dims._tables import TIMESTAMP
+from dims._tables import _arrays as arrays
+from dims._tables import _columnar as columnar
+from dims._tables import _gathered as gathered
+from dims._tables import _typed as typed
+from dims._tables._arrays import arrays_from_rows
 
 TYPES = {"s": pa.string(), "d": pa.float64(), "i": pa.int64(), "b": pa.bool_(), "t": TIMESTAMP}
 

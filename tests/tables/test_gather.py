@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.tables import Flattener
-from analysis.tables import _gathered as gathered
-from analysis.tables import _rules as t
-from analysis.tables._gathered import GATHERED, GatheredReader
-from analysis.tables._layout import Layout
-from analysis.tables._typed import Fallback
+from dims._pages import Page
+from dims._tables import Flattener
+from dims._tables import _gathered as gathered
+from dims._tables import _rules as t
+from dims._tables._gathered import GATHERED, GatheredReader
+from dims._tables._layout import Layout
+from dims._tables._typed import Fallback
+from dims.sandbox import generate_fleet
 
 gather = gathered.gather
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)

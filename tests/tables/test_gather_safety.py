@@ -21,8 +21,8 @@ import msgspec
 import orjson
 import pytest
 
-from analysis.tables import _gathered as gathered
-from analysis.tables._typed import Fallback
+from dims._tables import _gathered as gathered
+from dims._tables._typed import Fallback
 
 gather = gathered.gather
 pytestmark = pytest.mark.skipif(gather is None, reason="_gather.c was not built")
@@ -321,9 +321,9 @@ def test_a_gatherer_in_a_reference_cycle_is_collected():
 
 _BUFFERS = """
 import msgspec, orjson, pyarrow as pa
-from analysis.tables import _gathered as gathered
-from analysis.tables._layout import Layout
-from analysis.tables._typed import Fallback
+from dims._tables import _gathered as gathered
+from dims._tables._layout import Layout
+from dims._tables._typed import Fallback
 
 layout = Layout(False)
 reader = gathered.GatheredReader(layout, layout.schemas())

@@ -1,7 +1,7 @@
 """Dirty batches: records the careful reader reads between those the compiled lane reads.
 
 Each lane keeps its rows until a batch is taken, and then one take per column puts them in
-record order (`analysis/tables/_lanes.py`; before, every switch between the lanes made
+record order (`analysis/_tables/_lanes.py`; before, every switch between the lanes made
 arrays of the rows so far: 3.4x the clean export with 10% bad records, issue 31). Here a
 dirty export, bad records anywhere and batches cut anywhere, is held to the same records
 exported one at a time (a Flattener each: one lane, nothing to put in order) and to the
@@ -22,10 +22,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.tables import Flattener
-from analysis.tables import _gathered as gathered
+from dims._pages import Page
+from dims._tables import Flattener
+from dims._tables import _gathered as gathered
+from dims.sandbox import generate_fleet
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 Tables = dict[str, list[dict[str, Any]]]
@@ -171,7 +171,7 @@ def test_a_dirty_export_lays_out_the_careful_readers_rows_without_pandas(tmp_pat
     dump.write_bytes(b"[" + b",".join(texts) + b"]")
     argv = ["export", "--from-json", str(dump), "--out", str(tmp_path / "out")]
     code = (
-        "import sys; from analysis.cli import main; "
+        "import sys; from dims._cli import main; "
         f"code = main({argv!r}); print(code, 'pandas' in sys.modules)"
     )
     done = subprocess.run(

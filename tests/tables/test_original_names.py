@@ -18,11 +18,11 @@ import pytest
 # the Python typed reader
 from test_typed_reader import AT, assert_same_tables, fast_lane, flatten_both  # noqa: F401
 
-from analysis import spec
-from analysis.pages import Page
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.tables import Flattener, OriginalNameConflictWarning
-from generated_client.models import Deployment
+from dims import _spec as spec
+from dims._pages import Page
+from dims._tables import Flattener, OriginalNameConflictWarning
+from dims.sandbox import fleet_dump_bytes, generate_fleet
+from dims_client.models import Deployment
 
 RESOURCE_PATH = "source_config.resource_spec."
 

@@ -44,10 +44,10 @@ from spec_records import (
     valid_records,
 )
 
-from analysis import spec
-from analysis.pages import Page
-from analysis.snapshot import export_snapshot
-from analysis.tables import LARGEST_FIGURE, figure_paths, redact
+from dims import _spec as spec
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._tables import LARGEST_FIGURE, figure_paths, redact
 
 DAY = datetime(2025, 6, 1, tzinfo=UTC).date()
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis import spec
-from analysis.pages import Page
-from analysis.tables import (
+from dims import _spec as spec
+from dims._pages import Page
+from dims._tables import (
     REDACTED,
     TABLE_NAMES,
     TABLE_SCHEMAS,
@@ -35,8 +35,8 @@ from analysis.tables import (
     table_schemas,
     to_dataframes,
 )
-from analysis.tables import _quantities as quantities
-from analysis.tables import _rules as rules
+from dims._tables import _quantities as quantities
+from dims._tables import _rules as rules
 
 SECRET = "s3cr3t-VALUE-never-stored"
 ENV_SECRET = "env-VALUE-only-with-flag"

@@ -8,9 +8,9 @@ import orjson
 import pyarrow.compute as pc
 import pytest
 
-from analysis.pages import Page
-from analysis.sandbox import generate_fleet
-from analysis.tables import TABLE_SCHEMAS, Flattener
+from dims._pages import Page
+from dims._tables import TABLE_SCHEMAS, Flattener
+from dims.sandbox import generate_fleet
 
 OTHER = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
 

@@ -25,15 +25,15 @@ from hypothesis import strategies as st
 from spec_records import ANY_JSON, hostile_records, valid_records
 from test_properties import invalid_record
 
-from analysis.dumps import read_dump
-from analysis.pages import Page
-from analysis.sandbox import fleet_dump_bytes, generate_fleet
-from analysis.snapshot import export_snapshot
-from analysis.tables import Flattener
-from analysis.tables import _gathered as gathered
-from analysis.tables import _rules as t
-from analysis.tables._layout import Layout
-from analysis.tables._typed import EXPECTED_EXTRAS, UnknownFields, shape_type
+from dims._dumps import read_dump
+from dims._pages import Page
+from dims._snapshot import export_snapshot
+from dims._tables import Flattener
+from dims._tables import _gathered as gathered
+from dims._tables import _rules as t
+from dims._tables._layout import Layout
+from dims._tables._typed import EXPECTED_EXTRAS, UnknownFields, shape_type
+from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])

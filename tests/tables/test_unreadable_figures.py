@@ -14,10 +14,10 @@ import msgspec
 import pyarrow as pa
 import pytest
 
-from analysis import spec
-from analysis.errors import UnreadableQuantityWarning
-from analysis.pages import Page
-from analysis.tables import LARGEST_FIGURE, Flattener, figure_problem
+from dims import _spec as spec
+from dims._errors import UnreadableQuantityWarning
+from dims._pages import Page
+from dims._tables import LARGEST_FIGURE, Flattener, figure_problem
 
 AT_ID = "00000000-0000-4000-8000-0000000000{:02d}"
 PREFIX = "source_config.resource_spec."

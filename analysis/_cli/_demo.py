@@ -1,0 +1,79 @@
+"""`dims demo`: the whole journey against the embedded sandbox, no account needed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from .._progress import Progress
+from ._options import DEMO_OUT, add_fleet, add_out, add_rollout
+from ._output import say
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_out(parser, DEMO_OUT)
+    add_fleet(parser)
+    add_rollout(parser, "take yesterday's snapshot, roll VERSION out, then today's (a real diff)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """The whole journey against the embedded sandbox: no account, no network.
+
+    With `--roll-out VERSION`, yesterday's snapshot is taken first, then a share of the fleet
+    moves to VERSION and today's is taken: the report's history and `dims diff` show it.
+    """
+    import datetime as dt
+
+    from .._connection import connect
+    from .._reports import diff as diff_snapshots
+    from .._reports import write_report
+    from .._snapshot import take_snapshot
+    from .._storage import check_writable
+    from ..sandbox import roll_out, run_sandbox
+
+    check_writable(args.out)
+    today = dt.datetime.now(dt.UTC).date()
+    with run_sandbox(deployments=args.deployments, seed=args.seed) as sandbox_handle:
+        say(f"sandbox serving {args.deployments} deployments at {sandbox_handle.base_url}")
+        client = connect(sandbox_handle.base_url)
+        if args.roll_out is not None:
+            with Progress() as progress:
+                before = take_snapshot(
+                    client, args.out, snapshot_date=today - dt.timedelta(days=1), progress=progress
+                )
+            say(before.summary())
+            moved = roll_out(sandbox_handle.fleet, args.roll_out, args.share)
+            say(f"rolled {len(moved):,} deployments out to image {args.roll_out}")
+        with Progress() as progress:
+            result = take_snapshot(client, args.out, snapshot_date=today, progress=progress)
+    say(result.summary())
+    if args.roll_out is not None:
+        say(diff_snapshots(args.out).summary())
+    path = write_report(args.out, snapshot_date=result.snapshot_date)
+    say(f"report: {path if isinstance(path, str) else path.resolve()}")
+    say(next_steps(args.out, rolled_out=args.roll_out is not None))
+    return 0
+
+
+def next_steps(out: Path | str, *, rolled_out: bool) -> str:
+    """The commands to run next, exactly as they run from here (the README's walkthrough)."""
+    dims = _this_command()
+    where = shlex.quote(str(out))
+    query = "select deployment_type, count(*) as deployments from deployments group by 1"
+    lines = ["next:", f"  {dims} sql --out {where} {shlex.quote(query)}"]
+    if not rolled_out:
+        lines.append(f"  {dims} demo --out {where} --roll-out 0.12.0   # a second day: a release")
+    lines += [f"  {dims} diff --out {where}", f"  {dims} report --out {where}"]
+    return "\n".join(lines)
+
+
+def _this_command() -> str:
+    """How this dims was called, when that is a path (`.venv/bin/dims`), else `dims`."""
+    called = sys.argv[0] if sys.argv else ""
+    if Path(called).name != "dims":
+        return "dims"
+    relative = os.path.relpath(called)
+    return shlex.quote(relative if not relative.startswith("..") else called)

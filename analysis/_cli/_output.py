@@ -1,0 +1,61 @@
+"""What `dims` prints: results on stdout, errors and warnings on stderr, one line each.
+
+Results are flushed line by line, so a pipe's reader sees each as it comes (and a reader
+that went away is noticed at once, as EPIPE). Errors are scrubbed of secrets on the way out.
+
+Service text is escaped twice over (dims._escape). Each command escapes every field it
+formats into a line (`printable`): that is what keeps one record on one line, since only
+the command knows where a field ends. Here, the last line of defence: whatever reaches the
+terminal has every control, format and separator character escaped but the newlines
+between the lines (`printable_lines`), so a field a command forgot can still not drive
+the terminal; an error or a warning is one line, its newlines escaped too. JSON stays
+JSON: the escapes are JSON's own, so a document reads back to the exact text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TextIO
+
+from .._errors import scrub
+from .._escape import printable, printable_lines
+
+
+def say(text: str) -> None:
+    print(printable_lines(text), flush=True)
+
+
+def say_document(text: str) -> None:
+    """A document in a format that has its own escapes (the Prometheus text format, whose
+    label values may hold any character but `\\`, `"` and newline, escaped its way): printed
+    as its writer made it, since an escape of another format would make it unreadable."""
+    print(text, flush=True)
+
+
+def say_error(text: str) -> None:
+    """One line on stderr; a closed stderr (a dead terminal after SIGHUP) is no reason to fail."""
+    with contextlib.suppress(OSError, ValueError):
+        print(printable(scrub(text)), file=sys.stderr, flush=True)
+
+
+def silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so Python's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def warning_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """`warnings.showwarning` for the command line: the message alone, not the source line,
+    on one line."""
+    print(f"dims: warning: {printable(str(message))}", file=sys.stderr)

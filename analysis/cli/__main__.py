@@ -1,7 +1,0 @@
-"""`python -m analysis.cli …` runs the `dims` command line."""
-
-import sys
-
-from . import main
-
-sys.exit(main())

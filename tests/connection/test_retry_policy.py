@@ -12,8 +12,7 @@ import pytest
 from cli_in_process import run
 
 from dims import _fetch as fetch
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import ServerError
 from dims.sandbox import Faults, run_sandbox
 

@@ -151,7 +151,8 @@ def test_an_unreachable_service_is_an_api_connection_error(mode):
 
 
 def test_the_errors_have_one_name_each():
-    assert not hasattr(dims, "APIConnectionError") and not hasattr(dims, "APIStatusError")
+    assert {"TransportError", "APIError"}.isdisjoint(dir(dims))
+    assert not hasattr(dims, "TransportError") and not hasattr(dims, "APIError")
     assert issubclass(dims.DeadlineExceededError, dims.APITimeoutError)
     assert issubclass(dims.APITimeoutError, dims.APIConnectionError)
 

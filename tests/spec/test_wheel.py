@@ -4,7 +4,8 @@ tools/build-wheel.sh (what `make wheel` runs) builds an sdist and a wheel from t
 repaired by auditwheel; the wheel goes into fresh venvs outside the repository (`python -m
 venv`, uv installing with requirements.lock as constraints), and each test runs dims there
 from a folder of its own, with no variable of the work tree. The base install is the SDK,
-the export and the reports; the sandbox is an extra (`dims[sandbox]`), tested both ways.
+the export and the reports; the sandbox (`dims[sandbox]`) and DuckDB (`dims[sql]`) are
+extras, each tested both ways.
 Built once a session, on one worker (`xdist_group`): the venvs are what takes the time.
 """
 
@@ -88,7 +89,7 @@ def base(tmp_path_factory: pytest.TempPathFactory, built: Path) -> Venv:
 
 @pytest.fixture(scope="module")
 def with_sandbox(tmp_path_factory: pytest.TempPathFactory, built: Path) -> Venv:
-    return install(tmp_path_factory, built, "sandbox")
+    return install(tmp_path_factory, built, "sandbox,sql")
 
 
 def test_the_wheel_has_a_manylinux_tag_and_the_sdist_builds_it(built: Path) -> None:
@@ -130,8 +131,8 @@ def test_installed_dims_loads_its_c_modules_and_no_generic_names(base: Venv) -> 
     assert found["client"] == "Client"
 
 
-def _extra_line(command: str) -> str:
-    return f"{command} needs the sandbox extra: pip install 'dims[sandbox]'"
+def _extra_line(command: str, extra: str = "sandbox") -> str:
+    return f"{command} needs the {extra} extra: pip install 'dims[{extra}]'"
 
 
 @pytest.mark.parametrize("argv", [["dims", "demo", "--out", "demo-out"], ["dims", "sandbox"]])
@@ -142,6 +143,45 @@ def test_without_the_sandbox_extra_its_commands_say_one_line(
     assert done.returncode == 1
     assert done.stderr.splitlines() == [_extra_line(f"dims {argv[1]}")], done.stderr
     assert not (base.home / "demo-out").exists()
+
+
+@pytest.fixture(scope="module")
+def base_dataset(base: Venv) -> Path:
+    """Two days exported in the base install from a dump (no sandbox, no DuckDB)."""
+    from dims.sandbox import fleet_dump_bytes, generate_fleet
+
+    for n, day in enumerate(("2025-01-01", "2025-01-02")):
+        dump = base.home / f"dump-{day}.json"
+        dump.write_bytes(fleet_dump_bytes(generate_fleet(30 + n, seed=n)))
+        argv = ("export", "--from-json", dump.name, "--out", "data", "--snapshot-date", day)
+        done = base.run("dims", *argv)
+        assert done.returncode == 0, done.stderr
+    return base.home / "data"
+
+
+def test_the_base_install_exports_and_reports_without_its_extras(
+    base: Venv, base_dataset: Path
+) -> None:
+    """The default install is the SDK, the export and the reports: the report (with its
+    history chart, counted by Arrow where DuckDB is not installed) is written."""
+    done = base.run("dims", "report", "--out", "data")
+    assert done.returncode == 0, done.stderr
+    (page,) = (base_dataset / "reports").glob("snapshot_date=2025-01-02/report.html")
+    assert "0.1" in page.read_text(encoding="utf-8")  # image versions, from the history
+    assert base.run("python", "-c", "import duckdb").returncode != 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "needed_by"),
+    [(["sql", "select 1"], "dims sql"), (["catalog", "c.duckdb"], "dims catalog")],
+)
+def test_without_the_sql_extra_its_commands_say_one_line(
+    base: Venv, base_dataset: Path, argv: list[str], needed_by: str
+) -> None:
+    done = base.run("dims", *argv, "--out", "data")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [_extra_line(needed_by, "sql")], done.stderr
+    assert not (base.home / "c.duckdb").exists()
 
 
 def test_without_the_sandbox_extra_importing_it_says_the_line(base: Venv) -> None:
@@ -178,7 +218,7 @@ def test_the_notebooks_extra_brings_the_sandbox_and_the_notebooks_libraries(base
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     added = {line.split()[1].split("==")[0] for line in done.stderr.splitlines() if " + " in line}
-    assert {"starlette", "uvicorn", "polars", "matplotlib", "ipykernel"} <= added, added
+    assert {"starlette", "uvicorn", "duckdb", "polars", "matplotlib", "ipykernel"} <= added
 
 
 def _installed_wheel(venv: Venv) -> str:

@@ -18,9 +18,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+import pytest
 from repo import ROOT
 
 from dims._compiled import SLOWER_WITHOUT
+
+#: Each test builds wheels (about 20 s each); on one worker, so the pure wheel is built once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("packaging")]
 
 #: What a wheel is built from (a copy, so that what the build leaves in it can be seen).
 #: .gitignore included: it hides the built modules from the wheel unless named explicitly.
@@ -76,8 +80,24 @@ def built_files(source: Path) -> list[str]:
     )
 
 
-def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path) -> None:
-    wheel = build_wheel(tmp_path)
+@pytest.fixture(scope="module")
+def pure(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel built with `CC=false` (no compiler), and what its build said."""
+    return build_wheel_saying(tmp_path_factory.mktemp("pure"), CC="false")
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A copy of the tree and the wheel built from it (the C modules compiled)."""
+    tmp_path = tmp_path_factory.mktemp("compiled")
+    source = copy_tree(tmp_path)
+    return source, build_wheel(tmp_path, source)
+
+
+def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(
+    compiled: tuple[Path, Path],
+) -> None:
+    _, wheel = compiled
     assert not wheel.name.endswith("-none-any.whl"), wheel.name  # it holds compiled code
     names = zipfile.ZipFile(wheel).namelist()
     for module in ("_tables/_columnar", "_tables/_unknownkeys", "_tables/_gather"):
@@ -93,12 +113,12 @@ def test_a_wheel_carries_the_compiled_modules_and_a_platform_tag(tmp_path: Path)
 
 
 def test_without_a_compiler_the_install_goes_on_pure_python_saying_so_once(
-    tmp_path: Path,
+    pure: tuple[Path, str],
 ) -> None:
     """`CC=false`: nothing compiles, and the wheel is still built, without the modules (the
     Python paths stand in; `make test` fails on such a build, see test_columnar.py), and the
     build says so in one line, with what it costs."""
-    wheel, said = build_wheel_saying(tmp_path, CC="false")
+    wheel, said = pure
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     assert not [n for n in zipfile.ZipFile(wheel).namelist() if n.endswith((".so", ".pyd"))]
     lines = [line for line in said.splitlines() if "C modules" in line]
@@ -107,11 +127,13 @@ def test_without_a_compiler_the_install_goes_on_pure_python_saying_so_once(
     assert "not built at install" in lines[0]
 
 
-def test_dims_without_its_c_modules_says_so_once_when_it_exports(tmp_path: Path) -> None:
+def test_dims_without_its_c_modules_says_so_once_when_it_exports(
+    tmp_path: Path, pure: tuple[Path, str]
+) -> None:
     """The build's line shows only under `pip install -v`, so dims says it too: the pure wheel
     (built with `CC=false`) unpacked and imported, `dims demo` exports twice (yesterday's
     snapshot and today's) and says the line once, with the cost."""
-    wheel = build_wheel(tmp_path, CC="false")
+    wheel, _ = pure
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     script = (
@@ -134,12 +156,14 @@ def test_dims_without_its_c_modules_says_so_once_when_it_exports(tmp_path: Path)
     assert "_columnar, _unknownkeys, _gather not built at install" in lines[0]
 
 
-def test_a_wheel_build_leaves_the_tree_as_it_was_and_reuses_nothing_built(tmp_path: Path) -> None:
+def test_a_wheel_build_leaves_the_tree_as_it_was_and_reuses_nothing_built(
+    tmp_path: Path, compiled: tuple[Path, Path]
+) -> None:
     """Nothing is built into the tree a wheel is built from (`pip install <dir>`), and a
     module left there (by an editable install, or stale) is not what the next wheel carries:
-    each is compiled afresh in the build's own folder."""
-    source = copy_tree(tmp_path)
-    first = build_wheel(tmp_path, source)
+    each is compiled afresh in the build's own folder. (Last in the module: it leaves stale
+    modules in the shared copy.)"""
+    source, first = compiled
     assert built_files(source) == []
     stale = b"\x7fELF a module from an older build"
     for module in ("_columnar", "_unknownkeys", "_gather"):

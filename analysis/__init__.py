@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from ._errors import LeaseLost as LeaseLost
     from ._errors import ListingShiftedWarning as ListingShiftedWarning
     from ._errors import ManifestError as ManifestError
+    from ._errors import MissingExtraError as MissingExtraError
     from ._errors import NameCollisionWarning as NameCollisionWarning
     from ._errors import NotFoundError as NotFoundError
     from ._errors import ObjectStoreError as ObjectStoreError

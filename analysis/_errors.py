@@ -12,6 +12,7 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     ├── ConfigurationError          the settings cannot work; nothing was sent
     │   ├── PriceSheetError         a price file or price option
     │   └── RulesError              a rules file of `dims check`
+    ├── MissingExtraError (ImportError)  an extra the call needs is not installed
     ├── APIConnectionError          the service could not be reached, after retries
     │   └── APITimeoutError         a request timed out, after retries
     │       └── DeadlineExceededError   one request outlasted its deadline
@@ -113,6 +114,21 @@ class DimsError(Exception):
 
 class ConfigurationError(DimsError):
     """The settings (base URL, key, options) cannot work; nothing was sent."""
+
+
+class MissingExtraError(DimsError, ImportError):
+    """What was asked needs an extra of dims that is not installed (`dims[sandbox]`): the
+    default install leaves out what only some users need. An ImportError too, since it is
+    raised where the extra's modules would be imported."""
+
+    def __init__(self, extra: str, needed_by: str) -> None:
+        super().__init__(f"{needed_by} needs the {extra} extra: pip install 'dims[{extra}]'")
+        #: The extra's name (`sandbox`).
+        self.extra = extra
+
+    def needed_by(self, what: str) -> str:
+        """The same line, naming `what` (`dims demo`) as what needs the extra."""
+        return f"{what} needs the {self.extra} extra: pip install 'dims[{self.extra}]'"
 
 
 class PriceSheetError(ConfigurationError):

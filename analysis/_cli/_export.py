@@ -20,7 +20,7 @@ from ._options import (
     filters_of,
     named_path,
 )
-from ._output import say
+from ._output import say, say_if_slow
 
 if TYPE_CHECKING:
     from .._connection import DimsClient, ResponseLimits
@@ -89,6 +89,7 @@ def _add_writing(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     filters = filters_of(args)
+    say_if_slow()
     with paused_gc():  # imports allocate much and free little: about 10% sooner without it
         from .._snapshot import snapshot_from_dump, take_snapshot
 

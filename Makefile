@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PRODUCT := $(VENV)/.installed-product
 STAMP   := $(VENV)/.installed-dev
 
-.PHONY: demo test docs test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
+.PHONY: demo test wheel docs test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
 
 demo: $(PRODUCT)
 	$(BIN)/dims demo
@@ -17,6 +17,11 @@ test: $(STAMP)
 	$(BIN)/mypy
 	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$site"; status=$$?; rm -rf "$$site"; exit $$status
 	$(BIN)/pytest -n 2
+
+# An sdist and a wheel built from it into dist/ (git-ignored), the wheel repaired to a manylinux
+# tag by auditwheel: tools/build-wheel.sh. tests/spec/test_wheel.py installs such a wheel.
+wheel: $(STAMP)
+	tools/build-wheel.sh dist
 
 # The reference site (docs/ and the API pages from the docstrings) at http://127.0.0.1:8000
 docs: $(STAMP)

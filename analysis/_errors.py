@@ -5,7 +5,7 @@ the CLI can show `str(error)` instead of a traceback (`one_line`, `first_line`).
 ever contains the API key: requests are described by method and URL only, never by their
 headers, and any text that came from the service (an error body, a reason phrase, a header
 in a debug log) passes through `secrets.scrub` first, because a service may echo the key it
-rejected. Which response becomes which error is `http_errors.py`'s job; scrubbing is
+rejected. Which response becomes which error is `_http_errors.py`'s job; scrubbing is
 `secrets.py`'s.
 
 The errors (catch `DimsError` for every failure dims reports on purpose):
@@ -14,6 +14,7 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     ├── ConfigurationError          the settings cannot work; nothing was sent
     │   ├── PriceSheetError         a price file or price option
     │   └── RulesError              a rules file of `dims check`
+    ├── MissingExtraError (ImportError)  an extra the call needs is not installed
     ├── APIConnectionError          the service could not be reached, after retries
     │   └── APITimeoutError         a request timed out, after retries
     │       └── DeadlineExceededError   one request outlasted its deadline
@@ -38,15 +39,11 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     ├── ObjectStoreError            object storage refused or failed an operation
     └── ReportError                 a report could not be written
 
-Two classes keep their earlier names as aliases, the same class under two names, so an
-`except` written for either catches what it always did: `TransportError` is
-`APIConnectionError` and `APIError` is `APIStatusError`. The new names, and the attributes
-of a status error (`status_code`, `response`, `headers`, `body`; `retry_after` of a 429),
-are openai-python's. As there, a 403 is a `PermissionDeniedError` and not an
-`AuthenticationError`: the service knew the key and refused it the workspace, and a handler
-that asks for a new key would be wrong about it. Unlike there, `APIError` is not also the
-base of the connection errors: it keeps the meaning it always had in dims (catch
-`DimsError` for every failure).
+Each error has one name. The names, and the attributes of a status error (`status_code`,
+`response`, `headers`, `body`; `retry_after` of a 429), are openai-python's. As there, a 403
+is a `PermissionDeniedError` and not an `AuthenticationError`: the service knew the key and
+refused it the workspace, and a handler that asks for a new key would be wrong about it.
+Catch `DimsError` for every failure.
 
 The warnings (filter `DimsWarning` for all of them; each keeps the standard category it
 always had, so a filter on UserWarning or RuntimeWarning still sees it):
@@ -118,6 +115,21 @@ class ConfigurationError(DimsError):
     """The settings (base URL, key, options) cannot work; nothing was sent."""
 
 
+class MissingExtraError(DimsError, ImportError):
+    """What was asked needs an extra of dims that is not installed (`dims[sandbox]`): the
+    default install leaves out what only some users need. An ImportError too, since it is
+    raised where the extra's modules would be imported."""
+
+    def __init__(self, extra: str, needed_by: str) -> None:
+        super().__init__(f"{needed_by} needs the {extra} extra: pip install 'dims[{extra}]'")
+        #: The extra's name (`sandbox`).
+        self.extra = extra
+
+    def needed_by(self, what: str) -> str:
+        """The same line, naming `what` (`dims demo`) as what needs the extra."""
+        return f"{what} needs the {self.extra} extra: pip install 'dims[{self.extra}]'"
+
+
 class PriceSheetError(ConfigurationError):
     """A price file or price option cannot be used; the message names the file and key."""
 
@@ -129,10 +141,6 @@ class RulesError(ConfigurationError):
 
 class APIConnectionError(DimsError):
     """The service could not be reached or did not answer, after retries."""
-
-
-#: Its name before openai-python's: the same class.
-TransportError = APIConnectionError
 
 
 class APITimeoutError(APIConnectionError):
@@ -277,10 +285,6 @@ class APIStatusError(DimsError):
     @property
     def headers(self) -> Mapping[str, str]:
         return {} if self.response is None else self.response.headers
-
-
-#: Its name before openai-python's: the same class.
-APIError = APIStatusError
 
 
 class AuthenticationError(APIStatusError):

@@ -62,7 +62,6 @@ __all__ = [
     "fetch_tables",
     "snapshot_from_dump",
     "take_snapshot",
-    "take_snapshot",
     "warn_every_repository_not_found",
     "workspace_notes",
 ]
@@ -156,22 +155,6 @@ def take_snapshot(
     if isinstance(source, Mapping):
         return _from_workspaces(source, out_dir, chosen, wanted, progress)
     return _from_service(source, out_dir, chosen, wanted, progress)
-
-
-def take_snapshot(
-    clients: Mapping[str, Client],
-    out_dir: str | Path,
-    options: ExportOptions | None = None,
-    filters: Mapping[str, Any] | None = None,
-    *,
-    progress: Progress | None = None,
-    **keywords: Any,
-) -> ExportResult:
-    """`take_snapshot` of several workspaces (tenant_id -> its client): the same path.
-
-    The day keeps the rows of workspaces not fetched now (`dims._storage._workspaces`).
-    """
-    return take_snapshot(dict(clients), out_dir, options, filters, progress=progress, **keywords)
 
 
 def snapshot_from_dump(

@@ -19,7 +19,7 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 
-from .._errors import DimsError
+from .._errors import DimsError, MissingExtraError
 from .._secrets import ScrubFilter
 from ._output import say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
@@ -86,6 +86,12 @@ def _configure_logging(debug: bool) -> None:
 _QUIET_BLAS = {"OPENBLAS_NUM_THREADS": "1"}
 
 
+def _error_line(command: str, exc: DimsError) -> str:
+    if isinstance(exc, MissingExtraError):  # `dims demo needs the sandbox extra: pip install …`
+        return exc.needed_by(f"dims {command}")
+    return f"dims {command}: error: {exc}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     for name, value in _QUIET_BLAS.items():
         os.environ.setdefault(name, value)
@@ -107,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DimsError as exc:
         if args.debug:
             raise
-        say_error(f"dims {args.command}: error: {exc}")
+        say_error(_error_line(args.command, exc))
         return EXIT_ERROR
     except OSError as exc:  # files and folders: say which
         if args.debug:

@@ -40,6 +40,16 @@ def say_error(text: str) -> None:
         print(printable(scrub(text)), file=sys.stderr, flush=True)
 
 
+def say_if_slow() -> None:
+    """Where a C module was not built (no compiler at install), say so once a process, with
+    what it costs: the build's own warning shows only under `pip install -v`."""
+    from .._compiled import tell_once
+
+    line = tell_once()
+    if line is not None:
+        say_error(line)
+
+
 def silence_stdout() -> None:
     """After EPIPE: point stdout at /dev/null so Python's final flush cannot fail again."""
     with contextlib.suppress(OSError, ValueError):

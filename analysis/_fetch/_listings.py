@@ -64,10 +64,10 @@ from .._errors import (
     ResponseFormatError,
 )
 from .._evidence import FetchEvidence, Integrations, ListingStats, TypeSources
+from .._http_errors import connection_error, describe, raise_for_status
 from .._options import FetchLimits, Filters
 from .._pages import Page, RecordKeys, keys_of
 from .._progress import Progress
-from ..http_errors import connection_error, describe, raise_for_status
 
 log = logging.getLogger("dims.fetch")
 

@@ -32,6 +32,7 @@ from typing import Any
 from .._atomic import write_atomic
 from .._errors import DatasetError, first_line
 from .._escape import sql_name, sql_text
+from .._extras import require
 from .._tables import TABLE_NAMES
 from . import paths
 from ._reader import (
@@ -63,7 +64,9 @@ class Catalog:
 def write_catalog(out_dir: PathLike, file: PathLike) -> Catalog:
     """A DuckDB database at `file` holding only views over the dataset in `out_dir` (a
     folder or an object-store URI), written whole or not at all (a temporary file renamed
-    over it). Raises DatasetError when the dataset has no snapshot or a file cannot be named."""
+    over it). Raises DatasetError when the dataset has no snapshot or a file cannot be named,
+    MissingExtraError without DuckDB (`dims[sql]`)."""
+    require("sql", "dims.write_catalog")
     target = Path(file).absolute()
     if paths.is_remote(out_dir):
         store = open_store(str(out_dir))

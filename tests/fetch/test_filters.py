@@ -10,8 +10,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import ConfigurationError, ExportError
 from dims._options import ExportOptions, Filters
 from dims._snapshot import take_snapshot

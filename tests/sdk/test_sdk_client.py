@@ -289,8 +289,10 @@ def test_the_lower_layer_still_works_beside_the_client(sandbox, client):
 
 
 def test_connect_refuses_a_list_of_tenants_with_one_line():
+    from dims._connection import connect
+
     with pytest.raises(ConfigurationError) as info:
-        dims.connect("http://127.0.0.1:8765", tenant_id=["ws-a", "ws-b"])  # type: ignore[arg-type]
+        connect("http://127.0.0.1:8765", tenant_id=["ws-a", "ws-b"])  # type: ignore[arg-type]
     assert "dims.Client" in str(info.value) and "\n" not in str(info.value)
 
 

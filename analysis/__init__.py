@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ._errors import ManifestError as ManifestError
     from ._errors import MissingExtraError as MissingExtraError
     from ._errors import NameCollisionWarning as NameCollisionWarning
+    from ._errors import NotCompiledWarning as NotCompiledWarning
     from ._errors import NotFoundError as NotFoundError
     from ._errors import ObjectStoreError as ObjectStoreError
     from ._errors import OriginalNameConflictWarning as OriginalNameConflictWarning

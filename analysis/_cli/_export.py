@@ -20,7 +20,7 @@ from ._options import (
     filters_of,
     named_path,
 )
-from ._output import say, say_if_slow
+from ._output import say
 
 if TYPE_CHECKING:
     from .._connection import DimsClient, ResponseLimits
@@ -89,8 +89,7 @@ def _add_writing(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     filters = filters_of(args)
-    say_if_slow()
-    with paused_gc():  # imports allocate much and free little: about 10% sooner without it
+    with paused_gc():  # imports allocate much and free little: collections find nothing
         from .._snapshot import snapshot_from_dump, take_snapshot
 
     if args.from_json is not None and (filters or args.tenant_id):

@@ -19,8 +19,8 @@ import os
 import sys
 from typing import TextIO
 
-from .._errors import scrub
 from .._escape import printable, printable_lines
+from .._secrets import scrub
 
 
 def say(text: str) -> None:

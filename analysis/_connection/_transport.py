@@ -44,10 +44,9 @@ from .._errors import (
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
-    describe,
-    raise_for_status,
-    scrub,
 )
+from .._http_errors import describe, raise_for_status
+from .._secrets import scrub
 
 log = logging.getLogger("dims.transport")
 

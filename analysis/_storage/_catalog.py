@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from .._errors import DatasetError, first_line
 from .._escape import sql_name, sql_text
 from .._extras import require
@@ -174,30 +174,31 @@ def _write(target: Path, views: dict[str, str], store: Store | None) -> None:
 
     if not target.parent.is_dir():
         raise DatasetError(f"{target}: its folder does not exist: create it first")
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    temp = Path(name)
-    temp.unlink()  # DuckDB makes the file itself (an empty file is no database)
-    try:
-        connection = duckdb.connect(str(temp))
+
+    def write(temp: Path) -> None:
+        temp.unlink()  # DuckDB makes the file itself (an empty file is no database)
         try:
-            if store is not None:
-                connection.register_filesystem(store_filesystem(store))
-            for view, query in views.items():
-                connection.execute(f"create view {sql_name(view)} as {query}")
-            connection.execute("checkpoint")
-        except duckdb.Error as exc:
-            raise DatasetError(f"cannot write the catalog {target}: {first_line(exc)}") from None
+            connection = duckdb.connect(str(temp))
+            try:
+                if store is not None:
+                    connection.register_filesystem(store_filesystem(store))
+                for view, query in views.items():
+                    connection.execute(f"create view {sql_name(view)} as {query}")
+                connection.execute("checkpoint")
+            except duckdb.Error as exc:
+                raise DatasetError(
+                    f"cannot write the catalog {target}: {first_line(exc)}"
+                ) from None
+            finally:
+                connection.close()
         finally:
-            connection.close()
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{temp}.wal").unlink()
         with contextlib.suppress(FileNotFoundError):
             # a stale log of the earlier file would be replayed into the new one
             Path(f"{target}.wal").unlink()
-        os.replace(temp, target)
-    finally:
-        for leftover in (temp, Path(f"{temp}.wal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+
+    write_atomic(target, write)
 
 
 def store_filesystem(store: Store) -> Any:

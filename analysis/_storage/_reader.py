@@ -509,8 +509,8 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
 
     Only the `by` columns are read, file by file (a streaming aggregate in DuckDB), so memory
     stays small however long the history. In a folder DuckDB's own Parquet reader reads the
-    day's files by name (twice as fast as through an Arrow dataset: 0.5 s for 1,095 days of
-    20,000 deployments); on object storage, or where a name cannot be given to DuckDB
+    day's files by name (sooner than through an Arrow dataset: docs/benchmarks.md, the
+    history row); on object storage, or where a name cannot be given to DuckDB
     exactly, the same lazy dataset as `<table>_history`.
     Columns: `snapshot_date` (ISO text), the `by` columns, `rows`; sorted by date.
     Without DuckDB (the `sql` extra not installed) Arrow counts the same rows, batch by batch
@@ -523,7 +523,7 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
 
     keys = ", ".join(sql_name(name) for name in [PARTITION, *by])
     query = f"select {keys}, count(*) as rows from history group by all order by {keys}"
-    try:  # the days' schemas alike (the usual case): no union of 1,095 schemas, 2x sooner
+    try:  # the days' schemas alike (the usual case): no union of every day's schema
         counted = _count_history(out_dir, table, query, union=False)
     except duckdb.Error:
         try:  # a day without a `by` column (an older dataset), or a file that cannot be read

@@ -80,7 +80,11 @@ def _for_sandbox(text: str, sandbox: SandboxHandle) -> str:
         if line.lstrip().startswith("export "):
             words = line.split("#")[0].split()[1:]
             kept = [w for w in words if w.partition("=")[0] not in chosen]
-            given = [f"{w.partition('=')[0]}={chosen[w.partition('=')[0]]}" for w in words if w not in kept]
+            given = [
+                f"{w.partition('=')[0]}={chosen[w.partition('=')[0]]}"
+                for w in words
+                if w not in kept
+            ]
             line = "export " + " ".join([*kept, *given]) if kept or given else line
         lines.append(line)
     return "\n".join(lines) + "\n"
@@ -150,7 +154,9 @@ def _run_block(block: Block, folder: Path, scripts: Path, sandbox: SandboxHandle
     else:
         assert block.lang in SHOWN, f"{block.where}: a ```{block.lang} block: run it, or show it"
         return
-    assert done.returncode == 0, f"{block.where} ({block.lang}) failed:\n{block.text}\n{done.stderr}"
+    assert done.returncode == 0, (
+        f"{block.where} ({block.lang}) failed:\n{block.text}\n{done.stderr}"
+    )
 
 
 def _run_lines(block: Block, text: str, folder: Path, env: dict[str, str]) -> None:

@@ -56,20 +56,21 @@ class DeploymentFilters(TypedDict, total=False):
     is no filter. tests/fetch/test_filters.py holds the keys and kinds equal to openapi.yaml's.
     """
 
-    #: Deployments whose name contains this text.
     name_contains: FilterText | None
-    #: Deployments of this status (the spec lists no values; the service's: READY, …).
+    """Deployments whose name contains this text."""
     status: FilterText | None
-    #: Deployments that are (True) or are not (False) remote-reconciled.
+    """Deployments of this status (the spec lists no values; the service's: READY, …)."""
     remote_reconciled: bool | None
-    #: Comma-separated tag value identifiers.
+    """Deployments that are (True) or are not (False) remote-reconciled."""
     tag_value_ids: FilterText | None
-    #: Deployments on this image version.
+    """Comma-separated tag value identifiers."""
     image_version: FilterText | None
-    #: One of the spec's deployment types: dev_free, dev, prod.
+    """Deployments on this image version."""
     deployment_type: DeploymentTypeName | None
-    #: Comma-separated deployment identifiers.
+    """One of the spec's deployment types: dev_free, dev, prod."""
     deployment_ids: FilterText | None
+    """Comma-separated deployment identifiers."""
+
 
 #: How long a second export into the same dataset waits for the first (seconds).
 LOCK_TIMEOUT_S = 3600.0

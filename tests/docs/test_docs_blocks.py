@@ -3,11 +3,11 @@
 One test per page runs the page's blocks in order, in one folder of its own (a copy of
 `reader_folder`: what a reader of the docs has in front of them), so a block may use what an
 earlier one made (the README's walkthrough: the demo, then its report). Python blocks run in a
-fresh interpreter of this venv, shell blocks through `bash -euo pipefail` with `.venv/bin` on
-PATH; settings files (rules, price sheets) are written where the page names them and read by
-dims' own loader. A block marked `<!-- not run: why -->` is skipped and listed at the end of
-the run with its reason (tests/docs/conftest.py); a block marked `<!-- sandbox -->` runs
-against the sandbox (tests/docs_blocks.py). Nothing is written into the repository.
+fresh interpreter of this venv, shell blocks through `bash -eu` with `.venv/bin` on PATH;
+settings files (rules, price sheets) are written where the page names them and read by dims'
+own loader. A block marked `<!-- not run: why -->` is skipped and listed at the end of the run
+with its reason (tests/docs/conftest.py); a block marked `<!-- sandbox -->` runs against the
+sandbox (tests/docs_blocks.py). Nothing is written into the repository.
 """
 
 from __future__ import annotations
@@ -147,7 +147,9 @@ def _run_block(block: Block, folder: Path, scripts: Path, sandbox: SandboxHandle
         if block.allowed_exit is not None:
             _run_lines(block, text, folder, env)
             return
-        done = _run(["bash", "-euo", "pipefail", "-c", text], folder, env)
+        # -e as a reader means it (a failing command stops the block), no pipefail: a reader's
+        # shell has none, and `dims metrics | head` closing the pipe early is no failure.
+        done = _run(["bash", "-eu", "-c", text], folder, env)
     elif block.lang in SETTINGS:
         _read_settings(block, folder)
         return
@@ -164,7 +166,7 @@ def _run_lines(block: Block, text: str, folder: Path, env: dict[str, str]) -> No
     error at most (never a traceback)."""
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
     for line in lines:
-        done = _run(["bash", "-uo", "pipefail", "-c", line], folder, env)
+        done = _run(["bash", "-u", "-c", line], folder, env)
         assert done.returncode in (0, block.allowed_exit), f"{block.where}: {line}\n{done.stderr}"
         assert "Traceback" not in done.stderr, f"{block.where}: {line}\n{done.stderr}"
 

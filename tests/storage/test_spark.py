@@ -254,9 +254,7 @@ def _docs_spark_block() -> str:
     return block.text
 
 
-def test_spark_aggregates_match_pandas(
-    spark: Any, dataset: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_spark_aggregates_match_pandas(spark: Any, dataset: Path) -> None:
     from pyspark.sql import functions as F
 
     deployments = spark.read.parquet(str(dataset / "deployments"))
@@ -266,12 +264,13 @@ def test_spark_aggregates_match_pandas(
     }
     assert per_day == {DAYS[0]: DAY1_FLEET, DAYS[1]: FLEET}
 
-    # The block of docs/dataset.md, run as written in this session (its getOrCreate() is this
-    # one) next to ./dims-data; deployments without a cpu figure left out (SQL sums them to
-    # null, pandas to 0).
-    monkeypatch.chdir(dataset.parent)
+    # The block of docs/dataset.md, run in this session (its getOrCreate() is this one), its
+    # ./dims-data this dataset (Spark reads a relative path from the JVM's folder, not
+    # Python's); deployments without a cpu figure left out (SQL sums them to null, pandas to 0).
+    block = _docs_spark_block().replace('"dims-data/', f'"{dataset}/')
+    assert str(dataset) in block
     names: dict[str, Any] = {}
-    exec(compile(_docs_spark_block(), "docs/dataset.md", "exec"), names)
+    exec(compile(block, "docs/dataset.md", "exec"), names)
     assert names["latest_day"] == DAYS[-1]
     latest = names["latest"].where(F.col("cpu").isNotNull())
     cpu_by_type = {

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from ._errors import ValidationError as ValidationError
     from ._errors import WorkerLost as WorkerLost
     from ._errors import WorkspacesFailed as WorkspacesFailed
+    from ._options import DeploymentFilters as DeploymentFilters
     from ._options import ExportOptions as ExportOptions
     from ._options import Filters as Filters
     from ._policy import CheckResult as CheckResult
@@ -134,9 +135,9 @@ if TYPE_CHECKING:
     from ._sdk import Client as Client
     from ._sdk import ClientOptions as ClientOptions
     from ._sdk import DeploymentListing as DeploymentListing
+    from ._sdk import take_snapshot as take_snapshot
     from ._snapshot import ExportResult as ExportResult
     from ._snapshot import snapshot_from_dump as snapshot_from_dump
-    from ._snapshot import take_snapshot as take_snapshot
     from ._storage import duckdb_connection as duckdb_connection
     from ._storage import read_table as read_table
     from ._storage import read_tables as read_tables

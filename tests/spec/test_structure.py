@@ -798,6 +798,52 @@ def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
     assert differ == [], "\n".join(differ)
 
 
+def _class_twins() -> list[tuple[str, Function, Function]]:
+    """(where, sync, async) for every public method of a class `X` whose twin `AsyncX` in the
+    same package has a method of that name (the SDK: `Deployments.list` and
+    `AsyncDeployments.list`, `Client.take_snapshot` and `AsyncClient.take_snapshot`)."""
+    classes: dict[tuple[str, str], ast.ClassDef] = {}
+    for name, path in MODULES.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                classes[(package_of(name), node.name)] = node
+    pairs = []
+    for (package, cname), node in classes.items():
+        twin = classes.get((package, f"Async{cname}"))
+        if twin is None:
+            continue
+        mine = {n.name: n for n in node.body if isinstance(n, Function)}
+        theirs = {n.name: n for n in twin.body if isinstance(n, Function)}
+        for method in sorted(set(mine) & set(theirs)):
+            if not method.startswith("_"):
+                where = f"{package}.{cname}.{method}"
+                pairs.append((where, mine[method], theirs[method]))
+    return pairs
+
+
+def _annotated(node: Function) -> list[tuple[str, str, str, str]]:
+    """`_parameters` with each parameter's annotation, as written."""
+    args = node.args
+    every = [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else [])]
+    every += [*args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]
+    notes = {a.arg: ast.unparse(a.annotation) if a.annotation else "" for a in every}
+    return [(n, kind, default, notes[n]) for n, kind, default in _parameters(node)]
+
+
+def test_every_sdk_class_and_its_async_twin_take_the_same_parameters():
+    """Issue 37: the async client is the sync one awaited, to the filters' types."""
+    twins = _class_twins()
+    where = [w for w, _, _ in twins]
+    assert "dims._sdk.Deployments.list" in where and "dims._sdk.Client.take_snapshot" in where
+    assert "dims._sdk.DeploymentsWithRawResponse.list" in where
+    differ = [
+        f"{w}: {_annotated(sync)} != {_annotated(asynchronous)}"
+        for w, sync, asynchronous in twins
+        if _annotated(sync) != _annotated(asynchronous)
+    ]
+    assert differ == [], "\n".join(differ)
+
+
 # -- seams: nothing reaches into another object's insides --------------------------------------
 
 

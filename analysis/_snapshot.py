@@ -62,7 +62,6 @@ __all__ = [
     "fetch_tables",
     "snapshot_from_dump",
     "take_snapshot",
-    "take_workspaces_snapshot",
     "warn_every_repository_not_found",
     "workspace_notes",
 ]
@@ -158,22 +157,6 @@ def take_snapshot(
     return _from_service(source, out_dir, chosen, wanted, progress)
 
 
-def take_workspaces_snapshot(
-    clients: Mapping[str, Client],
-    out_dir: str | Path,
-    options: ExportOptions | None = None,
-    filters: Mapping[str, Any] | None = None,
-    *,
-    progress: Progress | None = None,
-    **keywords: Any,
-) -> ExportResult:
-    """`take_snapshot` of several workspaces (tenant_id -> its client): the same path.
-
-    The day keeps the rows of workspaces not fetched now (`dims._storage._workspaces`).
-    """
-    return take_snapshot(dict(clients), out_dir, options, filters, progress=progress, **keywords)
-
-
 def snapshot_from_dump(
     path: str | Path,
     out_dir: str | Path,
@@ -184,7 +167,7 @@ def snapshot_from_dump(
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service (`dims export --from-json`).
 
-    Records are read as raw JSON text (`read_dump(raw=True)`), the fast typed reader's input.
+    Records are read as raw JSON text (`read_dump(raw=True)`), the compiled lane's input.
     The dump's size tells the reader whether worker processes repay their start at once.
     Options only: a dump is not filtered. `progress` counts the pages read, with the dump's
     record count as its total when the reading knows it up front.

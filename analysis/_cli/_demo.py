@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .._progress import Progress
 from ._options import DEMO_OUT, add_fleet, add_out, add_rollout
-from ._output import say
+from ._output import say, say_if_slow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from ..sandbox import run_sandbox, second_day
 
     check_writable(args.out)
+    say_if_slow()
     today = dt.datetime.now(dt.UTC).date()
     with run_sandbox(deployments=args.deployments, seed=args.seed) as sandbox_handle:
         say(f"sandbox serving {args.deployments} deployments at {sandbox_handle.base_url}")

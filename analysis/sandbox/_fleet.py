@@ -187,6 +187,11 @@ class Fleet:
         """
         self.also_listed.setdefault(tenant_id, []).extend(records)
 
+    @property
+    def can_grow(self) -> bool:
+        """Whether `new_deployment` can make one (a fleet generate_fleet() made)."""
+        return self._builder is not None
+
     def new_deployment(self) -> tuple[dict[str, Any], str | None]:
         """A further deployment, newer than every listed one, for the insert-while-paging fault.
 
@@ -1071,7 +1076,7 @@ def second_day(fleet: Fleet, version: str, share: float, *, seed: int = 0) -> Se
         record["updated_at"] = _rollout_time(record.get("updated_at"))
     changed = {r["id"] for r, _ in chosen}
     spare = [r for r in left if r["id"] not in changed]
-    few = max(1, round(len(fleet.deployments) / 100)) if fleet._builder is not None else 0
+    few = max(1, round(len(fleet.deployments) / 100)) if fleet.can_grow else 0
     gone = rng.sample(spare, min(len(spare), few))
     gone_ids = {r["id"] for r in gone}
     fleet.deployments[:] = [r for r in fleet.deployments if r["id"] not in gone_ids]

@@ -13,7 +13,7 @@ served on loopback). It knows the spec, none of dims' layers. Its web server is 
 from . import _extra  # noqa: F401  (first: the extra asked for, see _extra.py)
 from ._app import create_app
 from ._faults import Faults, SandboxStats
-from ._fleet import Fleet, fleet_dump_bytes, generate_fleet, roll_out
+from ._fleet import Fleet, SecondDay, fleet_dump_bytes, generate_fleet, roll_out, second_day
 from ._server import SandboxHandle, run_sandbox, serve
 from ._spec_records import (
     EDGE_INTEGERS,
@@ -32,11 +32,13 @@ __all__ = [
     "Fleet",
     "SandboxHandle",
     "SandboxStats",
+    "SecondDay",
     "SpecRecords",
     "create_app",
     "fleet_dump_bytes",
     "generate_fleet",
     "roll_out",
     "run_sandbox",
+    "second_day",
     "serve",
 ]

@@ -60,7 +60,6 @@ __all__ = [
     "fetch_tables",
     "snapshot_from_dump",
     "take_snapshot",
-    "take_workspaces_snapshot",
     "warn_every_repository_not_found",
     "workspace_notes",
 ]
@@ -182,7 +181,7 @@ def snapshot_from_dump(
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service (`dims export --from-json`).
 
-    Records are read as raw JSON text (`read_dump(raw=True)`), the fast typed reader's input.
+    Records are read as raw JSON text (`read_dump(raw=True)`), the compiled lane's input.
     The dump's size tells the reader whether worker processes repay their start at once.
     Options only: a dump is not filtered. `progress` counts the pages read, with the dump's
     record count as its total when the reading knows it up front.

@@ -25,10 +25,7 @@ The choices FOCUS leaves to the provider, made here (docs/focus.md has them all)
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -40,6 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 from dims import _escape as escape
+from dims._atomic import write_atomic
 from dims._errors import ReportError
 from dims._reports import _capacity as cap
 from dims._reports import _prices as pr
@@ -431,19 +429,4 @@ def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
         raise ReportError(f"{target}: its folder {folder} does not exist: create it first")
     if target.is_dir():
         raise ReportError(f"{target} is a folder: name the FOCUS file to write in it")
-    temp = None
-    try:
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        temp = Path(name)
-        write(temp)
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # the mode a new file gets, not mkstemp's 0600
-        os.replace(temp, target)
-    except OSError as exc:  # named by the user's path, not by the temporary file's
-        raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from exc
-    finally:
-        if temp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+    write_atomic(target, write)  # an OSError names `target`, never the temporary file

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ._async import AsyncClient, AsyncDeploymentListing
 from ._connections import ClientOptions
+from ._export import take_snapshot
 from ._models import APIResponse
 from ._sync import Client, DeploymentListing
 
@@ -32,4 +33,5 @@ __all__ = [
     "Client",
     "ClientOptions",
     "DeploymentListing",
+    "take_snapshot",
 ]

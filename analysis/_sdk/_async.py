@@ -10,16 +10,16 @@ from __future__ import annotations
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 from .. import _fetch as fetch
 from .._connection import DimsClient
 from .._errors import NotFoundError
-from .._options import Filters
+from .._options import DeploymentFilters, Filters
 from .._pages import Page
 from . import _models as models
 from ._base import BaseClient
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from .._options import ExportOptions
+    from .._progress import Progress
     from .._snapshot import ExportResult
 
 T = TypeVar("T")
@@ -153,7 +155,7 @@ class AsyncDeployments:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         concurrency: int = fetch.DEFAULT_CONCURRENCY,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> AsyncDeploymentListing:
         """`Deployments.list`: nothing is sent until it is iterated (`async for`)."""
         return AsyncDeploymentListing(
@@ -181,7 +183,7 @@ class AsyncDeploymentsWithRawResponse:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         offset: int = 0,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> models.APIResponse[DeploymentPage]:
         """One request: the page at `offset`, as `DeploymentsWithRawResponse.list`."""
         request = models.page_request(page_size, offset, filters)
@@ -279,12 +281,21 @@ class AsyncClient(BaseClient):
         self.providers = AsyncProviders(connections)
         self.repositories = AsyncRepositories(connections)
 
-    async def take_snapshot(self, out_dir: str | Path, **options: Any) -> ExportResult:
+    async def take_snapshot(
+        self,
+        out_dir: str | Path,
+        options: ExportOptions | None = None,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+        **keywords: Any,
+    ) -> ExportResult:
         """`Client.take_snapshot`, in a worker thread."""
         from .._snapshot import take_snapshot
 
+        source = self._connections.source()
         return await asyncio.to_thread(
-            take_snapshot, self._connections.source(), out_dir, **options
+            take_snapshot, source, out_dir, options, filters, progress=progress, **keywords
         )
 
     async def close(self) -> None:

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 from .. import _fetch as fetch
 from .._connection import DimsClient
 from .._errors import NotFoundError
-from .._options import Filters
+from .._options import DeploymentFilters, Filters
 from .._pages import Page
 from . import _models as models
 from ._base import BaseClient
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from .._options import ExportOptions
+    from .._progress import Progress
     from .._snapshot import ExportResult
 
 T = TypeVar("T")
@@ -145,12 +147,13 @@ class Deployments:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         concurrency: int = fetch.DEFAULT_CONCURRENCY,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> DeploymentListing:
-        """Every deployment the filters select (the spec's list-deployments filters:
-        `deployment_type="prod"`, `name_contains=…`, `status=…`, …), of every workspace of
-        the client, auto-paginated. Nothing is sent until it is iterated; the filters and
-        the page size are checked now."""
+        """Every deployment the filters select (`dims.DeploymentFilters`, the spec's
+        list-deployments filters: `deployment_type="prod"`, `name_contains=…`, `status=…`,
+        …), of every workspace of the client, auto-paginated. Nothing is sent until it is
+        iterated; the filters and the page size are checked now, as `dims export` checks
+        its options (`deployment_type="prd"` is a ConfigurationError naming the choices)."""
         return DeploymentListing(
             self._connections,
             Filters.of(filters),
@@ -177,7 +180,7 @@ class DeploymentsWithRawResponse:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         offset: int = 0,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> models.APIResponse[DeploymentPage]:
         """One request: the page at `offset` (the first by default), not the listing. Its
         `parse()` is the generated `DeploymentPage` (`resources`, and `offset`, where the
@@ -290,13 +293,22 @@ class Client(BaseClient):
         self.providers = Providers(connections)
         self.repositories = Repositories(connections)
 
-    def take_snapshot(self, out_dir: str | Path, **options: Any) -> ExportResult:
+    def take_snapshot(
+        self,
+        out_dir: str | Path,
+        options: ExportOptions | None = None,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+        **keywords: Any,
+    ) -> ExportResult:
         """`dims export` through this client: every workspace into one snapshot under
         `out_dir` (`dims._snapshot.take_snapshot`, which takes the same options and
         filters)."""
         from .._snapshot import take_snapshot
 
-        return take_snapshot(self._connections.source(), out_dir, **options)
+        source = self._connections.source()
+        return take_snapshot(source, out_dir, options, filters, progress=progress, **keywords)
 
     def close(self) -> None:
         """Close the connections (a copy from `with_options` leaves them to its origin)."""

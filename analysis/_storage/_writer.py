@@ -86,6 +86,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
+from dims._atomic import fsync_file, fsync_folder
 from dims._copies import LISTED_BY
 from dims._errors import ExportError
 from dims._evidence import UNSET, UnsetType, Workspace
@@ -717,7 +718,7 @@ def _publish(tmp: Path, root: Path, day: date, manifest: Manifest) -> dict[str, 
     new_manifest = tmp / "manifest.json"
     new_manifest.write_bytes(encode(manifest))
     for path in (*(p for n in names for p in (tmp / n / partition).iterdir()), new_manifest):
-        _fsync(path)
+        fsync_file(path)
     replaced = manifest.replaced
     keeper = _Keeper(root / replaced.kept_in if replaced is not None else None)
     journal = _Journal()
@@ -762,7 +763,7 @@ def _publish_table(source: Path, table_dir: Path, keeper: _Keeper, journal: _Jou
     if not os.path.lexists(target):
         os.rename(source, target)  # the complete folder appears at once
         journal.did(partial(os.rename, target, source))
-        _fsync_dir(table_dir)
+        fsync_folder(table_dir)
         return target
     if not target.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder where a partition goes", str(target))
@@ -774,7 +775,7 @@ def _publish_table(source: Path, table_dir: Path, keeper: _Keeper, journal: _Jou
             journal.did(partial(os.rename, kept, entry))
     for name in new_names:
         _publish_file(source / name, target / name, keeper, journal, kept_parts)
-    _fsync_dir(target)
+    fsync_folder(target)
     return target
 
 
@@ -827,18 +828,3 @@ def _prune_replaced(root: Path, day: date, keep: int = KEEP_REPLACED) -> None:
     versions = sorted(p for p in folder.iterdir() if p.name.startswith(f"{day.isoformat()}-"))
     for old in versions[:-keep] if keep else versions:
         shutil.rmtree(old, ignore_errors=True)  # never follows links inside
-
-
-def _fsync(path: Path) -> None:
-    with open(path, "rb") as fh:
-        os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

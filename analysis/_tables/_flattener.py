@@ -41,7 +41,7 @@ from ._quantities import LARGEST_FIGURE
 from ._redaction import redact
 from ._rows import RowState
 from ._rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
-from ._typed import FALLBACK_ERRORS, TypedReader
+from ._typed import FALLBACK_ERRORS
 
 if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences import it
     import pandas as pd
@@ -81,10 +81,11 @@ class Flattener:
         self._row_lists = list(self._rows.values())
         self._layout = Layout(include_env_values, self._state)
         self.schemas = self._layout.schemas()
-        self._typed: TypedReader | None = None
         #: The compiled lane (gathered.py), when built: it holds the rows of GATHERED's
         #: tables for the records it reads, in C, until `take`.
         self._gathered: GatheredReader | None = None
+        #: True once raw records were found to have no compiled lane (`_gather.c` not built)
+        self._careful_only = False
         #: Which lane read which rows of GATHERED's tables this batch: each lane keeps its
         #: rows until `take` puts them in record order (`_lanes`).
         self._runs = LaneRuns(len(GATHERED))
@@ -101,7 +102,7 @@ class Flattener:
             "unreadable_quantities": 0,
             "unreadable_values": 0,
         }
-        #: deployments the fast typed reader took (the careful reader read the rest)
+        #: deployments the compiled lane took (the careful reader read the rest)
         self.typed_records = 0
         self.pending = 0
         #: The workspace of every row not yet taken, for the tables in _BY_WORKSPACE (and,
@@ -128,8 +129,8 @@ class Flattener:
         """Flatten every record of a page; unreadable ones become rejected_records rows.
 
         Records given as raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) are read
-        by the fast typed reader when it can; otherwise, and for parsed records, by the
-        careful reader, which validates every field and gives rejects their reasons.
+        by the compiled lane when it can; otherwise, and for parsed records, by the careful
+        reader, which validates every field and gives rejects their reasons.
         """
         typed_count = 0
         records, n, i = page.records, len(page.records), 0
@@ -150,10 +151,6 @@ class Flattener:
                             typed_count += 1
                             i += 1
                             continue
-                    elif self._read_typed_or_roll_back(record, page):
-                        typed_count += 1
-                        i += 1
-                        continue
                     try:
                         record = parse_raw(record)
                     except Unparsable as exc:
@@ -248,29 +245,6 @@ class Flattener:
             return False
         return True
 
-    def _read_typed_or_roll_back(self, record: msgspec.Raw, page: Page) -> bool:
-        """Read a raw record with the Python typed reader (where _gather.c was not built);
-        False, and nothing of it kept, when the careful one must."""
-        self._switch_to(PYTHON)
-        marks = list(map(len, self._row_lists))
-        if self._read_typed(record, page):
-            return True
-        self._roll_back(marks)
-        return False
-
-    def _read_typed(self, record: msgspec.Raw, page: Page) -> bool:
-        """Read a raw record with the Python typed reader; False when the careful one must."""
-        layout, state = self._layout, self._state
-        try:
-            row = self._typed_reader().read(record)
-        except (Reject, *FALLBACK_ERRORS):
-            return False
-        if row[layout.deployment_type_index] is None:
-            row[layout.deployment_type_index] = page.listed_type(state.deployment_id)
-        row[layout.secret_count_index] = state.secret_count
-        self._rows["deployments"].append(row)
-        return True
-
     def _read_careful(self, record: Any, page: Page) -> None:
         """Read a parsed record with every check; Reject says why it cannot be read."""
         layout, state = self._layout, self._state
@@ -304,12 +278,12 @@ class Flattener:
         self._prepare()
 
     def _prepare(self) -> None:
-        if self._gathered is None and self._typed is None:
-            # built on first use: raw records are its only input
-            if gathered.available():
+        if self._gathered is None and not self._careful_only:  # built on first use:
+            if gathered.available():  # raw records are its only input
                 self._gathered = GatheredReader(self._layout, self.schemas)
             else:
-                self._typed_reader()
+                self._careful_only = True
+                gathered.say_not_built()
 
     def _switch_to(self, lane: int) -> None:
         """Before a record of `lane`: the other lane's run of rows ends (counted, not moved)."""
@@ -332,11 +306,6 @@ class Flattener:
             + (compiled[GATHERED.index(name)] if compiled and name in GATHERED else 0)
             for name in names
         }
-
-    def _typed_reader(self) -> TypedReader:
-        if self._typed is None:  # built on first use: `--from-json` is its only caller
-            self._typed = TypedReader(self._state, self._layout)
-        return self._typed
 
     def _reject(
         self, source: str, index: int, reason: str, record: Any, schema: str = "Deployment"

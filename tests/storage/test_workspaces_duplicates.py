@@ -16,8 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from overlap import STALE_VERSION, assert_each_once, overlapping
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import DuplicateDeploymentsWarning, TenantMismatchWarning
 from dims._evidence import Workspace
 from dims._pages import Page

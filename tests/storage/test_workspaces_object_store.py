@@ -11,8 +11,7 @@ import pyarrow.fs as pafs
 import pytest
 from overlap import assert_each_once, overlapping
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import DuplicateDeploymentsWarning
 from dims._snapshot import WorkspacesFailed, take_snapshot
 from dims._storage import read_arrow

@@ -63,16 +63,17 @@ class AsyncDeploymentListing(Listing):
                 yield dataclasses.replace(page, tenant_id=tenant)
 
     async def _workspace_pages(self, clients: dict[str | None, DimsClient]) -> AsyncIterator[Page]:
-        copies = fetch.OneCopy([t for t in clients if t is not None])
+        each = OneEach([t for t in clients if t is not None])
         try:
             for tenant, client in clients.items():
+                assert tenant is not None
                 async for page in self._tenant_pages(tenant, client):
-                    for kept in copies.kept(page):
+                    for kept in each.pages(page, tenant):
                         yield kept
-            for page in copies.late_pages():
+            for page in each.rest_pages():
                 yield page
         finally:
-            copies.close()
+            each.close()
 
     async def _found(self) -> AsyncIterator[Found]:
         clients = self._clients()

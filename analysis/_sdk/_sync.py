@@ -49,14 +49,25 @@ class DeploymentListing(Listing):
         """The listing's pages (`dims.Page`: parsed JSON records, where they came from).
 
         Of several workspaces: each one's pages in turn (`Page.tenant_id` says whose), each
-        deployment once; a copy that replaces one already passed on comes last, on a page
-        whose `replaces` names the ids it replaces (`dims._fetch.OneCopy`)."""
+        deployment once, the copy an export keeps (`dims._copies`); a copy listed outside
+        its own workspace comes after the last workspace, on a page of its own (a later
+        workspace's copy might have beaten it)."""
         clients = self._clients()
         if len(clients) == 1:
             ((tenant, client),) = clients.items()
             return self._tenant_pages(tenant, client)
-        copies = fetch.OneCopy([t for t in clients if t is not None])
-        return copies.pages(p for t, c in clients.items() for p in self._tenant_pages(t, c))
+        return self._workspace_pages(clients)
+
+    def _workspace_pages(self, clients: dict[str | None, DimsClient]) -> Iterator[Page]:
+        each = OneEach([t for t in clients if t is not None])
+        try:
+            for tenant, client in clients.items():
+                assert tenant is not None
+                for page in self._tenant_pages(tenant, client):
+                    yield from each.pages(page, tenant)
+            yield from each.rest_pages()
+        finally:
+            each.close()
 
     def _tenant_pages(self, tenant: str | None, client: DimsClient) -> Iterator[Page]:
         with self.asking(tenant):
@@ -292,9 +303,8 @@ class Client(BaseClient):
         **keywords: Any,
     ) -> ExportResult:
         """`dims export` through this client: every workspace into one snapshot under
-        `out_dir`. `options` (`dims.ExportOptions`) and `filters` (the list-deployments
-        filters, checked as `deployments.list` checks them) may be keyword arguments too:
-        `client.take_snapshot("dims-data", snapshot_date=day, status="READY")`."""
+        `out_dir` (`dims._snapshot.take_snapshot`, which takes the same options and
+        filters)."""
         from .._snapshot import take_snapshot
 
         source = self._connections.source()

@@ -9,8 +9,8 @@ Schema). The rest is inside, each module one job:
   finished tables), published through `_target` (the seam) by `_writer.LocalTarget` or
   `_remote_target.ObjectStoreTarget` (staged, committed, manifest-last; leases);
 - `_remote`: a dataset root named by URI (`s3://bucket/prefix`) through `pyarrow.fs`;
-- `_workspaces`: a day as the union of its workspaces; `_replaced`: rows of a deployment's
-  copy that a later copy replaces, taken out of the work folder;
+- `_workspaces`: a day as the union of its workspaces, and the one decision of which copy
+  of a deployment it keeps (`dims._copies.rank`), made at publish;
 - `_reader`: the snapshots read back (`read_table`, DuckDB views);
 - `_catalog`: those views written to a DuckDB file for BI tools (`dims catalog`).
 

@@ -409,6 +409,7 @@ class Batches:
                 "snapshot_at": flattener.snapshot_at,
                 "include_env_values": flattener.include_env_values,
                 "strict": flattener.strict,
+                "listed_by": flattener.listed_by,
             }
             self._pool = _Workers(self._workers, options)
 

@@ -403,6 +403,43 @@ def test_the_snapshot_writer_is_handed_data_never_a_function_or_a_source():
     assert not hasattr(writer, "export_snapshot")  # the pages are the orchestrator's
 
 
+def test_storage_never_takes_back_rows_it_wrote():
+    """Which copy of a deployment a day keeps is decided once, at publish, by one function
+    (`dims._copies.rank`): the writer's session is fed and published, never asked to
+    un-write rows; no page tells it to; no module but `_copies` ranks copies."""
+    import dataclasses
+    import inspect
+
+    from dims import _snapshot as snapshot
+    from dims._pages import Page
+    from dims._storage import _writer as writer
+
+    assert not (PACKAGE / "_storage" / "_replaced.py").exists()
+    assert not (PACKAGE / "_fetch" / "_copies.py").exists()
+    session = {n for n, f in vars(writer.SnapshotWriter).items() if inspect.isfunction(f)}
+    assert {n for n in session if not n.startswith("_")} == {"write", "publish", "abandon"}
+    fed = {n for n in vars(snapshot._Session) if not n.startswith("_")}
+    assert fed == {"snapshot_at", "write"}  # what the reading hands the session, and no more
+    assert "replaces" not in {f.name for f in dataclasses.fields(Page)}
+    asked = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name in {
+                "OneCopy",
+                "Replacement",
+                "rank",
+            }:
+                assert name == "dims._copies", f"{name} defines {node.name}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                receiver = ast.unparse(node.func.value)
+                if receiver.endswith(("session", "writer", "memory")) and node.func.attr in {
+                    "replace",
+                    "remove",
+                }:
+                    asked.append(f"{name}: {ast.unparse(node.func)}")
+    assert asked == []
+
+
 def test_generated_readers_show_their_source_in_tracebacks():
     import inspect
     import traceback

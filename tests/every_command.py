@@ -28,6 +28,7 @@ from fleet_invariants import (
     assert_each_listed_once,
     assert_each_record_once,
     assert_sound_capacity,
+    assert_sound_comment,
     assert_sound_figures,
     assert_sound_metrics,
     assert_sound_parquet,
@@ -165,8 +166,9 @@ def check_metrics(out: Path) -> None:
 
 
 def check_check(out: Path, data: st.DataObject) -> None:
-    """`dims check` with a budget and max_versions_behind: the same verdict as text and as
-    JSON, and each violation one line."""
+    """`dims check` with a budget and max_versions_behind: the same verdict as text, as JSON
+    and as a pull-request comment; each violation one line, and a comment whose service text
+    neither breaks its tables nor forges a line."""
     budget = data.draw(st.sampled_from([0, 100, 10**9]), label="budget")
     rules = out.parent / "rules.yaml"
     rules.write_text(f"budgets:\n  fleet: {budget}\nmax_versions_behind: 1\n", encoding="utf-8")
@@ -181,6 +183,12 @@ def check_check(out: Path, data: st.DataObject) -> None:
     for rule in verdict["rules"]:
         for violation in rule["violations"]:
             assert_sound_figures(violation, "check --json", signed=lambda path: False)
+    host = data.draw(st.sampled_from(["markdown", "github", "gitlab"]), label="comment for")
+    body = dims("check", "--rules", rules, "--out", out, "--format", host)
+    assert body.code == as_json.code
+    assert_sound_comment(body.out.removesuffix("\n"), host)
+    table = [line for line in body.out.splitlines() if line.startswith("| ")]
+    assert len(table) >= counts["violations"] + 2 * bool(counts["violations"]), table
 
 
 def check_explain(out: Path, exported: set[str], data: st.DataObject) -> None:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Usage: tools/setup-venv.sh product|dev — sets up .venv for `make demo` (product: dims and
-# what it needs) or for the other targets (dev: the test tools too), one line per step.
+# Usage: tools/setup-venv.sh product|dev — sets up .venv for `make demo` (product: dims, what it
+# needs and the sandbox and sql extras) or for the other targets (dev: the test tools too), one line a
+# step.
 #
 # Why uv: it installs the same pinned packages (requirements.lock as constraints) as pip
 # would, several times sooner (parallel downloads, no per-package resolver passes; measured
@@ -43,7 +44,8 @@ if [ ! -x "$bin/uv" ]; then
 fi
 case $what in
   product)
-    step "installed dims and what it needs" install -e . ;;
+    step "installed dims and what it needs (and the extras make demo runs)" \
+      install -e '.[sandbox,sql]' ;;
   dev)
     step "installed the test and development tools" install -e '.[dev]'
     step "fetched the jars Spark needs for s3a:// (tests/storage/test_spark.py)" \

@@ -9,7 +9,7 @@ The key is checked before any use: surrounding whitespace (a key file with a tra
 newline or Windows line ending) is stripped with a warning, and any other character that
 cannot be part of a key (a space, a control character, non-ASCII) is a ConfigurationError
 that does not show the key. Once configured, the key is scrubbed from any text that came
-from the service (errors, HTTP logs): see `dims._errors.scrub`.
+from the service (errors, HTTP logs): see `dims._secrets.scrub`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from dims_client import Client
 from .. import _codehost as codehost
 from .. import _defaults as defaults
 from .. import _spec as spec
-from .._errors import ConfigurationError, add_secret, scrub_http_logs
-from .._secrets import protect_generated_models
+from .._errors import ConfigurationError
+from .._secrets import add_secret, protect_generated_models, scrub_http_logs
 from ._transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints
 
 #: The embedded sandbox's default address (`dims sandbox`).
@@ -239,7 +239,7 @@ class Settings:
                 f"{TENANT_SETTING} names several workspaces; a client takes one (tenant_id=…): "
                 "use dims.Client, which takes several, or export them with "
                 "`dims export --tenant-id A --tenant-id B` "
-                "(dims._snapshot.take_workspaces_snapshot)"
+                "(dims._snapshot.take_snapshot)"
             )
         settings.validate()
         root = without_version_prefix(settings.base_url)

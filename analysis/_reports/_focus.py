@@ -35,9 +35,6 @@ little beside the report (benchmarks/report.py).
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -50,6 +47,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dims import _escape as escape
+from dims._atomic import write_atomic
 from dims._errors import ReportError
 from dims._reports import _capacity as cap
 from dims._reports import _prices as pr
@@ -630,19 +628,4 @@ def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
         raise ReportError(f"{target}: its folder {folder} does not exist: create it first")
     if target.is_dir():
         raise ReportError(f"{target} is a folder: name the FOCUS file to write in it")
-    temp = None
-    try:
-        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        temp = Path(name)
-        write(temp)
-        umask = os.umask(0o022)
-        os.umask(umask)
-        os.chmod(temp, 0o666 & ~umask)  # the mode a new file gets, not mkstemp's 0600
-        os.replace(temp, target)
-    except OSError as exc:  # named by the user's path, not by the temporary file's
-        raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from exc
-    finally:
-        if temp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+    write_atomic(target, write)  # an OSError names `target`, never the temporary file

@@ -468,17 +468,7 @@ def _identity(
     replicas_text = _join(
         pc.cast(replicas, _TEXT), pc.if_else(pc.equal(replicas, 1), " replica", " replicas")
     )
-    if version == "1.0":
-        described = _join(
-            component, " of ", kind_or, " deployment ", named,
-            f": {basis}s at {scale} scale, ", replicas_text, ", a month",
-        )  # fmt: skip
-    else:  # ASCII (1.2's validator): the type, component and name are service text
-        text = _join(
-            _ascii(component), " of ", _ascii(kind_or), " deployment ", _ascii(named), ", ",
-            replicas_text, f", a month: an estimate on {BASIS_WORDS[basis, scale].split(':')[0]}",
-        )  # fmt: skip
-        described = text
+    described = _description(component, kind_or, named, replicas_text, basis, scale, version)
     provider = _repeat(PROVIDER, count)  # one array for the three columns naming it
     columns = {
         "BillingAccountId": _repeat(BILLING_ACCOUNT_ID, count),
@@ -509,17 +499,42 @@ def _identity(
         "x_Replicas": replicas,
     }
     if version != "1.0":
-        service = pa.array(list(SERVICES), _TEXT)
-        at = pc.index_in(categories, service)
-        names_of = pa.array([n for n, _ in SERVICES.values()], _TEXT)
-        columns.update(
-            ServiceName=names_of.take(at),
-            ServiceSubcategory=pa.array([s for _, s in SERVICES.values()], _TEXT).take(at),
-            SkuMeter=_repeat(f"Capacity {basis}s", count),
-            SubAccountName=columns["SubAccountId"],
-            x_CostBasisDescription=_repeat(BASIS_WORDS[basis, scale], count),
-        )
+        columns.update(_columns_of_1_2(categories, columns["SubAccountId"], basis, scale, count))
     return columns
+
+
+def _description(
+    component: pa.Array, kind: pa.Array, named: pa.Array, replicas: pa.Array,
+    basis: str, scale: str, version: str,
+) -> pa.Array:  # fmt: skip
+    """ChargeDescription: what the row is for, and on what basis."""
+    if version == "1.0":
+        return _join(
+            component, " of ", kind, " deployment ", named,
+            f": {basis}s at {scale} scale, ", replicas, ", a month",
+        )  # fmt: skip
+    # ASCII (1.2's validator): the type, component and name are service text
+    words = BASIS_WORDS[basis, scale].split(":")[0]
+    return _join(
+        _ascii(component), " of ", _ascii(kind), " deployment ", _ascii(named), ", ",
+        replicas, f", a month: an estimate on {words}",
+    )  # fmt: skip
+
+
+def _columns_of_1_2(
+    categories: pa.Array, sub_accounts: pa.Array, basis: str, scale: str, count: int
+) -> dict[str, pa.Array]:
+    """The columns FOCUS 1.2 adds or names otherwise (ServiceName by category)."""
+    service = pa.array(list(SERVICES), _TEXT)
+    at = pc.index_in(categories, service)
+    names_of = pa.array([n for n, _ in SERVICES.values()], _TEXT)
+    return {
+        "ServiceName": names_of.take(at),
+        "ServiceSubcategory": pa.array([s for _, s in SERVICES.values()], _TEXT).take(at),
+        "SkuMeter": _repeat(f"Capacity {basis}s", count),
+        "SubAccountName": sub_accounts,
+        "x_CostBasisDescription": _repeat(BASIS_WORDS[basis, scale], count),
+    }
 
 
 def _measures(

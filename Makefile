@@ -72,7 +72,8 @@ $(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml tools/s
 	@PYTHON=$(PYTHON) tools/setup-venv.sh product
 	@touch $(PRODUCT)
 
-$(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt tools/focus-validator.txt tools/focus-validator.sh
+$(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt tools/focus-validator.txt \
+		tools/focus-validator-2.txt tools/focus-validator.sh
 	@PYTHON=$(PYTHON) tools/setup-venv.sh dev
 	@touch $(STAMP)
 

@@ -20,6 +20,7 @@ BENCHMARKS = (
     "dirty",
     "cmodules",
     "report",
+    "focus",
     "memory",
     "models",
     "history",

@@ -50,8 +50,11 @@ case $what in
     step "installed the test and development tools" install -e '.[dev]'
     step "fetched the jars Spark needs for s3a:// (tests/storage/test_spark.py)" \
       env PYTHON="$bin/python" tools/spark-s3a-jars.sh "$venv/spark-jars"
-    step "installed the FOCUS validator into $venv/focus-validator (tests/reports/test_focus.py)" \
-      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator" ;;
+    step "installed FOCUS validator 1.0.0 into $venv/focus-validator (tests/reports/test_focus.py)" \
+      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator"
+    step "installed FOCUS validator 2.2.1 into $venv/focus-validator-2 (tests/reports/test_focus.py)" \
+      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator-2" \
+      tools/focus-validator-2.txt ;;
   *)
     echo "usage: tools/setup-venv.sh product|dev" >&2
     exit 2 ;;

@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 PRODUCT := $(VENV)/.installed-product
 STAMP   := $(VENV)/.installed-dev
 
-.PHONY: demo test docs test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
+.PHONY: demo test wheel docs test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
 
 demo: $(PRODUCT)
 	$(BIN)/dims demo
@@ -18,6 +18,11 @@ test: $(STAMP)
 	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$site"; status=$$?; rm -rf "$$site"; exit $$status
 	$(BIN)/pytest -n 2
 
+# An sdist and a wheel built from it into dist/ (git-ignored), the wheel repaired to a manylinux
+# tag by auditwheel: tools/build-wheel.sh. tests/spec/test_wheel.py installs such a wheel.
+wheel: $(STAMP)
+	tools/build-wheel.sh dist
+
 # The reference site (docs/ and the API pages from the docstrings) at http://127.0.0.1:8000
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
@@ -27,16 +32,14 @@ C_TESTS := tests/tables tests/dumps
 
 # The C modules built with AddressSanitizer and UBSan (into .venv/sanitized/, the usual build
 # untouched) and C_TESTS run under both, then gcov's line coverage of the C:
-# tools/test_sanitize.py. .ci/run runs it after `make test`. Less the runs of the Python typed
-# reader (what stands in where _gather.c is not built): the compiled lane's runs cover the same
-# C, and under the sanitizers those runs doubled the time.
+# tools/test_sanitize.py. .ci/run runs it after `make test`.
 test-sanitize: $(STAMP)
-	$(BIN)/python tools/test_sanitize.py -n 2 -k "not (python and typed and reader)" $(C_TESTS)
+	$(BIN)/python tools/test_sanitize.py -n 2 $(C_TESTS)
 
 # The C modules' own tests on the other CPythons dims supports (pyenv's on this project's
 # machines), each in its own venv .venv/py<version>: tools/test-versions.sh. .ci/run runs it.
 C_MODULE_TESTS := tests/tables/test_gather.py tests/tables/test_gather_safety.py \
-	tests/tables/test_columnar.py tests/tables/test_typed_reader.py
+	tests/tables/test_columnar.py tests/tables/test_compiled_lane.py
 OTHER_PYTHONS := 3.12 3.13
 test-versions:
 	tools/test-versions.sh $(OTHER_PYTHONS) -- -n 2 $(C_MODULE_TESTS)
@@ -69,7 +72,8 @@ $(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml tools/s
 	@PYTHON=$(PYTHON) tools/setup-venv.sh product
 	@touch $(PRODUCT)
 
-$(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt tools/focus-validator.txt tools/focus-validator.sh
+$(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt tools/focus-validator.txt \
+		tools/focus-validator-2.txt tools/focus-validator.sh
 	@PYTHON=$(PYTHON) tools/setup-venv.sh dev
 	@touch $(STAMP)
 

@@ -1,9 +1,9 @@
 """The Arrow memory pool tables are built in: jemalloc where this pyarrow has it.
 
-Measured here (2 cores, 20,000 real-shaped records, the same rows each time): turning rows
-into Arrow tables and laying out the components took about 0.55-0.75 s in jemalloc against
-0.75-1.0 s in pyarrow's default pool (mimalloc); reading and Parquet were unchanged. The
-pool is switched only while dims builds tables and restored after, and a pool the user
+Why: building a batch's tables makes and frees many buffers of every size, which jemalloc
+serves with less time than pyarrow's default pool (mimalloc); reading and Parquet do not
+depend on it (the figures: docs/benchmarks.md, "Figures behind the code"). The pool is
+switched only while dims builds tables and restored after, and a pool the user
 chose with ARROW_DEFAULT_MEMORY_POOL is left alone.
 """
 

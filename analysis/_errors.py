@@ -1,10 +1,12 @@
 """Every exception dims raises on purpose and every warning it gives, in one module.
 
 Each error prints as one line that says what failed, where, and what to do about it, so
-the CLI can show `str(error)` instead of a traceback. No message ever contains the API key:
-requests are described by method and URL only, never by their headers, and any text that
-came from the service (an error body, a reason phrase, a header in a debug log) passes
-through `scrub` first, because a service may echo the key it rejected.
+the CLI can show `str(error)` instead of a traceback (`one_line`, `first_line`). No message
+ever contains the API key: requests are described by method and URL only, never by their
+headers, and any text that came from the service (an error body, a reason phrase, a header
+in a debug log) passes through `secrets.scrub` first, because a service may echo the key it
+rejected. Which response becomes which error is `_http_errors.py`'s job; scrubbing is
+`secrets.py`'s.
 
 The errors (catch `DimsError` for every failure dims reports on purpose):
 
@@ -12,6 +14,7 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     ├── ConfigurationError          the settings cannot work; nothing was sent
     │   ├── PriceSheetError         a price file or price option
     │   └── RulesError              a rules file of `dims check`
+    ├── MissingExtraError (ImportError)  an extra the call needs is not installed
     ├── APIConnectionError          the service could not be reached, after retries
     │   └── APITimeoutError         a request timed out, after retries
     │       └── DeadlineExceededError   one request outlasted its deadline
@@ -36,15 +39,11 @@ The errors (catch `DimsError` for every failure dims reports on purpose):
     ├── ObjectStoreError            object storage refused or failed an operation
     └── ReportError                 a report could not be written
 
-Two classes keep their earlier names as aliases, the same class under two names, so an
-`except` written for either catches what it always did: `TransportError` is
-`APIConnectionError` and `APIError` is `APIStatusError`. The new names, and the attributes
-of a status error (`status_code`, `response`, `headers`, `body`; `retry_after` of a 429),
-are openai-python's. As there, a 403 is a `PermissionDeniedError` and not an
-`AuthenticationError`: the service knew the key and refused it the workspace, and a handler
-that asks for a new key would be wrong about it. Unlike there, `APIError` is not also the
-base of the connection errors: it keeps the meaning it always had in dims (catch
-`DimsError` for every failure).
+Each error has one name. The names, and the attributes of a status error (`status_code`,
+`response`, `headers`, `body`; `retry_after` of a 429), are openai-python's. As there, a 403
+is a `PermissionDeniedError` and not an `AuthenticationError`: the service knew the key and
+refused it the workspace, and a handler that asks for a new key would be wrong about it.
+Catch `DimsError` for every failure.
 
 The warnings (filter `DimsWarning` for all of them; each keeps the standard category it
 always had, so a filter on UserWarning or RuntimeWarning still sees it):
@@ -63,6 +62,7 @@ always had, so a filter on UserWarning or RuntimeWarning still sees it):
     ├── GroupNameWarning               (UserWarning)
     ├── SeriesLimitWarning             (UserWarning)
     ├── NameCollisionWarning           (UserWarning)
+    ├── NotCompiledWarning             (RuntimeWarning)
     └── WorkerLost                     (RuntimeWarning)
 
 Warnings live here with the errors, not beside the code that gives them: both are what
@@ -78,15 +78,13 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
-import logging
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
 import orjson
 
 from ._escape import printable
-from ._secrets import REDACTED
+from ._secrets import scrub
 
 if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
     import httpx
@@ -94,8 +92,6 @@ if TYPE_CHECKING:  # only in annotations: the CLI starts without loading httpx
 _DETAIL_MAX = 300
 #: Characters of a body read for its detail: scrubbing is not free, and bodies can be huge.
 _DETAIL_SCAN = 64 * 1024
-#: Every secret configured in this process (API keys), with the pattern `scrub` finds it by.
-_SECRETS: dict[str, re.Pattern[str]] = {}
 
 
 class DimsError(Exception):
@@ -119,6 +115,21 @@ class ConfigurationError(DimsError):
     """The settings (base URL, key, options) cannot work; nothing was sent."""
 
 
+class MissingExtraError(DimsError, ImportError):
+    """What was asked needs an extra of dims that is not installed (`dims[sandbox]`): the
+    default install leaves out what only some users need. An ImportError too, since it is
+    raised where the extra's modules would be imported."""
+
+    def __init__(self, extra: str, needed_by: str) -> None:
+        super().__init__(f"{needed_by} needs the {extra} extra: pip install 'dims[{extra}]'")
+        #: The extra's name (`sandbox`).
+        self.extra = extra
+
+    def needed_by(self, what: str) -> str:
+        """The same line, naming `what` (`dims demo`) as what needs the extra."""
+        return f"{what} needs the {self.extra} extra: pip install 'dims[{self.extra}]'"
+
+
 class PriceSheetError(ConfigurationError):
     """A price file or price option cannot be used; the message names the file and key."""
 
@@ -130,10 +141,6 @@ class RulesError(ConfigurationError):
 
 class APIConnectionError(DimsError):
     """The service could not be reached or did not answer, after retries."""
-
-
-#: Its name before openai-python's: the same class.
-TransportError = APIConnectionError
 
 
 class APITimeoutError(APIConnectionError):
@@ -280,10 +287,6 @@ class APIStatusError(DimsError):
         return {} if self.response is None else self.response.headers
 
 
-#: Its name before openai-python's: the same class.
-APIError = APIStatusError
-
-
 class AuthenticationError(APIStatusError):
     hint = "check DIMS_API_KEY / --api-key and DIMS_TENANT_ID / --tenant-id"
 
@@ -384,6 +387,12 @@ class NameCollisionWarning(DimsWarning, UserWarning):
     or left out of the views, and said so; never are the two merged."""
 
 
+class NotCompiledWarning(DimsWarning, RuntimeWarning):
+    """dims' compiled lane (`_gather.c`) was not built at install (no C compiler): raw
+    records are read by the careful reader, which writes the same tables, more slowly.
+    Given once per process, so that a slow export on such a machine says why."""
+
+
 class WorkerLost(DimsWarning, RuntimeWarning):
     """A worker process stopped (killed for memory, say) or hung; this process reads on alone."""
 
@@ -394,13 +403,6 @@ class WorkerLost(DimsWarning, RuntimeWarning):
     def __str__(self) -> str:
         why = f" ({self.why})" if self.why else ""
         return f"a worker process reading records stopped{why}; reading on in this process"
-
-
-def describe(request: httpx.Request) -> str:
-    """`GET /path?query` of a request: enough to find it, nothing secret (no headers)."""
-    url = request.url
-    target = url.raw_path.decode("ascii", "replace")
-    return f"{request.method} {url.scheme}://{url.netloc.decode('ascii', 'replace')}{target}"
 
 
 def one_line(text: str, limit: int = _DETAIL_MAX) -> str:
@@ -425,66 +427,6 @@ def scrubbed_line(text: str, limit: int = _DETAIL_MAX) -> str:
     if len(text) > _DETAIL_SCAN:
         text = (text[:_DETAIL_SCAN].rsplit(None, 1) or [""])[0]
     return one_line(scrub(text), limit)
-
-
-def _detail(response: httpx.Response) -> str:
-    """The service's `detail`, whatever its shape, as one short line."""
-    try:
-        body = orjson.loads(response.content)
-    except orjson.JSONDecodeError:
-        return scrubbed_line(response.text or response.reason_phrase or "no body")
-    detail = body.get("detail", body) if isinstance(body, dict) else body
-    if isinstance(detail, list):  # FastAPI validation errors: [{loc, msg, type}]
-        parts = []
-        for item in detail:
-            if isinstance(item, dict):
-                loc = ".".join(str(p) for p in item.get("loc", ()))
-                parts.append(f"{loc}: {item.get('msg', '')}".strip(": "))
-            else:
-                parts.append(str(item))
-        return scrubbed_line("; ".join(parts))
-    return scrubbed_line(detail if isinstance(detail, str) else orjson.dumps(detail).decode())
-
-
-#: The class of each error status dims names; other 4xx are APIStatusError, 5xx ServerError.
-_STATUS_ERRORS: dict[int, type[APIStatusError]] = {
-    400: ValidationError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    422: ValidationError,
-    429: RateLimitError,
-}
-
-
-def error_for(response: httpx.Response, hint: str | None = None) -> APIStatusError:
-    """The typed error for a non-success response; `hint`, when given, says what to do
-    instead of the class's advice."""
-    status = response.status_code
-    cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else APIStatusError)
-    return cls(
-        describe(response.request),
-        status,
-        _detail(response),
-        hint,
-        response=without_secrets(response),
-    )
-
-
-def without_secrets(response: httpx.Response) -> httpx.Response:
-    """`response` (its body read) with a copy of its request that lacks every header holding
-    a secret (the API key the auth flow added): an error, or a raw response, may be logged
-    or pickled whole, and must not carry the key with it."""
-    import httpx  # here: this module is imported by the CLI before httpx is needed
-
-    request = response.request
-    headers = [(k, v) for k, v in request.headers.items() if scrub(v) == v]
-    return httpx.Response(
-        response.status_code,
-        headers=response.headers,
-        content=response.content,
-        request=httpx.Request(request.method, request.url, headers=headers),
-    )
 
 
 def _body(response: httpx.Response) -> Any:
@@ -512,131 +454,3 @@ def retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:  # an HTTP date is GMT; RFC 850 forms parse without a zone
         when = when.replace(tzinfo=dt.UTC)
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
-
-
-def connection_error(
-    base_url: httpx.URL, method: str, url: str, exc: httpx.TransportError
-) -> APIConnectionError:
-    """One line naming the full URL and the last failure (the transport retried it, as many
-    times as its policy allows; `--retries` sets that): APITimeoutError for a timeout."""
-    import httpx  # here: see without_secrets
-
-    where = base_url.join(url).copy_with(query=None)
-    service = f"{base_url.scheme}://{base_url.netloc.decode()}"
-    cls = APITimeoutError if isinstance(exc, httpx.TimeoutException) else APIConnectionError
-    return cls(
-        f"{method.upper()} {where} failed: {type(exc).__name__}: {str(exc) or 'no detail'} "
-        f"(is the service up at {service}? check DIMS_BASE_URL / --base-url)"
-    )
-
-
-def raise_for_status(response: httpx.Response, hint: str | None = None) -> None:
-    if response.status_code >= 400:
-        raise error_for(response, hint)
-
-
-# --- secrets in text from the service ------------------------------------------------------
-
-
-#: Shorter values are not scrubbed: no real key is that short, and replacing every "k" in a
-#: message would make it unreadable.
-MIN_SECRET_LENGTH = 8
-
-
-def add_secret(value: str) -> None:
-    """Remember a secret (an API key) so that `scrub` removes it from any text shown later."""
-    if len(value) >= MIN_SECRET_LENGTH and value not in _SECRETS:
-        pattern = "".join(_any_form(char) for char in value)
-        _SECRETS[value] = re.compile(f"(?=({pattern}))")  # a lookahead finds overlaps too
-
-
-#: In a pattern: no backslash or some, and at least one. Each escaping doubles the
-#: backslashes before a character (a backslash shows as two in a repr, four in the repr of
-#: that repr), so a secret is found however many times it was escaped.
-_ANY_BACKSLASHES, _SOME_BACKSLASHES = r"\\*", r"\\+"
-#: The letter of a control character's escape in Python reprs and JSON.
-_NAMED_ESCAPES = {"\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f", "\0": "0"}
-
-
-def _hex(value: int, digits: int) -> str:
-    return f"(?i:{value:0{digits}x})"
-
-
-def _any_form(char: str) -> str:
-    """A pattern for `char` as a log line may show it: itself (after backslashes: an escaped
-    quote or backslash), or as an escape of its code (repr, JSON, `\\u…` of any encoder) or
-    of its UTF-8 bytes (a bytes repr)."""
-    code = ord(char)
-    codes = [f"u{_hex(code, 4)}" if code < 0x10000 else f"U{_hex(code, 8)}"]
-    if code < 0x100:
-        codes.append(f"x{_hex(code, 2)}")
-    if code > 0x7F:
-        utf8 = char.encode("utf-8", "surrogatepass")
-        codes.append(_SOME_BACKSLASHES.join(f"x{_hex(byte, 2)}" for byte in utf8))
-    if code >= 0x10000:  # JSON writes a surrogate pair
-        high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
-        codes.append(f"u{_hex(high, 4)}{_SOME_BACKSLASHES}u{_hex(low, 4)}")
-    if char in _NAMED_ESCAPES:
-        codes.append(_NAMED_ESCAPES[char])
-    escaped = f"{_SOME_BACKSLASHES}(?:{'|'.join(codes)})"
-    return f"(?:{_ANY_BACKSLASHES}{re.escape(char)}|{escaped})"
-
-
-def scrub(text: str) -> str:
-    """`text` with every known secret replaced by REDACTED, in every form a log line may
-    give it (see `_any_form`). Where secrets overlap, or one holds another, all that any of
-    them covers goes: no piece of either is left."""
-    if not _SECRETS:
-        return text
-    spans = sorted(
-        match.span(1) for pattern in _SECRETS.values() for match in pattern.finditer(text)
-    )
-    covered: list[list[int]] = []
-    for start, stop in spans:
-        if covered and start <= covered[-1][1]:
-            covered[-1][1] = max(covered[-1][1], stop)
-        else:
-            covered.append([start, stop])
-    parts, at = [], 0
-    for start, stop in covered:
-        parts += [text[at:start], REDACTED]
-        at = stop
-    parts.append(text[at:])
-    return "".join(parts)
-
-
-class ScrubFilter(logging.Filter):
-    """Rewrites a log record's message and traceback without secrets (a service can echo a
-    key in a header that httpcore logs at DEBUG, or in a reason phrase that httpx logs at
-    INFO)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if _SECRETS:
-            message = record.getMessage()
-            clean = scrub(message)
-            if clean != message:
-                record.msg, record.args = clean, None
-            if record.exc_info and not record.exc_text:  # the traceback shown with it
-                record.exc_text = logging.Formatter().formatException(record.exc_info)
-            if record.exc_text:
-                record.exc_text = scrub(record.exc_text)
-        return True
-
-
-#: Loggers of the HTTP stack that print text from the service.
-HTTP_LOGGERS = (
-    "httpx",
-    "httpcore.connection",
-    "httpcore.connection_pool",
-    "httpcore.http11",
-    "httpcore.http2",
-    "httpcore.proxy",
-)
-
-
-def scrub_http_logs() -> None:
-    """Attach one ScrubFilter to each logger in HTTP_LOGGERS (once; idempotent)."""
-    for name in HTTP_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, ScrubFilter) for f in logger.filters):
-            logger.addFilter(ScrubFilter())

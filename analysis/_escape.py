@@ -12,6 +12,8 @@ here, and every command goes through it:
   one record stays one line) and `printable_lines` (text the tool laid out in lines: the
   same, but the newlines between its lines kept);
 - a CSV cell: `csv_cell` (OWASP's rule against formula injection);
+- Markdown (a pull-request comment): `markdown_text` (a table cell or a line of text: one
+  line, no HTML, no Markdown of its own);
 - SQL: `sql_name` (an identifier) and `sql_text` (a string literal), quotes doubled.
 
 It imports nothing heavy: `dims` prints through it on every command.
@@ -24,7 +26,9 @@ import unicodedata
 
 __all__ = [
     "CSV_FORMULA_LEAD",
+    "ascii_text",
     "csv_cell",
+    "markdown_text",
     "printable",
     "printable_lines",
     "sql_name",
@@ -99,6 +103,28 @@ def csv_cell(text: str) -> str:
     return f"'{text}" if text.startswith(CSV_FORMULA_LEAD) else text
 
 
+def ascii_text(text: str) -> str:
+    """`text` in ASCII alone, for a field whose readers take nothing else (FOCUS 1.2's
+    validator holds ChargeDescription to ASCII): a letter with marks as its base letter
+    (`é` -> `e`: NFKD, less the combining marks), every other character outside printable
+    ASCII (a control character, a symbol, a letter of another script) as its JSON escape
+    (`\\n`, `\\u4e2d`), so nothing is lost and nothing drives a terminal."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _NOT_ASCII.sub(_ascii, text)  # the runs of printable ASCII at C speed
+
+
+_NOT_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def _ascii(match: re.Match[str]) -> str:
+    char = match.group()
+    base = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    if base and all(" " <= c <= "~" for c in base):
+        return base
+    return _escaped(char)
+
+
 def sql_name(name: str) -> str:
     """`name` as an SQL identifier (DuckDB's, the standard's): in double quotes, each double
     quote doubled, so no name ends the identifier early."""
@@ -108,3 +134,28 @@ def sql_name(name: str) -> str:
 def sql_text(text: str) -> str:
     """`text` as an SQL string literal: in single quotes, each single quote doubled."""
     return "'" + text.replace("'", "''") + "'"
+
+
+#: ASCII punctuation that means something in CommonMark or GitHub's and GitLab's Markdown
+#: (emphasis, code, links, images, headings, lists, tables, strikethrough, footnotes,
+#: mentions, references, math); each is written backslash-escaped, which CommonMark allows
+#: for any ASCII punctuation. `&`, `<` and `>` are written as entities instead: an escape
+#: does not hold inside raw HTML such as a comment's `<details>` block, an entity does.
+_MARKDOWN_PUNCTUATION = frozenset("\\`*_{}[]()#+-.!|~@:$^=")
+_MARKDOWN_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def markdown_text(text: object) -> str:
+    """Service text as Markdown that shows it as written: `printable` first (one line: a
+    newline is `\\n`, so no name starts a row or a heading of its own), then every Markdown
+    character escaped (a `|` cannot end a table cell, a backtick cannot open code, `<b>` or
+    `<!--` is not HTML). A host's renderer shows the text, never markup made from it."""
+    out = []
+    for char in printable(text):
+        if char in _MARKDOWN_ENTITIES:
+            out.append(_MARKDOWN_ENTITIES[char])
+        elif char in _MARKDOWN_PUNCTUATION:
+            out.append("\\" + char)
+        else:
+            out.append(char)
+    return "".join(out)

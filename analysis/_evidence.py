@@ -113,12 +113,6 @@ class Workspace:
     evidence: FetchEvidence = field(default_factory=FetchEvidence)
     #: Why it failed (one line), or None. A failed workspace publishes nothing.
     error: str | None = None
-    #: Copies of deployments it listed that another workspace's copy replaced, by the rule
-    #: that decided (`dims._fetch._copies`: "owner", "order").
-    duplicates: dict[str, int] = field(default_factory=dict)
-    #: Ids of deployments kept from it whose own tenant_id names a workspace not exported
-    #: with it: when the day already has such a deployment, that workspace's row stays.
-    foreign_ids: frozenset[str] = frozenset()
 
     @property
     def deployments(self) -> int:

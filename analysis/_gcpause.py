@@ -1,10 +1,10 @@
 """Pause Python's cyclic garbage collector around bulk parsing and flattening.
 
 Building many small containers (parsed dicts, row tuples) triggers collections that scan
-everything already alive; measured on this project's 2-core machines it multiplied the cost
-of parsing 20,000 records by four (orjson.loads: 1.57 s with the collector, 0.35 s without).
-The loops in `dumps` and `tables` create no reference
-cycles, so pausing the collector for their duration is safe; it is re-enabled afterwards.
+everything already alive, again and again: on a large parse the collector costs more than
+the parse itself (docs/benchmarks.md). The loops in `dumps` and `tables` create no
+reference cycles, so pausing the collector for their duration is safe; it is re-enabled
+afterwards.
 """
 
 from __future__ import annotations

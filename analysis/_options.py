@@ -16,16 +16,61 @@ import dataclasses
 import datetime as dt
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, TypedDict
 
 from . import _defaults as defaults
 from . import _spec as spec
 from ._errors import ConfigurationError
 
-__all__ = ["ExportOptions", "FetchLimits", "FilterValue", "Filters", "filter_names"]
+__all__ = [
+    "DeploymentFilters",
+    "DeploymentTypeName",
+    "ExportOptions",
+    "FetchLimits",
+    "FilterText",
+    "FilterValue",
+    "Filters",
+    "filter_choices",
+    "filter_names",
+]
 
 #: A filter's value as the query sends it and the manifest keeps it.
 FilterValue = str | bool | list[str]
+
+#: A text filter's value: one text, or several (the query repeats the parameter).
+FilterText = str | Sequence[str]
+
+#: The deployment types openapi.yaml's `DeploymentType` enumerates, for type checkers (so
+#: `deployment_type="prd"` is an error before it runs); `Filters.of` checks the values
+#: against the spec itself, and tests/fetch/test_filters.py holds the two equal.
+DeploymentTypeName = Literal["dev_free", "dev", "prod"]
+
+
+class DeploymentFilters(TypedDict, total=False):
+    """The spec's list-deployments filters, as keyword arguments of
+    `client.deployments.list(**filters)` (and its raw, async and `take_snapshot` kin).
+
+    Each is checked where it is given, as `dims export`'s options are (`Filters.of`): an
+    unknown name, a value of the wrong kind or a deployment type the spec does not list is a
+    `ConfigurationError` naming the filter and what it takes, before anything is sent. None
+    is no filter. tests/fetch/test_filters.py holds the keys and kinds equal to openapi.yaml's.
+    """
+
+    name_contains: FilterText | None
+    """Deployments whose name contains this text."""
+    status: FilterText | None
+    """Deployments of this status (the spec lists no values; the service's: READY, …)."""
+    remote_reconciled: bool | None
+    """Deployments that are (True) or are not (False) remote-reconciled."""
+    tag_value_ids: FilterText | None
+    """Comma-separated tag value identifiers."""
+    image_version: FilterText | None
+    """Deployments on this image version."""
+    deployment_type: DeploymentTypeName | None
+    """One of the spec's deployment types: dev_free, dev, prod."""
+    deployment_ids: FilterText | None
+    """Comma-separated deployment identifiers."""
+
 
 #: How long a second export into the same dataset waits for the first (seconds).
 LOCK_TIMEOUT_S = 3600.0
@@ -90,6 +135,15 @@ class ExportOptions:
 def filter_names() -> tuple[str, ...]:
     """The list-deployments filters of the spec (every query parameter but limit/offset)."""
     return tuple(_parameters())
+
+
+def filter_choices(name: str) -> tuple[str, ...] | None:
+    """The values the spec allows filter `name` (its enum: deployment_type's dev_free, dev,
+    prod), None when it takes any; the CLI's `choices` and `Filters.of` both ask here."""
+    _, ref = spec.kind_of(_parameters()[name]["schema"])
+    if ref is None:
+        return None
+    return tuple(spec.document()["components"]["schemas"][ref]["enum"])
 
 
 def _parameters() -> dict[str, dict[str, Any]]:
@@ -159,10 +213,22 @@ def _value(name: str, value: Any, param: dict[str, Any]) -> FilterValue | None:
             return value
         return _refused(name, value, "true or false")
     if isinstance(value, str):
-        return value
+        return _chosen(name, value)
     if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
-        return list(value) or None  # several values: the query repeats the parameter
+        # several values: the query repeats the parameter
+        return [_chosen(name, v) for v in value] or None
     return _refused(name, value, "text (or a list of texts)")
+
+
+def _chosen(name: str, value: str) -> str:
+    """`value`, when filter `name` takes it (any text, or one of the spec's enum)."""
+    choices = filter_choices(name)
+    if choices is not None and value not in choices:
+        raise ConfigurationError(
+            f"deployment filter {name}: invalid choice: {value[:80]!r} "
+            f"(choose from {', '.join(map(repr, choices))})"
+        )
+    return value
 
 
 def _refused(name: str, value: Any, wanted: str) -> NoReturn:

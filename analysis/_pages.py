@@ -48,10 +48,6 @@ class Page:
     tags: Mapping[str, str] | None = None
     #: The workspace (`X-Tenant-Id`) the page was fetched from; None when none was sent.
     tenant_id: str | None = None
-    #: Set on the pages of late winners (`dims._fetch._copies`), which come after every other
-    #: page of the stream: every id whose rows already written the late winners replace,
-    #: each with the workspace whose copy those rows are (the same mapping on each page).
-    replaces: Mapping[str, str] | None = None
 
     def type_of(self, record: Any) -> str | None:
         """The record's deployment_type: its own when it names one, else the listings'."""

@@ -37,7 +37,7 @@ class Progress:
         self.pages = 0
         self.records = 0
         self.retries = 0
-        #: None when piped: tqdm is imported only to draw (about 30 ms of start-up)
+        #: None when piped: tqdm is imported only to draw (its import is start-up time)
         self._bar: tqdm[None] | None = None
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None

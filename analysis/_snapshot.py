@@ -17,20 +17,19 @@ point takes an `ExportOptions` and `Filters`, or the same as keyword arguments.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import time
 import warnings
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import _codehost as codehost
 from ._arrowpool import building_pool
+from ._copies import LISTED_BY, Keep, rank
 from ._dumps import read_dump
 from ._errors import CodeHostWarning
 from ._errors import WorkspacesFailed as WorkspacesFailed
@@ -46,7 +45,6 @@ from ._tables import (
     Batches,
     Flattener,
     default_workers,
-    read_batch,
     workers_after,
 )
 
@@ -62,7 +60,6 @@ __all__ = [
     "fetch_tables",
     "snapshot_from_dump",
     "take_snapshot",
-    "take_workspaces_snapshot",
     "warn_every_repository_not_found",
     "workspace_notes",
 ]
@@ -184,7 +181,7 @@ def snapshot_from_dump(
 ) -> ExportResult:
     """Write one snapshot from a saved dump instead of the service (`dims export --from-json`).
 
-    Records are read as raw JSON text (`read_dump(raw=True)`), the fast typed reader's input.
+    Records are read as raw JSON text (`read_dump(raw=True)`), the compiled lane's input.
     The dump's size tells the reader whether worker processes repay their start at once.
     Options only: a dump is not filtered. `progress` counts the pages read, with the dump's
     record count as its total when the reading knows it up front.
@@ -227,7 +224,7 @@ def export_snapshot(
     chosen, wanted = _edge(options, filters, keywords)
     started = time.perf_counter()
     with open_snapshot(out_dir, chosen, wanted) as session:
-        reading = _Reading(session, chosen)
+        reading = _Reading(session, chosen, listed=workspaces is not None)
         reading.read(pages, progress, source_bytes)
         reading.flattener.add_providers(providers)
         if repositories:
@@ -336,7 +333,7 @@ def _read_workspaces(
         progress=progress,
         filters=filters,
     )
-    reading = _Reading(session, options)
+    reading = _Reading(session, options, listed=True)
     reading.read(fetcher.pages())
     found = fetcher.outcome()
     failed = sum(w.error is not None for w in found)
@@ -433,24 +430,22 @@ class _Session(Protocol):
 
     def write(self, tables: Mapping[str, pa.Table]) -> None: ...
 
-    def replace(self, replaced: Collection[str]) -> pa.Table: ...
-
 
 class _Reading:
     """One export's records read into tables (in batches, on every core) and handed to the
-    writer's session as they are read."""
+    writer's session as they are read. Of several workspaces (`listed`), every copy of a
+    deployment, each row with the workspace that listed it (`dims._copies.LISTED_BY`):
+    which copy the day keeps is decided once, at publish."""
 
-    def __init__(self, session: _Session, options: ExportOptions) -> None:
+    def __init__(self, session: _Session, options: ExportOptions, listed: bool = False) -> None:
         self.session = session
         self.options = options
         self.flattener = Flattener(
             snapshot_at=session.snapshot_at,
             include_env_values=options.include_env_values,
             strict=options.strict,
+            listed_by=listed,
         )
-        #: The first page that replaces copies already written, then the rest of the source.
-        self._late: list[Page] = []
-        self._rest: Iterator[Page] = iter(())
 
     def read(
         self,
@@ -458,9 +453,7 @@ class _Reading:
         progress: Callable[[int], Any] | None = None,
         source_bytes: int | None = None,
     ) -> None:
-        """Every page up to the first that replaces copies already passed on
-        (`Page.replaces`): the rest of the source are such pages, read by `finish`."""
-        source = iter(pages)
+        """Every page, read into tables handed to the session batch by batch."""
         workers = self.options.workers
         # one pause for the whole loop (see dims._gcpause), tables built in a faster pool
         with paused_gc(), building_pool():
@@ -470,17 +463,14 @@ class _Reading:
                 batch_records=min(BATCH_RECORDS, self.options.row_group_records),
                 workers_after=workers_after(source_bytes),
             )
-            for tables in batches.run(_until_late(source, self._late), progress):
+            for tables in batches.run(pages, progress):
                 self.session.write(tables)
-        self._rest = source
 
     def finish(self) -> Counts:
-        """The rows added since the pages (providers, repositories) written, the late
-        winners' rows in place of the copies they replace; the findings said once."""
+        """The rows added since the pages (providers, repositories) written; the findings
+        said once."""
         with paused_gc(), building_pool():
             self.session.write(self.flattener.take())
-        if self._late:
-            self._replace_late(itertools.chain(self._late, self._rest))
         self.flattener.warn_of_findings()
         counts = self.flattener.counts
         return Counts(
@@ -489,46 +479,7 @@ class _Reading:
             original_name_conflicts=counts["original_conflicts"],
             unreadable_quantities=counts["unreadable_quantities"],
             unreadable_values=counts["unreadable_values"],
-            tenant_mismatches=dict(self.flattener.tenant_mismatches),
         )
-
-    def _replace_late(self, late: Iterator[Page]) -> None:
-        """The replaced copies' rows out of every table, the late winners' in, read batch by
-        batch. What was counted of a replaced copy (read; naming another workspace) is
-        taken back."""
-        first = next(late)
-        replaced = dict(first.replaces or {})  # every late page carries every replaced id
-        with paused_gc(), building_pool():
-            removed = self.session.replace(replaced)
-            for tables in _late_tables(self.flattener, itertools.chain([first], late)):
-                self.session.write(tables)
-        self.flattener.counts["records"] -= removed.num_rows
-        for deployment_id, tenant in zip(*removed.to_pydict().values(), strict=True):
-            lister = replaced[deployment_id]
-            if tenant != lister:  # it had been counted as naming another workspace
-                self.flattener.tenant_mismatches[lister] -= 1
-
-
-def _until_late(pages: Iterator[Page], late: list[Page]) -> Iterator[Page]:
-    """`pages` up to the first that replaces copies already passed on, which goes to
-    `late`: the rest of `pages` are such pages too, read after the others."""
-    for page in pages:
-        if page.replaces is not None:
-            late.append(page)
-            return
-        yield page
-
-
-def _late_tables(flattener: Flattener, pages: Iterable[Page]) -> Iterator[dict[str, pa.Table]]:
-    """The tables of late pages, a batch of them at a time."""
-    batch: list[Page] = []
-    for page in pages:
-        batch.append(page)
-        if len(batch) >= BATCH_RECORDS:
-            yield read_batch(flattener, batch).tables
-            batch = []
-    if batch:
-        yield read_batch(flattener, batch).tables
 
 
 # --- the same tables, in memory ----------------------------------------------------------
@@ -556,9 +507,9 @@ def fetch_tables(
     memory = _InMemory(_utc_now(chosen.snapshot_at))
     if isinstance(source, Mapping):
         _read_workspaces(memory, source, chosen, wanted, progress, "fetch_tables()")
-    else:
-        _, evidence, _ = _read_service(memory, source, chosen, wanted, progress)
-        warn_every_repository_not_found(_section(evidence))
+        return memory.tables(list(source))
+    _, evidence, _ = _read_service(memory, source, chosen, wanted, progress)
+    warn_every_repository_not_found(_section(evidence))
     return memory.tables()
 
 
@@ -568,16 +519,10 @@ def _utc_now(at: dt.datetime | None) -> dt.datetime:
     return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
 
 
-#: The column naming the deployment of each row: its own id in `deployments`.
-_DEPLOYMENT_KEY = {"deployments": "id"}
-
-
 class _InMemory:
-    """A writer's session that keeps each table's batches instead of writing them.
-
-    `replace` takes the replaced copies' rows out as the writer's does (`deployments` by
-    id, the child tables by deployment_id; rejected records, providers and repositories
-    never), so late winners end where an export puts them: after every other row."""
+    """A writer's session that keeps each table's batches instead of writing them; of
+    several workspaces, `tables` decides between the copies of a deployment as the
+    publish does (`dims._copies.rank`, without a day before it)."""
 
     def __init__(self, snapshot_at: dt.datetime) -> None:
         self.snapshot_at = snapshot_at
@@ -587,26 +532,20 @@ class _InMemory:
         for name, table in tables.items():
             self._parts.setdefault(name, []).append(table)
 
-    def replace(self, replaced: Collection[str]) -> pa.Table:
-        """The rows of deployments `replaced` out of every table; theirs (id, tenant_id)."""
-        ids = pa.array(sorted(replaced), pa.string())
-        removed = pa.table(
-            {"id": pa.array([], pa.string()), "tenant_id": pa.array([], pa.string())}
-        )
-        for name, parts in self._parts.items():
-            key = _DEPLOYMENT_KEY.get(name, "deployment_id")
-            table = pa.concat_tables(parts)
-            if key not in table.column_names:
-                continue
-            mask = pc.fill_null(pc.is_in(table[key], value_set=ids), False)
-            if name == "deployments":
-                removed = table.filter(mask).select(["id", "tenant_id"])
-            self._parts[name] = [table.filter(pc.invert(mask))]
-        return removed
-
-    def tables(self) -> dict[str, pa.Table]:
-        """Every table, its batches as one table each (chunks kept: no copy)."""
-        return {name: pa.concat_tables(parts) for name, parts in self._parts.items()}
+    def tables(self, order: Sequence[str] | None = None) -> dict[str, pa.Table]:
+        """Every table, its batches as one table each (chunks kept: no copy); of the
+        workspaces `order`, each deployment's copy that wins, and its rows only."""
+        tables = {name: pa.concat_tables(parts) for name, parts in self._parts.items()}
+        if order is None:
+            return tables
+        listed = {name: table[LISTED_BY] for name, table in tables.items()}
+        deployments = tables["deployments"]
+        ranked = rank(deployments.select(["id", "tenant_id", LISTED_BY]), order)
+        keep = Keep(deployments["id"], listed, ranked.kept)
+        return {
+            name: table.filter(keep.rows(name, table, 0)).drop_columns([LISTED_BY])
+            for name, table in tables.items()
+        }
 
 
 # --- what the summary says ----------------------------------------------------------------

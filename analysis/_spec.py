@@ -17,7 +17,7 @@ from typing import Any
 SPEC_FILENAME = "openapi.yaml"
 #: openapi.yaml parsed, as JSON with the text it was parsed from: written at `pip install` by
 #: hatch_build.py (git-ignored, carried by a wheel). Reading it skips importing and running
-#: a YAML parser, about 40 ms of every command's start.
+#: a YAML parser, a large share of every command's start (docs/benchmarks.md).
 PARSED_COPY = Path(__file__).with_name("openapi.parsed.json")
 
 #: Scalar JSON-schema kinds a column can have (after resolving `format`).

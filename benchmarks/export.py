@@ -13,7 +13,7 @@ Every case is a fresh process, start-up and imports included, as a user runs it:
   DuckDB's C++ JSON reader, and pyarrow's, which decodes straight into Arrow (from NDJSON).
 Profiles (benchmarks/fleetdata.py): `real`, shaped like a real and newer service (the
 targets apply to it), and `sandbox`, the fleet dims was built with. For each, the share of
-records the fast typed reader took is reported (measured in process: it is a count).
+records the compiled lane took is reported (measured in process: it is a count).
 Targets: at least 3x the baseline at 20,000 and 5x at 100,000; at most 2x the floor.
 """
 
@@ -146,7 +146,7 @@ def floor(path: Path, paused: bool) -> None:
 
 
 def fast_path_share(path: Path) -> float:
-    """The share of records the typed reader took (the rest went to the careful reader)."""
+    """The share of records the compiled lane took (the rest went to the careful reader)."""
     flattener = Flattener()
     for page in read_dump(path, raw=True):
         flattener.add_page(page)

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from dims import _fetch as fetch
-from dims import connect
+from dims._connection import connect
 from dims.sandbox import run_sandbox
 from dims_client import Client
 from dims_client.api.deployments import list_deployments

@@ -5,7 +5,7 @@ sends). Generated: `orjson.loads` of each page + `DeploymentPage.from_dict` (att
 `datetime.fromisoformat`, UUIDs, enums). Ours: `orjson.loads` of each page +
 `Flattener.add_page` (validated rows for every table); and the same plus `take()`, the
 Arrow tables ready to write. Typed: each page's records split as raw JSON text by msgspec
-and read by the typed reader (what `--from-json` does; the fetch path still parses with
+and read by the compiled lane (what `--from-json` does; the fetch path still parses with
 orjson, see dims._fetch). All parse with the collector paused (dims._gcpause), so
 the figure compares the model building, not the collector.
 """
@@ -91,7 +91,7 @@ def run(size: int = 20_000, runs: int = 5) -> dict[str, Any]:
     print(
         f"  from_dict takes {result['from_dict_vs_flatten']:.1f}x as long as our flatten "
         f"({result['from_dict_vs_flatten_and_arrow']:.1f}x with the Arrow conversion, "
-        f"{result['from_dict_vs_typed_flatten']:.1f}x the typed reader's), and yields "
+        f"{result['from_dict_vs_typed_flatten']:.1f}x the compiled lane's), and yields "
         "objects, not tables\n"
     )
     save("models", {"records": size, **result})

@@ -1,7 +1,7 @@
 """A client library for the Deployment and Integration Management Service.
 
 Generated from dims' openapi.yaml. Made by dims' custom template: `api` and `models` are
-imported here, so `import generated_client` reaches every operation and model.
+imported here, so `import dims_client` reaches every operation and model.
 """
 
 from collections.abc import Callable, Mapping

@@ -29,6 +29,7 @@ from fleet_invariants import (
     assert_each_listed_once,
     assert_each_record_once,
     assert_sound_capacity,
+    assert_sound_comment,
     assert_sound_figures,
     assert_sound_metrics,
     assert_sound_parquet,
@@ -130,13 +131,16 @@ def check_report(out: Path, exported: set[str], data: st.DataObject) -> dict[str
     sound, every allocation counting each deployment once, one table each."""
     by = [*by_label(label_keys(out), data), "--by", "namespace"]
     bill = out.parent / data.draw(st.sampled_from(["bill.parquet", "bill.csv"]), label="FOCUS")
-    summary = strict_json(dims("report", "--out", out, "--json", "--focus", bill, *by).out)
+    version = data.draw(st.sampled_from(reports.FOCUS_VERSIONS), label="FOCUS version")
+    focus = ("--focus", bill, "--focus-version", version)
+    summary = strict_json(dims("report", "--out", out, "--json", *focus, *by).out)
+    assert summary["focus"]["focus_version"] == version
     assert_sound_figures(summary, "report --json")
     folder = Path(summary["folder"])
     for written in folder.glob("*.parquet"):
         assert_sound_parquet(written)
     if bill.suffix == ".csv":
-        assert_sound_table(focus_csv(bill, out), bill.name)
+        assert_sound_table(focus_csv(bill, version), bill.name)
     else:
         assert_sound_parquet(bill)
     for key, groups in summary["by"].items():
@@ -147,10 +151,10 @@ def check_report(out: Path, exported: set[str], data: st.DataObject) -> dict[str
     return summary
 
 
-def focus_csv(path: Path, out: Path) -> pa.Table:
+def focus_csv(path: Path, version: str = reports.FOCUS_VERSION) -> pa.Table:
     """A FOCUS CSV read back with the bill's own types (its numbers as numbers, its text as
     text whatever it looks like: a name `-1` is no figure)."""
-    schema = reports.focus_table(str(out)).table.schema
+    schema = reports.FOCUS_SCHEMAS[version]
     types = {f.name: f.type if f.name in numeric_columns(schema) else pa.string() for f in schema}
     options = pacsv.ConvertOptions(column_types=types, strings_can_be_null=True)
     return pacsv.read_csv(path, convert_options=options)
@@ -163,8 +167,9 @@ def check_metrics(out: Path) -> None:
 
 
 def check_check(out: Path, data: st.DataObject) -> None:
-    """`dims check` with a budget and max_versions_behind: the same verdict as text and as
-    JSON, and each violation one line."""
+    """`dims check` with a budget and max_versions_behind: the same verdict as text, as JSON
+    and as a pull-request comment; each violation one line, and a comment whose service text
+    neither breaks its tables nor forges a line."""
     budget = data.draw(st.sampled_from([0, 100, 10**9]), label="budget")
     rules = out.parent / "rules.yaml"
     rules.write_text(f"budgets:\n  fleet: {budget}\nmax_versions_behind: 1\n", encoding="utf-8")
@@ -179,6 +184,12 @@ def check_check(out: Path, data: st.DataObject) -> None:
     for rule in verdict["rules"]:
         for violation in rule["violations"]:
             assert_sound_figures(violation, "check --json", signed=lambda path: False)
+    host = data.draw(st.sampled_from(["markdown", "github", "gitlab"]), label="comment for")
+    body = dims("check", "--rules", rules, "--out", out, "--format", host)
+    assert body.code == as_json.code
+    assert_sound_comment(body.out.removesuffix("\n"), host)
+    table = [line for line in body.out.splitlines() if line.startswith("| ")]
+    assert len(table) >= counts["violations"] + 2 * bool(counts["violations"]), table
 
 
 def check_explain(out: Path, exported: set[str], data: st.DataObject) -> None:

@@ -202,3 +202,51 @@ def assert_sound_metrics(text: str, openmetrics: bool) -> None:
         series = (sample.name, tuple(sorted(sample.labels.items())))
         assert series not in seen, f"series twice: {where}"
         seen.add(series)
+
+
+# --- a pull-request comment ----------------------------------------------------------------
+
+#: The lines a comment of `dims check --format markdown|github|gitlab` is made of: its own
+#: shapes only (a name that forged a heading, a list item or an HTML line would be none).
+COMMENT_LINE = re.compile(
+    r"(|\| .*|\|[-:|]+\||> \[!(NOTE|CAUTION)\]|> \*\*dims check: .*|\*\*dims check: .*"
+    r"|\*\*The month's cost by group against .*|No rule fails\.|No earlier snapshot .*"
+    r"|- note .*|- warning: .*|- … cut to fit .*|<!-- dims-check -->"
+    r"|<details><summary>Details: every rule, the notes</summary>|</details>)"
+)
+#: The HTML a comment holds of its own; any other `<` came from service text, unescaped.
+OWN_HTML = ("<!-- dims-check -->", "<details><summary>", "</summary>", "</details>")
+
+
+def cells(row: str) -> int:
+    """How many cells a Markdown table row has: its pipes not escaped by a backslash."""
+    count, escaped = 0, False
+    for char in row:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "|":
+            count += 1
+    return count - 1
+
+
+def assert_sound_comment(body: str, host: str) -> None:
+    """A comment body whose every line is one of its own shapes, whose every table row has
+    its header's cells, with no HTML but its own, and the marker once (github, gitlab)."""
+    lines = body.split("\n")
+    for line in lines:
+        assert COMMENT_LINE.fullmatch(line), f"a line no comment makes: {line!r}"
+    rest = body
+    for own in OWN_HTML:
+        rest = rest.replace(own, "")
+    assert "<" not in rest, "HTML from service text"
+    assert "`" not in rest.replace("\\`", "").replace("`dims check --json`", ""), "raw backtick"
+    assert body.count("<!--") == (host != "markdown"), body[:200]
+    width = None
+    for line in lines:
+        if not line.startswith("|"):
+            width = None
+            continue
+        width = cells(line) if width is None else width
+        assert cells(line) == width, f"a row of {cells(line)} cells, its header {width}: {line!r}"

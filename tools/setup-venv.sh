@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Usage: tools/setup-venv.sh product|dev — sets up .venv for `make demo` (product: dims and
-# what it needs) or for the other targets (dev: the test tools too), one line per step.
+# Usage: tools/setup-venv.sh product|dev — sets up .venv for `make demo` (product: dims, what it
+# needs and the sandbox and sql extras) or for the other targets (dev: the test tools too), one line a
+# step.
 #
 # Why uv: it installs the same pinned packages (requirements.lock as constraints) as pip
 # would, several times sooner (parallel downloads, no per-package resolver passes; measured
@@ -43,13 +44,17 @@ if [ ! -x "$bin/uv" ]; then
 fi
 case $what in
   product)
-    step "installed dims and what it needs" install -e . ;;
+    step "installed dims and what it needs (and the extras make demo runs)" \
+      install -e '.[sandbox,sql]' ;;
   dev)
     step "installed the test and development tools" install -e '.[dev]'
     step "fetched the jars Spark needs for s3a:// (tests/storage/test_spark.py)" \
       env PYTHON="$bin/python" tools/spark-s3a-jars.sh "$venv/spark-jars"
-    step "installed the FOCUS validator into $venv/focus-validator (tests/reports/test_focus.py)" \
-      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator" ;;
+    step "installed FOCUS validator 1.0.0 into $venv/focus-validator (tests/reports/test_focus.py)" \
+      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator"
+    step "installed FOCUS validator 2.2.1 into $venv/focus-validator-2 (tests/reports/test_focus.py)" \
+      env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator-2" \
+      tools/focus-validator-2.txt ;;
   *)
     echo "usage: tools/setup-venv.sh product|dev" >&2
     exit 2 ;;

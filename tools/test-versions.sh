@@ -2,8 +2,9 @@
 # `make test-versions`: the C modules built, and the tests that drive them run, on each other
 # CPython dims supports (pyproject.toml's requires-python; `make test` runs the whole suite
 # on the default python3). Each version gets its own venv, .venv/py<version>, with the
-# product and the test tools pinned by requirements.lock; pip builds the C modules in place
-# beside the default Python's (each file is named for its Python).
+# product (with the extras make demo installs) and the test tools pinned by
+# requirements.lock; pip builds the C modules in place beside the default Python's (each file
+# is named for its Python).
 #
 # An interpreter is python<version> on PATH, else pyenv's (this machine image has 3.12 and
 # 3.13 under pyenv). Where one is missing the run says so loudly and goes on: a machine
@@ -37,7 +38,7 @@ for version in "${versions[@]}"; do
   venv=.venv/py$version
   [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
   echo "test-versions: $("$venv/bin/python" --version) ($python)"
-  "$venv/bin/python" -m pip install -q -c requirements.lock -e . \
+  "$venv/bin/python" -m pip install -q -c requirements.lock -e '.[sandbox,sql]' \
     pytest pytest-xdist pytest-timeout hypothesis hypothesis-jsonschema
   "$venv/bin/python" -m pytest "$@" || status=1
 done

@@ -5,21 +5,21 @@ Why: the C modules read Python objects and fill Arrow buffers by hand. A use-aft
 read past a buffer or undefined arithmetic can pass every ordinary test and corrupt data
 later; the sanitizers stop the run at the first one and name the line.
 
-How: the modules in hatch_build.py's SOURCES are compiled with `-fsanitize=address,undefined`
-(and gcov's `--coverage`) into `.venv/sanitized/`. hatch_build.py builds them in place for
-the editable install, which this leaves alone; `tools/sanitized/sitecustomize.py` imports
-the sanitized ones instead in every Python process of this run. The run is msgspec's:
-libasan preloaded (this Python is not built with it), `PYTHONMALLOC=malloc` (every object
-goes through ASan's allocator, not pymalloc's arenas, so a freed object read again is
-seen), no leak report (CPython leaves objects behind at exit), UBSan halting at its first
-report. Then the line coverage of each C file under these tests is printed (gcov).
+How: the modules in dims._compiled.SOURCES (what hatch_build.py builds) are compiled with
+`-fsanitize=address,undefined` (and gcov's `--coverage`) into `.venv/sanitized/`.
+hatch_build.py builds them in place for the editable install, which this leaves alone;
+`tools/sanitized/sitecustomize.py` imports the sanitized ones instead in every Python
+process of this run. The run is msgspec's: libasan preloaded (this Python is not built
+with it), `PYTHONMALLOC=malloc` (every object goes through ASan's allocator, not pymalloc's
+arenas, so a freed object read again is seen), no leak report (CPython leaves objects
+behind at exit), UBSan halting at its first report. Then the line coverage of each C file
+under these tests is printed (gcov).
 
     python tools/test_sanitize.py [pytest arguments]
 """
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import shutil
@@ -43,15 +43,10 @@ ENV = {
 
 
 def sources() -> dict[str, list[str]]:
-    """hatch_build.py's SOURCES, read without importing it (it needs hatchling)."""
-    tree = ast.parse((ROOT / "hatch_build.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "SOURCES" for t in node.targets
-        ):
-            found: dict[str, list[str]] = ast.literal_eval(node.value)
-            return found
-    raise SystemExit("test_sanitize: hatch_build.py has no SOURCES")
+    """The C modules' sources, as hatch_build.py compiles them (dims._compiled.SOURCES)."""
+    from dims._compiled import SOURCES
+
+    return SOURCES
 
 
 def build(modules: dict[str, list[str]]) -> None:

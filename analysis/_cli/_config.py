@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import profiles
+from .. import _profiles as profiles
 from ._options import add_connection, add_out, settings_of
 from ._output import say
 

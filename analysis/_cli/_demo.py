@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .._progress import Progress
 from ._options import DEMO_OUT, add_fleet, add_out, add_rollout
-from ._output import say
+from ._output import say, say_if_slow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,8 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """The whole journey against the embedded sandbox: no account, no network.
 
-    With `--roll-out VERSION`, yesterday's snapshot is taken first, then a share of the fleet
-    moves to VERSION and today's is taken: the report's history and `dims diff` show it.
+    With `--roll-out VERSION`, yesterday's snapshot is taken first, then the fleet's second
+    day (`sandbox.second_day`: a share of the fleet moves to VERSION, some deployments scale,
+    some ask for more, a few are replaced) and today's is taken: the report's history,
+    `dims diff` and `dims check`'s drift show it, in dollars by cause.
     """
     import datetime as dt
 
@@ -32,9 +34,10 @@ def run(args: argparse.Namespace) -> int:
     from .._reports import write_report
     from .._snapshot import take_snapshot
     from .._storage import check_writable
-    from ..sandbox import roll_out, run_sandbox
+    from ..sandbox import run_sandbox, second_day
 
     check_writable(args.out)
+    say_if_slow()
     today = dt.datetime.now(dt.UTC).date()
     with run_sandbox(deployments=args.deployments, seed=args.seed) as sandbox_handle:
         say(f"sandbox serving {args.deployments} deployments at {sandbox_handle.base_url}")
@@ -45,8 +48,12 @@ def run(args: argparse.Namespace) -> int:
                     client, args.out, snapshot_date=today - dt.timedelta(days=1), progress=progress
                 )
             say(before.summary())
-            moved = roll_out(sandbox_handle.fleet, args.roll_out, args.share)
-            say(f"rolled {len(moved):,} deployments out to image {args.roll_out}")
+            day = second_day(sandbox_handle.fleet, args.roll_out, args.share)
+            say(
+                f"rolled {len(day.moved):,} deployments out to image {args.roll_out}; "
+                f"scaled {len(day.scaled):,}, resized {len(day.resized):,}, "
+                f"added {len(day.added):,}, removed {len(day.removed):,}"
+            )
         with Progress() as progress:
             result = take_snapshot(client, args.out, snapshot_date=today, progress=progress)
     say(result.summary())

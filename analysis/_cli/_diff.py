@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._atomic import write_atomic
 from .._escape import printable
 from ._options import add_out, date, named_path
 from ._output import say
@@ -108,13 +109,5 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
-    """Write the frame whole or not at all (a temporary file moved into place)."""
-    import os
-
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write the frame whole or not at all (`write_atomic`)."""
+    write_atomic(Path(path), lambda temp: frame.to_parquet(temp, index=False))

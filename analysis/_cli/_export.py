@@ -25,6 +25,7 @@ from ._output import say
 
 if TYPE_CHECKING:
     from .._connection import DimsClient, ResponseLimits, Settings
+    from .._snapshot import take_snapshot
 
 #: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
 EXIT_PARTIAL = 3
@@ -151,12 +152,11 @@ def _export_workspaces(
 ) -> int:
     """One snapshot of several workspaces; exit 3 when --allow-partial left some out."""
     from .._errors import WorkspacesFailed
-    from .._snapshot import take_workspaces_snapshot
 
     clients = {t: _connect(args, settings.for_workspace(t)) for t in settings.tenants}
     try:
         with Progress() as progress:
-            result = take_workspaces_snapshot(
+            result = take_snapshot(
                 clients,
                 args.out,
                 allow_partial=args.allow_partial,

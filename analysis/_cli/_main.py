@@ -19,7 +19,8 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 
-from .._errors import DatasetError, DimsError, ScrubFilter
+from .._errors import DatasetError, DimsError, MissingExtraError
+from .._secrets import ScrubFilter
 from ._options import missing_dataset, resolve_profile_and_out
 from ._output import say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
@@ -86,8 +87,14 @@ def _configure_logging(debug: bool) -> None:
 
 #: numpy's OpenBLAS starts a thread per core that spins while idle: dims does no linear
 #: algebra, and on few cores the spinning takes CPU from the export's worker and Parquet
-#: threads (2-4% of an export's time, 2 cores). Set before numpy loads; a user's value wins.
+#: threads (docs/benchmarks.md). Set before numpy loads; a user's value wins.
 _QUIET_BLAS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def _error_line(command: str, exc: DimsError) -> str:
+    if isinstance(exc, MissingExtraError):  # `dims demo needs the sandbox extra: pip install …`
+        return exc.needed_by(f"dims {command}")
+    return f"dims {command}: error: {exc}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -111,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DimsError as exc:
         if args.debug:
             raise
-        say_error(f"dims {args.command}: error: {exc}")
+        say_error(_error_line(args.command, exc))
         return EXIT_ERROR
     except OSError as exc:  # files and folders: say which
         if args.debug:

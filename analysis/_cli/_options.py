@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _codehost as codehost
 from .. import _defaults as defaults
+from .. import _profiles as profiles
 from .. import _spec as spec
-from .. import profiles
 from .._errors import ConfigurationError
+from .._options import filter_choices
 from .._storage.paths import is_remote, location
 
 if TYPE_CHECKING:
@@ -312,18 +313,19 @@ def add_filters(parser: argparse.ArgumentParser) -> None:
         name = param["name"]
         if name in ("limit", "offset"):
             continue
-        kind, ref = spec.kind_of(param["schema"])
+        kind, _ = spec.kind_of(param["schema"])
         options: dict[str, Any] = {
             "dest": f"{_FILTER_PREFIX}{name}",
             "help": param.get("description"),
             "metavar": "VALUE",
         }
+        choices = filter_choices(name)
         if kind == "boolean":
             options["type"] = boolean
             options["metavar"] = "{true,false}"
-        elif ref is not None:  # an enum, e.g. DeploymentType
-            options["choices"] = spec.document()["components"]["schemas"][ref]["enum"]
-            options["metavar"] = "{" + ",".join(options["choices"]) + "}"
+        elif choices is not None:  # an enum, e.g. DeploymentType
+            options["choices"] = choices
+            options["metavar"] = "{" + ",".join(choices) + "}"
         parser_flag = "--" + name.replace("_", "-")
         group.add_argument(parser_flag, **options)
 

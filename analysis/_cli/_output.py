@@ -19,8 +19,8 @@ import os
 import sys
 from typing import TextIO
 
-from .._errors import scrub
 from .._escape import printable, printable_lines
+from .._secrets import scrub
 
 
 def say(text: str) -> None:
@@ -38,6 +38,16 @@ def say_error(text: str) -> None:
     """One line on stderr; a closed stderr (a dead terminal after SIGHUP) is no reason to fail."""
     with contextlib.suppress(OSError, ValueError):
         print(printable(scrub(text)), file=sys.stderr, flush=True)
+
+
+def say_if_slow() -> None:
+    """Where a C module was not built (no compiler at install), say so once a process, with
+    what it costs: the build's own warning shows only under `pip install -v`."""
+    from .._compiled import tell_once
+
+    line = tell_once()
+    if line is not None:
+        say_error(line)
 
 
 def silence_stdout() -> None:

@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _VersionAction(argparse.Action):
     """`--version`, looked up only when asked: finding the installed distribution's metadata
-    costs about 60 ms, which every other command would pay at start-up."""
+    (`importlib.metadata`) is slow, and every other command would pay for it at start-up."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
         kwargs.setdefault("help", "show the version and exit")

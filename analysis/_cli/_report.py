@@ -13,6 +13,11 @@ from .._escape import printable
 from ._options import add_out, date, prices_of
 from ._output import say
 
+#: The FOCUS versions `--focus-version` takes, the default first: the same as
+#: `dims._reports.FOCUS_VERSIONS` (a test holds them equal), written out so that
+#: building the parser imports no report module (pandas).
+FOCUS_VERSIONS = ("1.2", "1.0")
+
 
 def allocation(text: str) -> str:
     """`--by`: keys OpenCost's way (`label:team`, `namespace`, `workspace`, `type`; several
@@ -58,21 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "written as cost_by_<keys>.parquet (default: none beyond the page's own: type, "
         "namespace, workspace, and the label team where deployments have it)",
     )
-    parser.add_argument(
-        "--focus",
-        type=focus_file,
-        metavar="FILE",
-        help="also write the month's costs as FOCUS 1.0 rows (the FinOps Foundation's bill "
-        "format), one per deployment and component, to FILE: Parquet, or CSV when FILE "
-        "ends in .csv; unpriced deployments are left out and counted (default: not written)",
-    )
-    parser.add_argument(
-        "--focus-basis",
-        choices=["request-max", "request-min", "limit-max", "limit-min"],
-        default="request-max",
-        help="the cost the FOCUS rows carry: requests or limits, at max or min scale "
-        "(default: request-max, the report's headline figure)",
-    )
+    _add_focus(parser)
     prices = parser.add_argument_group(
         "prices (US dollars; default: OpenCost's custom-pricing defaults, 730 hours a month; "
         "a report priced otherwise goes to reports/prices=<sheet>/, beside the others)"
@@ -95,6 +86,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         metavar="USD",
         help="$ per GiB-month of DB storage (default 0.04)",
+    )
+
+
+def _add_focus(parser: argparse.ArgumentParser) -> None:
+    """The FOCUS bill's options, beside the report's."""
+    parser.add_argument(
+        "--focus",
+        type=focus_file,
+        metavar="FILE",
+        help="also write the month's costs as FOCUS rows (the FinOps Foundation's bill "
+        "format), one per deployment and component, to FILE: Parquet, or CSV when FILE "
+        "ends in .csv; unpriced deployments are left out and counted (default: not written)",
+    )
+    parser.add_argument(
+        "--focus-basis",
+        choices=["request-max", "request-min", "limit-max", "limit-min"],
+        default="request-max",
+        help="the cost the FOCUS rows carry: requests or limits, at max or min scale "
+        "(default: request-max, the report's headline figure, the worst case)",
+    )
+    parser.add_argument(
+        "--focus-version",
+        choices=FOCUS_VERSIONS,
+        default=FOCUS_VERSIONS[0],
+        help="the FOCUS version of the file: 1.2, the one the FinOps Foundation's current "
+        "validator checks, or 1.0 for tools that read only that (default: 1.2)",
     )
 
 
@@ -187,7 +204,7 @@ def _write_focus(snap: Any, prices: Any, args: argparse.Namespace) -> dict[str, 
     from .._reports import focus_table, write_focus
 
     basis, scale = args.focus_basis.split("-")
-    export = focus_table(snap, prices, basis=basis, scale=scale)
+    export = focus_table(snap, prices, basis=basis, scale=scale, version=args.focus_version)
     written = write_focus(export, args.focus)
     return {"file": str(written.resolve()), **export.summary()}
 

@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """One DuckDB query over the dataset's views (dims._storage.duckdb_connection)."""
+    from .._extras import require
+
+    require("sql", "dims sql")  # before DuckDB is imported
     import duckdb
 
     from .._errors import DatasetError, first_line

@@ -1,7 +1,7 @@
 """`connect()`: the generated client, configured safely from arguments, `DIMS_*` or a profile.
 
 Settings are decided once, by `resolve_settings`: a flag or argument, then its `DIMS_*`
-variable, then the profile (`dims.profiles`), then the default, each setting's origin
+variable, then the profile (`dims._profiles`), then the default, each setting's origin
 kept for `dims config`. The result, a frozen `Settings`, is what every layer below is handed
 (`connect(settings=…)`, one client per workspace): nothing re-reads a variable or the file,
 and a profile's key command runs at most once per command.
@@ -35,9 +35,9 @@ from dims_client import Client
 from .. import _codehost as codehost
 from .. import _defaults as defaults
 from .. import _spec as spec
-from .._errors import ConfigurationError, add_secret, scrub_http_logs
-from .._secrets import protect_generated_models
-from ..profiles import Profile, load_profile
+from .._errors import ConfigurationError
+from .._profiles import Profile, load_profile
+from .._secrets import add_secret, protect_generated_models, scrub_http_logs
 from ._transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints
 
 #: The embedded sandbox's default address (`dims sandbox`).

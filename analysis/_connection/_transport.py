@@ -27,7 +27,6 @@ import logging
 import math
 import ssl
 import time
-import warnings
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
@@ -45,10 +44,9 @@ from .._errors import (
     DeadlineExceededError,
     ResponseFormatError,
     ResponseTooLargeError,
-    describe,
-    raise_for_status,
-    scrub,
 )
+from .._http_errors import describe, raise_for_status
+from .._secrets import scrub
 
 log = logging.getLogger("dims.transport")
 
@@ -101,8 +99,7 @@ class RetryPolicy:
     """How hard to try. The defaults are bounded: at most 5 retries and 60 s per request.
 
     `retries` counts the attempts after the first, as `dims --retries`, curl's and pip's
-    `--retries` do: `retries=0` sends each request once. (`attempts=N`, which counted the
-    first one too, still works as `retries=N - 1`, with a DeprecationWarning.)
+    `--retries` do: `retries=0` sends each request once.
     """
 
     #: Attempts after the first, for the statuses and failures worth another one.
@@ -130,14 +127,7 @@ class RetryPolicy:
         statuses: frozenset[int] = frozenset({429, 500, 502, 503, 504}),
         validate_json: bool = True,
         connect_retries: int = 1,
-        *,
-        attempts: int | None = None,
-        connect_attempts: int | None = None,
     ) -> None:
-        if attempts is not None:
-            retries = _retries_of("attempts", attempts, "retries")
-        if connect_attempts is not None:
-            connect_retries = _retries_of("connect_attempts", connect_attempts, "connect_retries")
         if retries < 0 or connect_retries < 0:
             raise ValueError(f"retries must be 0 or more: {retries}, {connect_retries}")
         chosen = {
@@ -157,18 +147,6 @@ class RetryPolicy:
     @classmethod
     def none(cls) -> RetryPolicy:
         return cls(retries=0)
-
-
-def _retries_of(old: str, attempts: int, new: str) -> int:
-    """`attempts` (the first one included) as retries, with the deprecation said once."""
-    warnings.warn(
-        f"RetryPolicy({old}={attempts}) is deprecated: it counts the first attempt too; "
-        f"write RetryPolicy({new}={attempts - 1}), the attempts after the first, as "
-        "`dims --retries` counts them",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return attempts - 1
 
 
 MIB = defaults.MIB

@@ -19,9 +19,8 @@ Why it reads the way it does:
   the text into the records' raw JSON text and finds the pages among them, so the typed
   reader in `dims._tables` can decode each record straight into typed Structs. A file up
   to `WHOLE_FILE_LIMIT * _RAW_WHOLE_FACTOR` is split whole; a larger one is cut a few
-  megabytes at a time (`_chunked_array`). A split in C (`_arraysplit.c`, on a thread) did
-  this until issue 31: it saved 1-6% of an export's time, under the bar a C module must
-  clear (docs/benchmarks.md), so it went.
+  megabytes at a time (`_chunked_array`). No C module splits it: one did not clear the bar
+  a C module must (docs/benchmarks.md, "What each C module buys").
 - A record that is not a valid deployment is not an error here: it goes on to the flattener,
   which lists it in rejected_records. Nor is one holding a value the JSON grammar allows and
   no parser reads (a lone surrogate, 1e400): wherever orjson refuses the text, the grammar
@@ -66,7 +65,7 @@ if TYPE_CHECKING:
 #: Files up to this size are parsed whole with orjson; larger arrays are read in chunks.
 WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 #: Raw reading holds a file's bytes, not a Python object per value, so it reads files this
-#: many times larger whole (cheaper than the chunk cutting; about 5% of a 20k export).
+#: many times larger whole: cheaper than cutting it in chunks (docs/benchmarks.md).
 _RAW_WHOLE_FACTOR = 4
 _CHUNK = 4 * 1024 * 1024
 #: The largest record (or NDJSON line) read; larger ones are a DumpError. No real deployment
@@ -96,7 +95,7 @@ def read_dump(
     streamed array or in an NDJSON line surfaces when the reading gets there.
 
     With `raw=True` the records of a top-level array come as `msgspec.Raw` (each one's JSON
-    text, unparsed) for the Flattener's typed reader; pages inside the array, a single page
+    text, unparsed) for the Flattener's compiled lane; pages inside the array, a single page
     and NDJSON still come parsed. The array's syntax is checked as it is split; what only
     a full parse finds (a number out of range, bad UTF-8 in a string) is reported by the
     Flattener with the record's position.

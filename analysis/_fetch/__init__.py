@@ -8,8 +8,8 @@ Inside, each module one job:
 - `_listings`: the listings (pages, offsets, completeness, typed tags), the providers and
   the repositories, within one `RequestBudget`; its docstring has the paging rules;
 - `_workspaces`: several workspaces fetched concurrently into one stream of pages
-  (`WorkspaceFetch`), each workspace's outcome an `evidence.Workspace`;
-- `_copies`: one copy of every deployment that several workspaces list.
+  (`WorkspaceFetch`), each workspace's outcome an `evidence.Workspace`; which copy of a
+  deployment several workspaces list is kept is decided once, at publish (`dims._copies`).
 
 What a fetch hands on beside its pages is typed in the foundation (`dims._evidence`), so
 that the orchestrator can carry it to storage without storage knowing this package.
@@ -22,7 +22,6 @@ from .._errors import CodeHostWarning as CodeHostWarning
 from .._errors import ListingShiftedWarning as ListingShiftedWarning
 from .._errors import PagingWarning as PagingWarning
 from .._options import FetchLimits, filter_names
-from ._copies import OneCopy
 from ._listings import (
     DEFAULT_CONCURRENCY,
     DEFAULT_PAGE_SIZE,
@@ -57,7 +56,6 @@ __all__ = [
     "DEFAULT_PAGE_SIZE",
     "FetchLimits",
     "FetchStats",
-    "OneCopy",
     "Repositories",
     "RepositoryFetcher",
     "RequestBudget",

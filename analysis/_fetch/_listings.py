@@ -8,7 +8,7 @@ Requests are built by the generated client (`<operation>_request_kwargs`), so UR
 parameter encoding come from openapi.yaml; responses are read raw and parsed once with
 orjson instead of through the generated models, because a single malformed record must be
 kept aside by the tables layer rather than fail its whole page, and because `from_dict`
-costs 2-3x the parse (see benchmarks/).
+costs several times the parse (docs/benchmarks.md, the generated models' row).
 
 Paging follows rules that real services need, not only the spec's one rule (the response
 `offset` is the next request's offset):
@@ -62,11 +62,9 @@ from .._errors import (
     PaginationError,
     PagingWarning,
     ResponseFormatError,
-    connection_error,
-    describe,
-    raise_for_status,
 )
 from .._evidence import FetchEvidence, Integrations, ListingStats, TypeSources
+from .._http_errors import connection_error, describe, raise_for_status
 from .._options import FetchLimits, Filters
 from .._pages import Page, RecordKeys, keys_of
 from .._progress import Progress
@@ -793,7 +791,7 @@ def fetch_deployments(
     the fleet and its type the tag. `stats` gets the evidence of completeness.
 
     With `raw`, records are raw JSON text (`msgspec.Raw`): never parsed into dicts here,
-    they go to the tables' fast typed reader (what `take_snapshot` uses).
+    they go to the tables' compiled lane (what `take_snapshot` uses).
     `on_integration(id)` is called for each integration the fleet names, as soon as a page
     names it (a `RepositoryFetcher.add` lists its repositories meanwhile); sharing a
     `budget` with it keeps the requests of both within one limit.

@@ -6,9 +6,9 @@ same completeness rules and its own evidence; its pages carry its tenant_id. The
 `fetch.RequestBudget`: `--concurrency N` stays N requests in flight in all, whatever the
 number of workspaces. A bounded
 queue joins them, so memory stays bounded by a few pages per workspace whatever their
-sizes. Past the queue, `_copies.OneCopy` keeps one copy of every deployment id that several
-workspaces list (the owner's, else the first workspace's in the order given), and each
-workspace's outcome counts the copies it lost. A workspace that fails (401/403 for that
+sizes. Every page passes on as it came: a deployment that several workspaces list comes
+once per workspace, each page naming its lister; which copy a day keeps is decided once, at
+publish (`dims._copies`). A workspace that fails (401/403 for that
 tenant, 5xx after retries, a paging error) stops alone: the others go on, and `outcome()`
 names it with its one-line error.
 """
@@ -32,7 +32,6 @@ from .._options import FetchLimits, Filters
 from .._pages import Page
 from .._progress import Progress
 from . import _listings as fetch
-from ._copies import OneCopy
 
 __all__ = ["WorkspaceFetch"]
 
@@ -56,9 +55,8 @@ class _State:
 class WorkspaceFetch:
     """Fetch every workspace of `clients` (tenant_id -> client) concurrently.
 
-    `pages()` yields their pages as they come (each with `Page.tenant_id`), every deployment
-    id once (`_copies.OneCopy`, in the order of `clients`); once it is exhausted, `outcome()`
-    gives each workspace's providers, repositories, evidence, duplicates dropped or error.
+    `pages()` yields their pages as they come (each with `Page.tenant_id`); once it is
+    exhausted, `outcome()` gives each workspace's providers, repositories, evidence or error.
     Closing the `pages()` iterator early stops every fetch.
     """
 
@@ -88,13 +86,12 @@ class WorkspaceFetch:
             _QUEUED_PER_WORKSPACE * max(1, len(self.clients))
         )
         self._stop = threading.Event()
-        self.copies = OneCopy(list(self.clients))
 
     def pages(self) -> Iterator[Page]:
-        """Every workspace's pages, interleaved as they arrive, each deployment once."""
+        """Every workspace's pages, interleaved as they arrive."""
         fetched = self._fetched()
         try:
-            yield from self.copies.pages(fetched)
+            yield from fetched
         finally:
             fetched.close()  # stops every fetch, now rather than when collected
 
@@ -134,8 +131,6 @@ class WorkspaceFetch:
                 repositories=state.repositories.by_integration,
                 evidence=self._evidence(state),
                 error=state.error,
-                duplicates=self.copies.dropped(tenant),
-                foreign_ids=self.copies.foreign_ids(tenant),
             )
             for tenant, state in self.states.items()
         ]

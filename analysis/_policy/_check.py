@@ -43,11 +43,11 @@ def _earlier(snap: Snapshot) -> str | None:
     return days[-1] if days else None
 
 
-def _against(
-    snap: Snapshot, rules: Rules, against: Snapshot | str | dt.date | None
+def base_snapshot(
+    snap: Snapshot, rules: Rules, against: Snapshot | str | dt.date | None = None
 ) -> Snapshot | None:
-    """The snapshot drift compares with: `against`, else the rules' `drift.against`, else
-    the one before `snap`'s day (None when there is none)."""
+    """The snapshot drift (and a comment's cost change) compares with: `against`, else the
+    rules' `drift.against`, else the one before `snap`'s day (None when there is none)."""
     if isinstance(against, Snapshot):
         return against
     day = against if against is not None else rules.drift.against if rules.drift else None
@@ -74,7 +74,7 @@ def check(
     snap = source if isinstance(source, Snapshot) else load_snapshot(source)
     missing: list[str] = []
     results = _shape_rules(snap, rules, prices, missing)
-    then = _against(snap, rules, against) if rules.drift is not None else None
+    then = base_snapshot(snap, rules, against) if rules.drift is not None else None
     if rules.drift is not None and then is None:
         results += skipped(rules, f"no snapshot before {snap.snapshot_date} to compare with")
     elif then is not None:

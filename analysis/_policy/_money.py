@@ -1,9 +1,12 @@
 """The rules with money in them: budgets per group, and drift against another snapshot.
 
-A figure that leaves deployments out (unpriced ones; on the limits basis, those with
-unbounded limits) is lower than the truth, so it never passes silently: above the limit it
-fails and says it is a lower bound; within it, `unknown_costs: fail` (the default) fails it as
-"may exceed", and `unknown_costs: notice` lets it pass with a notice naming them.
+A budget fails on what it can show: the known figure above the limit. A figure that leaves
+deployments out (unpriced ones; on the limits basis, those with unbounded limits) is lower
+than the truth, so it never passes silently: above the limit it fails and says it is a lower
+bound; within it, `unknown_costs: notice` (the default) holds it with a notice naming them and
+what each needs to be priced, and `unknown_costs: fail` fails it as "may exceed". The default is
+the notice because a gate that fails on every run while nothing changed is switched off (the
+way Infracost lists what it cannot price and fails on what it can).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import TypedDict
 
 import pandas as pd
 
-from dims._policy._groups import Figure, costs, figure_of, members_of
+from dims._policy._groups import Figure, figure_of, members_of
 from dims._policy._results import Notice, RuleResult, Violation
 from dims._policy._rules import Group, Rules
 from dims._reports import PriceSheet, Snapshot, allocated
@@ -35,6 +38,27 @@ def ids_and_names(frame: pd.DataFrame) -> Behind:
     }
 
 
+#: What a deployment left out of a figure needs to be priced, by why it is left out
+#: (`reports`' `unpriced_reason`, and unbounded limits on the limits basis).
+NEEDS = {
+    "resource_spec_absent": "a resource_spec with cpu and memory_mb",
+    "missing_resources": "a cpu and memory_mb request on each component that asks for compute",
+    "unreadable_quantity": "resource figures a cluster runs",
+    "limits_unbounded": "a cpu and memory limit on every container",
+}
+
+
+def needs(left_out: pd.DataFrame) -> str:
+    """`to be priced: 14 need a resource_spec with cpu and memory_mb; 1 needs …` of the
+    deployments a figure leaves out (`cost_by_deployment` rows), most common need first."""
+    reason = left_out["unpriced_reason"].astype("object")
+    why = reason.where(reason.notna(), "limits_unbounded")
+    counts = why.value_counts()
+    ordered = sorted(counts.items(), key=lambda item: (-int(item[1]), str(item[0])))
+    parts = [f"{int(n):,} need{'s' * (int(n) == 1)} {NEEDS[str(k)]}" for k, n in ordered]
+    return f"to be priced: {'; '.join(parts)}" if parts else ""
+
+
 def _unknown_part(
     rule: str, group: str, figure: Figure, limit: float, rules: Rules, unit: str
 ) -> Violation | Notice:
@@ -46,7 +70,9 @@ def _unknown_part(
             rule, group, figure.value, limit, unit, "may exceed", note=note,
             **ids_and_names(figure.left_out),
         )  # fmt: skip
-    message = f"within the limit on what is known, but {left} not in the figure"
+    message = (
+        f"within the limit on what is known, but {left} not in the figure; {needs(figure.left_out)}"
+    )
     return Notice(rule, group, message, **ids_and_names(figure.left_out))
 
 
@@ -110,16 +136,3 @@ def result(rule: str, checked: int, found: list[Violation | Notice]) -> RuleResu
     violations = tuple(v for v in found if isinstance(v, Violation))
     notices = tuple(n for n in found if isinstance(n, Notice))
     return RuleResult(rule, "fail" if violations else "pass", checked, violations, notices)
-
-
-def growth(
-    now: Snapshot, then: Snapshot, group: Group, prices: PriceSheet, column: str
-) -> pd.DataFrame:
-    """The group's deployments (in `now`) whose cost grew since `then`, most growth first,
-    with `growth_usd_month` (a deployment new since `then` grew by all it costs)."""
-    members = members_of(now, group, prices)[["deployment_id", "name", column]]
-    before = costs(then, prices)[["deployment_id", column]].rename(columns={column: "before"})
-    merged = members.merge(before, on="deployment_id", how="left")
-    merged["growth_usd_month"] = merged[column] - merged["before"].fillna(0.0)
-    grown = merged[merged["growth_usd_month"] > 0]
-    return grown.sort_values(["growth_usd_month", "deployment_id"], ascending=[False, True])

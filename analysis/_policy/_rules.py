@@ -4,7 +4,7 @@ The schema (docs/check.md shows a whole file; every key optional, at least one r
 
     basis: requests            # requests | limits: what money rules price (default requests)
     scale: max                 # min | max (default max)
-    unknown_costs: fail        # fail | notice: a figure that leaves deployments out
+    unknown_costs: notice      # notice | fail: a figure that leaves deployments out
     budgets:                   # monthly US dollars per group, at most
       fleet: 400000
       type=prod: 300000
@@ -39,7 +39,7 @@ from dims._smallfile import read_small_file
 
 BASES = ("requests", "limits")
 SCALES = ("min", "max")
-UNKNOWN_COSTS = ("fail", "notice")
+UNKNOWN_COSTS = ("notice", "fail")
 FLEET = "fleet"
 #: The deployment types `no_unbounded_limits: true` means.
 PRODUCTION = ("prod",)
@@ -91,7 +91,10 @@ class Rules:
 
     basis: str = "requests"
     scale: str = "max"
-    unknown_costs: str = "fail"
+    #: what a money figure that leaves deployments out does within its limit: `notice` (the
+    #: default) names them and what they need, and the rule holds on what is known; `fail`
+    #: fails it as "may exceed". A gate that fails while nothing changed gets switched off.
+    unknown_costs: str = "notice"
     budgets: tuple[tuple[Group, float], ...] = ()
     max_versions_behind: int | None = None
     min_share_on_newest: float | None = None

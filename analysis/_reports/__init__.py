@@ -64,13 +64,16 @@ from dims._reports._capacity import (
 from dims._reports._charts import component_colors
 from dims._reports._explain import Explanation, explain
 from dims._reports._explain_text import lines as explain_lines
+from dims._reports._focus import BASIS_WORDS as FOCUS_BASIS_WORDS
 from dims._reports._focus import (
     FOCUS_VERSION,
+    FOCUS_VERSIONS,
     FocusExport,
     focus_format,
     focus_table,
     write_focus,
 )
+from dims._reports._focus import SCHEMAS as FOCUS_SCHEMAS
 from dims._reports._frames import Snapshot, load_snapshot, snapshot_days
 from dims._reports._headline import headline
 from dims._reports._headline import lines as headline_lines
@@ -112,7 +115,10 @@ from dims._reports._versions import parse_version, sort_versions, version_key, v
 __all__ = [
     "COST_CEILING_USD",
     "DEFAULT_PRICES",
+    "FOCUS_BASIS_WORDS",
+    "FOCUS_SCHEMAS",
     "FOCUS_VERSION",
+    "FOCUS_VERSIONS",
     "HOURS_PER_MONTH",
     "MAX_SERIES",
     "MIN_SERIES",

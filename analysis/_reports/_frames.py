@@ -45,9 +45,9 @@ _T = TypeVar("_T")
 def among(values: pd.Series, others: pd.Series | set[str]) -> np.ndarray:
     """Which of `values` (text, ids say) are among `others`, one bool each.
 
-    `Series.isin` on pandas' text dtype matched 20,000 ids against 20,000 in about 0.17 s
-    (through pyarrow); the same as Python objects in a hash table takes under 0.01 s, and a
-    comparison of two snapshots makes five of them."""
+    `Series.isin` on pandas' text dtype goes through pyarrow, many times slower than a hash
+    table of Python objects (docs/benchmarks.md), and a comparison of two snapshots makes
+    five of them."""
     pool = others.astype("object") if isinstance(others, pd.Series) else list(others)
     found: np.ndarray = pd.Index(values.astype("object")).isin(pool)
     return found

@@ -13,8 +13,6 @@ previous report intact. Files get the dataset's permissions (0666 less the umask
 
 from __future__ import annotations
 
-import contextlib
-import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dims._atomic import write_atomic
 from dims._errors import ReportError
 from dims._reports import _capacity as cap
 from dims._reports import _charts as charts
@@ -119,25 +118,9 @@ def report_dir(
     return paths.join(out_dir, "reports", f"{PARTITION}={snapshot_date}")
 
 
-def _file_mode() -> int:
-    """0666 less the process umask: the mode `open()` gives new files, as the dataset has."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
 def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    temp = Path(name)
-    try:
-        write(temp)
-        os.chmod(temp, _file_mode())  # mkstemp's 0600 would hide the report from its readers
-        os.replace(temp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temp.unlink()
+    write_atomic(target, write)
 
 
 def _write_parquet(frame: pd.DataFrame, schema: pa.Schema, target: Path, kind: str) -> None:

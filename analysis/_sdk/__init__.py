@@ -14,7 +14,7 @@
 Built on the layers below, with nothing of its own on the wire: requests are the generated
 client's (`generated_client`, from openapi.yaml), retries and deadlines the transport's
 (`dims._connection`), paging the fetch layer's (`dims._fetch`), workspaces and the
-one-copy rule the export's (`dims._fetch.OneCopy`), tables the export's readers
+one-copy rule the export's (`dims._copies`), tables the export's readers
 (`dims._snapshot.fetch_tables`). Errors are `dims._errors`' typed ones.
 """
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from ._async import AsyncClient, AsyncDeploymentListing
 from ._connections import ClientOptions
+from ._export import take_snapshot
 from ._models import APIResponse
 from ._sync import Client, DeploymentListing
 
@@ -32,4 +33,5 @@ __all__ = [
     "Client",
     "ClientOptions",
     "DeploymentListing",
+    "take_snapshot",
 ]

@@ -10,16 +10,16 @@ from __future__ import annotations
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 from .. import _fetch as fetch
 from .._connection import DimsClient
 from .._errors import NotFoundError
-from .._options import Filters
+from .._options import DeploymentFilters, Filters
 from .._pages import Page
 from . import _models as models
 from ._base import BaseClient
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from .._options import ExportOptions
+    from .._progress import Progress
     from .._snapshot import ExportResult
 
 T = TypeVar("T")
@@ -61,16 +63,17 @@ class AsyncDeploymentListing(Listing):
                 yield dataclasses.replace(page, tenant_id=tenant)
 
     async def _workspace_pages(self, clients: dict[str | None, DimsClient]) -> AsyncIterator[Page]:
-        copies = fetch.OneCopy([t for t in clients if t is not None])
+        each = OneEach([t for t in clients if t is not None])
         try:
             for tenant, client in clients.items():
+                assert tenant is not None
                 async for page in self._tenant_pages(tenant, client):
-                    for kept in copies.kept(page):
+                    for kept in each.pages(page, tenant):
                         yield kept
-            for page in copies.late_pages():
+            for page in each.rest_pages():
                 yield page
         finally:
-            copies.close()
+            each.close()
 
     async def _found(self) -> AsyncIterator[Found]:
         clients = self._clients()
@@ -152,7 +155,7 @@ class AsyncDeployments:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         concurrency: int = fetch.DEFAULT_CONCURRENCY,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> AsyncDeploymentListing:
         """`Deployments.list`: nothing is sent until it is iterated (`async for`)."""
         return AsyncDeploymentListing(
@@ -180,7 +183,7 @@ class AsyncDeploymentsWithRawResponse:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         offset: int = 0,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> models.APIResponse[DeploymentPage]:
         """One request: the page at `offset`, as `DeploymentsWithRawResponse.list`."""
         request = models.page_request(page_size, offset, filters)
@@ -278,12 +281,21 @@ class AsyncClient(BaseClient):
         self.providers = AsyncProviders(connections)
         self.repositories = AsyncRepositories(connections)
 
-    async def take_snapshot(self, out_dir: str | Path, **options: Any) -> ExportResult:
+    async def take_snapshot(
+        self,
+        out_dir: str | Path,
+        options: ExportOptions | None = None,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+        **keywords: Any,
+    ) -> ExportResult:
         """`Client.take_snapshot`, in a worker thread."""
         from .._snapshot import take_snapshot
 
+        source = self._connections.source()
         return await asyncio.to_thread(
-            take_snapshot, self._connections.source(), out_dir, **options
+            take_snapshot, source, out_dir, options, filters, progress=progress, **keywords
         )
 
     async def close(self) -> None:

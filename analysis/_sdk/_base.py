@@ -24,25 +24,32 @@ class BaseClient:
         max_retries: int | None = None,
         allow_insecure_http: bool = False,
         profile: str | None = None,
-        _connections: Connections | None = None,
     ) -> None:
         """Unset arguments come from `DIMS_*`, then from the profile (`profile`,
-        `DIMS_PROFILE`, or the config file's `default`: docs/profiles.md), then the sandbox.
-        `_connections` is `with_options`' own: a copy's, shared with its origin."""
-        if _connections is None:
-            options = resolve(
-                base_url=base_url,
-                api_key=api_key,
-                tenant_id=tenant_id,
-                code_host=code_host,
-                timeout=timeout,
-                max_retries=max_retries,
-                allow_insecure_http=allow_insecure_http,
-                profile=profile,
-            )
-            _connections = Connections(options)
-        self._connections = _connections
-        self._attach(_connections)
+        `DIMS_PROFILE`, or the config file's `default`: docs/profiles.md), then the sandbox."""
+        options = resolve(
+            base_url=base_url,
+            api_key=api_key,
+            tenant_id=tenant_id,
+            code_host=code_host,
+            timeout=timeout,
+            max_retries=max_retries,
+            allow_insecure_http=allow_insecure_http,
+            profile=profile,
+        )
+        self._adopt(Connections(options))
+
+    @classmethod
+    def _sharing(cls, connections: Connections) -> Self:
+        """A client over `connections` as they are: `with_options`' copy, which shares its
+        origin's (not a constructor argument, so the signature users read is theirs only)."""
+        self = cls.__new__(cls)
+        self._adopt(connections)
+        return self
+
+    def _adopt(self, connections: Connections) -> None:
+        self._connections = connections
+        self._attach(connections)
 
     def _attach(self, connections: Connections) -> None:
         """Make the resources (each twin its own) over `connections`."""
@@ -60,7 +67,7 @@ class BaseClient:
         connections = self._connections.copy(
             timeout=timeout, max_retries=max_retries, tenant_id=tenant_id
         )
-        return type(self)(_connections=connections)
+        return self._sharing(connections)
 
     @property
     def options(self) -> ClientOptions:

@@ -31,7 +31,7 @@ from .._connection import (
     tenant_ids,
 )
 from .._errors import ConfigurationError, DimsError
-from ..profiles import load_profile
+from .._profiles import load_profile
 
 #: What `timeout=` takes: seconds for each connect and read, or httpx's finer Timeout.
 Timeout: TypeAlias = float | httpx.Timeout

@@ -7,7 +7,7 @@ A record no model can hold is a ResponseFormatError naming where it came from.
 
 `APIResponse` is what `with_raw_response` gives: the exchange of one request (its status,
 headers and body) and `parse()`, the model it holds. It is built from a copy of the
-response whose request carries no secret header (`errors.without_secrets`).
+response whose request carries no secret header (`_http_errors.without_secrets`).
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ from .._connection import DimsClient
 from .._errors import (
     ConfigurationError,
     ResponseFormatError,
-    connection_error,
-    scrub,
-    without_secrets,
 )
+from .._http_errors import connection_error, without_secrets
 from .._options import Filters
 from .._pages import Page
+from .._secrets import scrub
 
 T = TypeVar("T")
 

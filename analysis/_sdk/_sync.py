@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, Unpack
 
 from dims_client.models import Deployment, DeploymentPage, OAuthProvider, Repository
 
 from .. import _fetch as fetch
 from .._connection import DimsClient
 from .._errors import NotFoundError
-from .._options import Filters
+from .._options import DeploymentFilters, Filters
 from .._pages import Page
 from . import _models as models
 from ._base import BaseClient
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
+    from .._options import ExportOptions
+    from .._progress import Progress
     from .._snapshot import ExportResult
 
 T = TypeVar("T")
@@ -47,14 +49,25 @@ class DeploymentListing(Listing):
         """The listing's pages (`dims.Page`: parsed JSON records, where they came from).
 
         Of several workspaces: each one's pages in turn (`Page.tenant_id` says whose), each
-        deployment once; a copy that replaces one already passed on comes last, on a page
-        whose `replaces` names the ids it replaces (`dims._fetch.OneCopy`)."""
+        deployment once, the copy an export keeps (`dims._copies`); a copy listed outside
+        its own workspace comes after the last workspace, on a page of its own (a later
+        workspace's copy might have beaten it)."""
         clients = self._clients()
         if len(clients) == 1:
             ((tenant, client),) = clients.items()
             return self._tenant_pages(tenant, client)
-        copies = fetch.OneCopy([t for t in clients if t is not None])
-        return copies.pages(p for t, c in clients.items() for p in self._tenant_pages(t, c))
+        return self._workspace_pages(clients)
+
+    def _workspace_pages(self, clients: dict[str | None, DimsClient]) -> Iterator[Page]:
+        each = OneEach([t for t in clients if t is not None])
+        try:
+            for tenant, client in clients.items():
+                assert tenant is not None
+                for page in self._tenant_pages(tenant, client):
+                    yield from each.pages(page, tenant)
+            yield from each.rest_pages()
+        finally:
+            each.close()
 
     def _tenant_pages(self, tenant: str | None, client: DimsClient) -> Iterator[Page]:
         with self.asking(tenant):
@@ -134,12 +147,13 @@ class Deployments:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         concurrency: int = fetch.DEFAULT_CONCURRENCY,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> DeploymentListing:
-        """Every deployment the filters select (the spec's list-deployments filters:
-        `deployment_type="prod"`, `name_contains=…`, `status=…`, …), of every workspace of
-        the client, auto-paginated. Nothing is sent until it is iterated; the filters and
-        the page size are checked now."""
+        """Every deployment the filters select (`dims.DeploymentFilters`, the spec's
+        list-deployments filters: `deployment_type="prod"`, `name_contains=…`, `status=…`,
+        …), of every workspace of the client, auto-paginated. Nothing is sent until it is
+        iterated; the filters and the page size are checked now, as `dims export` checks
+        its options (`deployment_type="prd"` is a ConfigurationError naming the choices)."""
         return DeploymentListing(
             self._connections,
             Filters.of(filters),
@@ -166,7 +180,7 @@ class DeploymentsWithRawResponse:
         page_size: int = fetch.DEFAULT_PAGE_SIZE,
         offset: int = 0,
         timeout: Timeout | None = None,
-        **filters: Any,
+        **filters: Unpack[DeploymentFilters],
     ) -> models.APIResponse[DeploymentPage]:
         """One request: the page at `offset` (the first by default), not the listing. Its
         `parse()` is the generated `DeploymentPage` (`resources`, and `offset`, where the
@@ -279,13 +293,22 @@ class Client(BaseClient):
         self.providers = Providers(connections)
         self.repositories = Repositories(connections)
 
-    def take_snapshot(self, out_dir: str | Path, **options: Any) -> ExportResult:
+    def take_snapshot(
+        self,
+        out_dir: str | Path,
+        options: ExportOptions | None = None,
+        filters: Mapping[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+        **keywords: Any,
+    ) -> ExportResult:
         """`dims export` through this client: every workspace into one snapshot under
         `out_dir` (`dims._snapshot.take_snapshot`, which takes the same options and
         filters)."""
         from .._snapshot import take_snapshot
 
-        return take_snapshot(self._connections.source(), out_dir, **options)
+        source = self._connections.source()
+        return take_snapshot(source, out_dir, options, filters, progress=progress, **keywords)
 
     def close(self) -> None:
         """Close the connections (a copy from `with_options` leaves them to its origin)."""

@@ -9,13 +9,13 @@ Schema). The rest is inside, each module one job:
   finished tables), published through `_target` (the seam) by `_writer.LocalTarget` or
   `_remote_target.ObjectStoreTarget` (staged, committed, manifest-last; leases);
 - `_remote`: a dataset root named by URI (`s3://bucket/prefix`) through `pyarrow.fs`;
-- `_workspaces`: a day as the union of its workspaces; `_replaced`: rows of a deployment's
-  copy that a later copy replaces, taken out of the work folder;
+- `_workspaces`: a day as the union of its workspaces, and the one decision of which copy
+  of a deployment it keeps (`dims._copies.rank`), made at publish;
 - `_reader`: the snapshots read back (`read_table`, DuckDB views);
 - `_catalog`: those views written to a DuckDB file for BI tools (`dims catalog`).
 
-The names below are imported on first use, so that writing a snapshot does not load
-pandas and DuckDB, which only reading needs.
+The names below are imported on first use (`dims._lazy`), so that writing a snapshot does not
+load pandas and DuckDB, which only reading needs.
 """
 
 from __future__ import annotations
@@ -25,78 +25,26 @@ from typing import TYPE_CHECKING
 from .. import _lazy
 
 if TYPE_CHECKING:
-    from ._catalog import Catalog, store_filesystem, write_catalog
-    from ._reader import (
-        as_frame,
-        duckdb_connection,
-        has_snapshot,
-        history_counts,
-        read_arrow,
-        read_table,
-        read_tables,
-        resolve_date,
-        snapshot_dates,
-    )
-    from ._remote import Store, open_store
-    from ._workspaces import headline
-    from ._writer import (
-        Counts,
-        Published,
-        SnapshotWriter,
-        check_writable,
-        describe_replaced,
-        open_snapshot,
-    )
+    from ._catalog import Catalog as Catalog
+    from ._catalog import store_filesystem as store_filesystem
+    from ._catalog import write_catalog as write_catalog
+    from ._reader import as_frame as as_frame
+    from ._reader import duckdb_connection as duckdb_connection
+    from ._reader import has_snapshot as has_snapshot
+    from ._reader import history_counts as history_counts
+    from ._reader import read_arrow as read_arrow
+    from ._reader import read_table as read_table
+    from ._reader import read_tables as read_tables
+    from ._reader import resolve_date as resolve_date
+    from ._reader import snapshot_dates as snapshot_dates
+    from ._remote import Store as Store
+    from ._remote import open_store as open_store
+    from ._workspaces import headline as headline
+    from ._writer import Counts as Counts
+    from ._writer import Published as Published
+    from ._writer import SnapshotWriter as SnapshotWriter
+    from ._writer import check_writable as check_writable
+    from ._writer import describe_replaced as describe_replaced
+    from ._writer import open_snapshot as open_snapshot
 
-_HOMES = {
-    # an older path of DatasetError (its home is `dims._errors`, its door `analysis`)
-    "DatasetError": "..errors",
-    "Catalog": "._catalog",
-    "Counts": "._writer",
-    "Published": "._writer",
-    "SnapshotWriter": "._writer",
-    "Store": "._remote",
-    "as_frame": "._reader",
-    "check_writable": "._writer",
-    "describe_replaced": "._writer",
-    "duckdb_connection": "._reader",
-    "has_snapshot": "._reader",
-    "headline": "._workspaces",
-    "history_counts": "._reader",
-    "open_snapshot": "._writer",
-    "open_store": "._remote",
-    "read_arrow": "._reader",
-    "read_table": "._reader",
-    "read_tables": "._reader",
-    "resolve_date": "._reader",
-    "snapshot_dates": "._reader",
-    "store_filesystem": "._catalog",
-    "write_catalog": "._catalog",
-}
-
-__all__ = [
-    "Catalog",
-    "Counts",
-    "Published",
-    "SnapshotWriter",
-    "Store",
-    "as_frame",
-    "check_writable",
-    "describe_replaced",
-    "duckdb_connection",
-    "has_snapshot",
-    "headline",
-    "history_counts",
-    "open_snapshot",
-    "open_store",
-    "read_arrow",
-    "read_table",
-    "read_tables",
-    "resolve_date",
-    "snapshot_dates",
-    "store_filesystem",
-    "write_catalog",
-]
-
-
-__getattr__, __dir__ = _lazy.exports(__name__, globals(), _HOMES)
+__getattr__, __dir__, __all__ = _lazy.exports(__name__, globals())

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from .._atomic import write_atomic
 from .._errors import DatasetError, first_line
 from .._escape import sql_name, sql_text
+from .._extras import require
 from .._tables import TABLE_NAMES
 from . import paths
 from ._reader import (
@@ -63,7 +64,9 @@ class Catalog:
 def write_catalog(out_dir: PathLike, file: PathLike) -> Catalog:
     """A DuckDB database at `file` holding only views over the dataset in `out_dir` (a
     folder or an object-store URI), written whole or not at all (a temporary file renamed
-    over it). Raises DatasetError when the dataset has no snapshot or a file cannot be named."""
+    over it). Raises DatasetError when the dataset has no snapshot or a file cannot be named,
+    MissingExtraError without DuckDB (`dims[sql]`)."""
+    require("sql", "dims.write_catalog")
     target = Path(file).absolute()
     if paths.is_remote(out_dir):
         store = open_store(str(out_dir))
@@ -171,30 +174,31 @@ def _write(target: Path, views: dict[str, str], store: Store | None) -> None:
 
     if not target.parent.is_dir():
         raise DatasetError(f"{target}: its folder does not exist: create it first")
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    temp = Path(name)
-    temp.unlink()  # DuckDB makes the file itself (an empty file is no database)
-    try:
-        connection = duckdb.connect(str(temp))
+
+    def write(temp: Path) -> None:
+        temp.unlink()  # DuckDB makes the file itself (an empty file is no database)
         try:
-            if store is not None:
-                connection.register_filesystem(store_filesystem(store))
-            for view, query in views.items():
-                connection.execute(f"create view {sql_name(view)} as {query}")
-            connection.execute("checkpoint")
-        except duckdb.Error as exc:
-            raise DatasetError(f"cannot write the catalog {target}: {first_line(exc)}") from None
+            connection = duckdb.connect(str(temp))
+            try:
+                if store is not None:
+                    connection.register_filesystem(store_filesystem(store))
+                for view, query in views.items():
+                    connection.execute(f"create view {sql_name(view)} as {query}")
+                connection.execute("checkpoint")
+            except duckdb.Error as exc:
+                raise DatasetError(
+                    f"cannot write the catalog {target}: {first_line(exc)}"
+                ) from None
+            finally:
+                connection.close()
         finally:
-            connection.close()
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{temp}.wal").unlink()
         with contextlib.suppress(FileNotFoundError):
             # a stale log of the earlier file would be replayed into the new one
             Path(f"{target}.wal").unlink()
-        os.replace(temp, target)
-    finally:
-        for leftover in (temp, Path(f"{temp}.wal")):
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
+
+    write_atomic(target, write)
 
 
 def store_filesystem(store: Store) -> Any:

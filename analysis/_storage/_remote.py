@@ -10,7 +10,7 @@ gs:// and abfs:// come the same way with Google's and Azure's standard variables
 is tested here.
 
 Credentials are never shown: the secret values found in the environment are registered
-with `dims._errors.add_secret` (so every error line, log record and `--debug` traceback
+with `dims._secrets.add_secret` (so every error line, log record and `--debug` traceback
 is scrubbed), and a URI carrying credentials or options (`s3://key:secret@bucket`,
 `?secret_key=…`, which pyarrow would accept) is refused, since URIs are printed in
 summaries: `Store.uri` is always safe to show.
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._errors import ObjectStoreError as ObjectStoreError
-from .._errors import add_secret, scrubbed_line
+from .._errors import scrubbed_line
+from .._secrets import add_secret
 from . import paths
 
 if TYPE_CHECKING:

@@ -9,13 +9,16 @@ An export names the workspaces it fetched, and a day of the dataset is the union
   writer's lock, so no other export changes them meanwhile). Re-exporting workspace A
   replaces A's rows and keeps B's; the path of every file stays the dataset contract.
 - A deployment belongs to the workspace named by its own `tenant_id` (child tables repeat
-  it), and an id appears once in a day. Within one export the source keeps one copy of an
-  id (`dims._fetch._copies`); across exports, a deployment the new export holds replaces the
-  day's row of it (a deployment moved from B to A and exported under A replaces B's row),
-  except when both name a workspace this export did not fetch: then the day's row is that
-  workspace's and stays, and the new copy (another workspace's stale view of it) is
-  dropped and counted (rule "day"). Rows of an export made without a workspace
-  (tenant_id null: providers, repositories, rejected records) are kept, never guessed.
+  it), and an id appears once in a day. The work folder holds every copy the workspaces
+  listed, each row with its lister; `settle` ranks them once, with the day's published rows,
+  by `dims._copies.rank` (rules "day", "owner", "order"): a deployment the new export
+  holds replaces the day's row of it (a deployment moved from B to A and exported under A
+  replaces B's row), except when both name a workspace this export did not fetch: then the
+  day's row is that workspace's and stays, and the new copy (another workspace's stale view
+  of it) is dropped and counted (rule "day"). Every table is filtered by that one decision,
+  and the duplicates and mismatches the manifest counts are read from it. Rows of an export
+  made without a workspace (tenant_id null: providers, repositories, rejected records) are
+  kept, never guessed.
 - A workspace that failed (`--allow-partial`) publishes nothing: its rows already written
   are dropped and its rows from the day's earlier version, if any, are carried over.
 - The manifest's `workspaces` section lists every workspace of the day with its status
@@ -25,12 +28,11 @@ An export names the workspaces it fetched, and a day of the dataset is the union
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -38,6 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from dims._copies import LISTED_BY, RULES, Keep, Ranked, rank
 from dims._errors import DuplicateDeploymentsWarning as DuplicateDeploymentsWarning
 from dims._errors import TenantMismatchWarning as TenantMismatchWarning
 from dims._evidence import UNSET, UnsetType, Workspace
@@ -66,10 +69,8 @@ __all__ = [
 TENANT = "tenant_id"
 
 
-#: Why a copy of a deployment was dropped, in the manifest's order: another workspace's copy
-#: was the owner's, or came from a workspace given earlier (`dims._fetch._copies`), or the day
-#: already had the row of the workspace the copy names, which this export did not fetch.
-DUPLICATE_RULES = ("owner", "order", "day")
+#: Why a copy of a deployment was dropped, in the manifest's order (`dims._copies`).
+DUPLICATE_RULES = RULES
 
 
 @dataclass
@@ -79,6 +80,8 @@ class SettledDay:
     rows: dict[str, int]
     fetch: FetchSection
     workspaces: dict[str, DayWorkspace]
+    #: Copies read that lost to another copy of this export: not records of the day.
+    read_twice: int = 0
 
 
 def settle(
@@ -87,20 +90,54 @@ def settle(
     day: date,
     workspaces: Iterable[Workspace],
     identity: Identity,
-    mismatches: Mapping[str, int],
     rows: Mapping[str, int],
+    listed: Mapping[str, pa.ChunkedArray],
 ) -> SettledDay:
-    """The day made whole in `tmp` (`carry_over`) and the manifest's sections for it: rows
-    per table, and `fetch` and `workspaces`. Called under the writer's lock (or lease), so
-    the published day read here is the one the new version replaces."""
+    """The day made whole in `tmp` and the manifest's sections for it: every copy of a
+    deployment the work folder holds (`listed`: the workspace that listed each row of each
+    table) ranked once against the day's published rows (`dims._copies.rank`), every
+    table filtered by that one decision (`carry_over`), and the rows per table, the
+    duplicates and the tenant mismatches the manifest reports derived from it. Called under
+    the writer's lock (or lease), so the published day read here is the one the new
+    version replaces."""
     chosen = list(workspaces)
     published = _published(root, day)
-    merged, day_kept = carry_over(tmp, day, chosen, published, rows)
-    chosen, mismatches = _with_day_kept(chosen, day_kept, mismatches)
+    ranked = _ranked(tmp, day, chosen, published, listed)
+    merged = carry_over(tmp, day, chosen, published, rows, listed, ranked)
     counts = deployments_by_tenant(paths.partition_dir(tmp, "deployments", day))
     earlier = _published_manifest(root, day) if published else None
-    fetch, sections = manifest_sections(chosen, identity, earlier, mismatches, counts)
-    return SettledDay(merged, fetch, sections)
+    fetch, sections = manifest_sections(chosen, identity, earlier, ranked, counts)
+    return SettledDay(merged, fetch, sections, ranked.read_twice)
+
+
+def _ranked(
+    tmp: Path,
+    day: date,
+    workspaces: list[Workspace],
+    published: Mapping[str, pa.Table],
+    listed: Mapping[str, pa.ChunkedArray],
+) -> Ranked:
+    """The one decision: every new copy of a deployment against the others and the day's."""
+    fresh = _read(paths.partition_dir(tmp, "deployments", day), ["id", TENANT])
+    if fresh is None:
+        fresh = pa.table({"id": pa.array([], pa.string()), TENANT: pa.array([], pa.string())})
+    copies = fresh.append_column(LISTED_BY, _listers(listed.get("deployments"), fresh.num_rows))
+    old = published.get("deployments")
+    return rank(
+        copies,
+        [w.tenant_id for w in workspaces],
+        [w.tenant_id for w in workspaces if w.error is None],
+        old.select(["id", TENANT]) if old is not None else None,
+    )
+
+
+def _listers(listed: pa.ChunkedArray | None, rows: int) -> pa.ChunkedArray:
+    """The workspace that listed each row (none known: not one of the export's, so kept)."""
+    if listed is None or len(listed) != rows:
+        if listed is not None and len(listed):
+            raise ValueError(f"{len(listed)} rows' workspaces kept for {rows} rows written")
+        return pa.chunked_array([pa.nulls(rows, pa.string())])
+    return listed.cast(pa.string())
 
 
 def carry_over(
@@ -109,48 +146,30 @@ def carry_over(
     workspaces: Iterable[Workspace],
     published: Mapping[str, pa.Table],
     rows: Mapping[str, int],
-) -> tuple[dict[str, int], set[str]]:
-    """Make the new files of `day` (in `tmp`, `rows` per table) the whole day: the exported
-    workspaces' new rows, and the `published` rows of every other workspace. Rows per
-    table, after, and the ids whose new copy was dropped for the day's row (`_day_keeps`).
-    When the day is new and no workspace failed, the files stay as written.
-    """
+    listed: Mapping[str, pa.ChunkedArray],
+    ranked: Ranked,
+) -> dict[str, int]:
+    """Make the new files of `day` (in `tmp`, `rows` per table) the whole day, as `ranked`
+    decided: the new copies it keeps (a child row goes with its deployment's copy: the same
+    id, listed by the same workspace), the rows of failed workspaces left out, and the
+    `published` rows of every workspace not exported now that stay. Rows per table, after.
+    When the day is new, every copy is kept and no workspace failed, the files stay as
+    written."""
     chosen = list(workspaces)
     exported = pa.array([w.tenant_id for w in chosen if w.error is None], pa.string())
-    failed = pa.array([w.tenant_id for w in chosen if w.error is not None], pa.string())
-    if not published and not len(failed):
-        return dict(rows), set()
-    new = {name: _read(paths.partition_dir(tmp, name, day)) for name in TABLE_NAMES}
-    if len(failed):
-        new = {name: _without(table, failed) for name, table in new.items()}
-    theirs = _day_keeps(published.get("deployments"), new["deployments"], exported)
-    if len(theirs):
-        new = {name: _without_ids(name, table, theirs) for name, table in new.items()}
-    kept = _kept_rows(published, new, exported)
+    failed = [w.tenant_id for w in chosen if w.error is not None]
+    if not published and not failed and ranked.every_copy_kept:
+        return dict(rows)
+    listers = {name: _listers(listed.get(name), rows.get(name, 0)) for name in TABLE_NAMES}
+    fresh = _read(paths.partition_dir(tmp, "deployments", day), ["id"])
+    ids = fresh["id"] if fresh is not None else pa.chunked_array([], pa.string())
+    keep = Keep(ids, listers, ranked.kept, failed)
+    kept = _kept_rows(published, ranked.day_kept, exported)
     merged = {}
-    for name, table in new.items():
-        carried = kept.get(name)
-        if table is not None and carried is not None:
-            table = pa.concat_tables([table, _like(carried, table)])
-        if carried is not None or len(failed) or len(theirs):
-            _rewrite(paths.partition_dir(tmp, name, day), table)
-        merged[name] = table.num_rows if table is not None else 0
-    return merged, set(theirs.to_pylist())
-
-
-def _with_day_kept(
-    workspaces: list[Workspace], day_kept: set[str], mismatches: Mapping[str, int]
-) -> tuple[list[Workspace], dict[str, int]]:
-    """Each workspace with its copies dropped for the day's row counted (rule "day"), and
-    the mismatches without them: they were counted as kept under another workspace."""
-    counted = Counter(mismatches)
-    out = []
-    for workspace in workspaces:
-        dropped = len(workspace.foreign_ids & day_kept) if day_kept else 0
-        counted[workspace.tenant_id] -= dropped
-        duplicates = {**workspace.duplicates, "day": dropped}
-        out.append(dataclasses.replace(workspace, duplicates=duplicates))
-    return out, dict(counted)
+    for name in TABLE_NAMES:
+        folder = paths.partition_dir(tmp, name, day)
+        merged[name] = _rewrite(folder, partial(keep.rows, name), kept.get(name))
+    return merged
 
 
 def _published(root: paths.Location, day: date) -> dict[str, pa.Table]:
@@ -193,57 +212,20 @@ def _read(folder: Path, columns: list[str] | None = None) -> pa.Table | None:
     return pa.concat_tables(tables, promote_options="permissive")
 
 
-def _without(table: pa.Table | None, tenants: pa.Array) -> pa.Table | None:
-    if table is None:
-        return None
-    return table.filter(pc.invert(pc.is_in(table[TENANT], value_set=tenants)))
-
-
-def _day_keeps(old: pa.Table | None, fresh: pa.Table | None, exported: pa.Array) -> pa.Array:
-    """Ids whose published row stays and whose new copy goes: both rows name workspaces
-    this export did not fetch (the new copy is another workspace's view of a deployment
-    that is not its own; the day's row is its workspace's, and not this export's to replace).
-    """
-    if old is None or fresh is None:
-        return pa.array([], pa.string())
-    foreign = fresh.filter(_not_in(fresh[TENANT], exported))["id"]
-    theirs = old.filter(
-        pc.and_(_not_in(old[TENANT], exported), pc.is_in(old["id"], value_set=foreign))
-    )
-    return pc.unique(theirs["id"].combine_chunks())
-
-
 def _not_in(column: pa.ChunkedArray, tenants: pa.Array) -> pa.ChunkedArray:
     """Rows whose tenant_id is not one of `tenants` (null counts as not one)."""
     return pc.invert(pc.fill_null(pc.is_in(column, value_set=tenants), False))
 
 
-def _without_ids(name: str, table: pa.Table | None, ids: pa.Array) -> pa.Table | None:
-    """A table without the rows of deployments `ids` (tables without a deployment column
-    are kept whole)."""
-    if table is None:
-        return None
-    key = "id" if name == "deployments" else "deployment_id"
-    if key not in table.column_names:
-        return table
-    return table.filter(pc.invert(pc.is_in(table[key], value_set=ids)))
-
-
 def _kept_rows(
-    old: Mapping[str, pa.Table], new: Mapping[str, pa.Table | None], exported: pa.Array
+    old: Mapping[str, pa.Table], day_kept: pa.Array, exported: pa.Array
 ) -> dict[str, pa.Table]:
-    """The published rows that stay: deployments of workspaces not exported now (and not in
-    the new export), their children, and other tables' rows of other workspaces."""
+    """The published rows that stay: the deployments the ranking keeps (`day_kept`, one per
+    published deployment), their children, and other tables' rows of other workspaces."""
     deployments = old.get("deployments")
     if deployments is None:
         return {}
-    fresh = new["deployments"]
-    new_ids = fresh["id"] if fresh is not None else pa.array([], pa.string())
-    stays = pc.and_(
-        _not_in(deployments[TENANT], exported),
-        pc.invert(pc.is_in(deployments["id"], value_set=new_ids)),
-    )
-    kept = {"deployments": deployments.filter(stays)}
+    kept = {"deployments": deployments.filter(day_kept)}
     kept_ids = kept["deployments"]["id"]
     for name, table in old.items():
         if name == "deployments":
@@ -257,27 +239,44 @@ def _kept_rows(
     return kept
 
 
-def _like(table: pa.Table, model: pa.Table) -> pa.Table:
-    """`table` with exactly `model`'s columns (an older schema's missing ones as nulls)."""
+def _like(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` with exactly `schema`'s columns (an older schema's missing ones as nulls)."""
     columns = [
         table[f.name].cast(f.type) if f.name in table.column_names else pa.nulls(len(table), f.type)
-        for f in model.schema
+        for f in schema
     ]
-    return pa.Table.from_arrays(columns, schema=model.schema)
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _rewrite(folder: Path, table: pa.Table | None) -> None:
-    """The partition's one file, rewritten with the merged rows and the new file's metadata."""
+def _rewrite(
+    folder: Path, keep: Callable[[pa.Table, int], pa.Array], carried: pa.Table | None
+) -> int:
+    """The partition's one file, rewritten row group by row group with the rows `keep`
+    keeps, then the `carried` rows, with the new file's metadata; the rows written."""
     files = sorted(folder.glob("*.parquet"))
-    if table is None or not files:
-        return
+    if not files:
+        return 0
     target = files[0]
     schema = pq.read_schema(target)
+    written, at = 0, 0
     with pq.ParquetWriter(target.with_suffix(".merging"), schema, compression="zstd") as writer:
-        writer.write_table(table.replace_schema_metadata(schema.metadata))
+        for path in files:
+            with pq.ParquetFile(path) as source:
+                for index in range(source.num_row_groups):
+                    group = source.read_row_group(index)
+                    mask = keep(group, at)
+                    at += group.num_rows
+                    group = group.filter(mask)
+                    if group.num_rows:
+                        writer.write_table(group)
+                        written += group.num_rows
+        if carried is not None and carried.num_rows:
+            writer.write_table(_like(carried, schema).replace_schema_metadata(schema.metadata))
+            written += carried.num_rows
     for extra in files[1:]:
         extra.unlink()
     target.with_suffix(".merging").replace(target)
+    return written
 
 
 # --- the manifest --------------------------------------------------------------------------
@@ -287,7 +286,7 @@ def manifest_sections(
     workspaces: Iterable[Workspace],
     identity: Identity,
     earlier: Manifest | None,
-    mismatches: Mapping[str, int],
+    ranked: Ranked,
     deployments: Mapping[str, int],
 ) -> tuple[FetchSection, dict[str, DayWorkspace]]:
     """The manifest's `fetch` (this export, per workspace) and `workspaces` (the whole day:
@@ -312,7 +311,7 @@ def manifest_sections(
                 kept=day.get(tenant),  # its earlier rows of the day, carried over
             )
             continue
-        fetch[tenant] = _fetched(workspace, mismatches.get(tenant, 0))
+        fetch[tenant] = _fetched(workspace, ranked)
         day[tenant] = DayWorkspace(
             status="exported",
             export_id=identity.export_id,
@@ -321,7 +320,7 @@ def manifest_sections(
             complete=_complete(fetch[tenant]),
             fetch=fetch[tenant],
         )
-    _warn_duplicates([w for w in chosen if w.error is None])
+    _warn_duplicates([w.tenant_id for w in chosen if w.error is None], ranked)
     complete = all(w.error is None and _complete(fetch[w.tenant_id]) for w in chosen)
     return FetchSection(complete=complete, workspaces=fetch), dict(sorted(day.items()))
 
@@ -331,8 +330,9 @@ def _carried(section: DayWorkspace) -> DayWorkspace:
     return msgspec.structs.replace(section, status="carried")
 
 
-def _fetched(workspace: Workspace, mismatched: int) -> WorkspaceFetch:
-    """An exported workspace's evidence: its fetch's, then what this export decided."""
+def _fetched(workspace: Workspace, ranked: Ranked) -> WorkspaceFetch:
+    """An exported workspace's evidence: its fetch's, then what the ranking decided."""
+    mismatched = ranked.elsewhere.get(workspace.tenant_id, 0)
     if mismatched:
         warnings.warn(
             TenantMismatchWarning(
@@ -344,7 +344,7 @@ def _fetched(workspace: Workspace, mismatched: int) -> WorkspaceFetch:
     return WorkspaceFetch(
         **msgspec.structs.asdict(workspace.evidence),
         tenant_id_elsewhere=mismatched,
-        cross_workspace_duplicates=_duplicates(workspace),
+        cross_workspace_duplicates=_duplicates(ranked.dropped.get(workspace.tenant_id, {})),
     )
 
 
@@ -353,19 +353,20 @@ def _complete(evidence: WorkspaceFetch) -> bool:
     return evidence.complete is not False and not isinstance(evidence.error, str)
 
 
-def _duplicates(workspace: Workspace) -> Duplicates:
+def _duplicates(dropped: Mapping[str, int]) -> Duplicates:
     """The manifest's count of a workspace's copies dropped for another copy, by rule."""
-    by_rule = {rule: workspace.duplicates.get(rule, 0) for rule in DUPLICATE_RULES}
+    by_rule = {rule: dropped.get(rule, 0) for rule in DUPLICATE_RULES}
     return Duplicates(dropped=sum(by_rule.values()), decided_by=by_rule)
 
 
-def _warn_duplicates(exported: list[Workspace]) -> None:
+def _warn_duplicates(exported: list[str], ranked: Ranked) -> None:
     """One warning for the whole export: how many copies were dropped, and by which rule."""
-    by_rule = {rule: sum(w.duplicates.get(rule, 0) for w in exported) for rule in DUPLICATE_RULES}
+    dropped = [ranked.dropped.get(tenant, {}) for tenant in exported]
+    by_rule = {rule: sum(d.get(rule, 0) for d in dropped) for rule in DUPLICATE_RULES}
     total = sum(by_rule.values())
     if not total:
         return
-    order = ", then ".join(w.tenant_id for w in exported)
+    order = ", then ".join(exported)
     kept = {
         "owner": "the copy from the workspace its tenant_id names was kept",
         "order": f"the copy from the workspace given first was kept: {order}",

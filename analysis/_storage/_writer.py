@@ -8,7 +8,8 @@ is written, empty ones too, so readers always find every table of a snapshot.
 
 How it is used (`SnapshotWriter`, shaped like pyarrow's ParquetWriter): `open_snapshot`
 checks and holds the output before anything is read, `write` takes each batch's finished
-tables, `replace` the late winners' (below), `publish` the counts and the fetch's evidence
+tables (every copy of a deployment several workspaces list, each row with the workspace that
+listed it), `publish` the counts and the fetch's evidence
 (or each workspace's outcome) and writes the manifest; `abandon` (or leaving its `with`
 block by an exception) leaves nothing behind. The writer never pulls a source or calls
 back into one: `dims._snapshot` pulls the pages, reads them into tables and waits for
@@ -19,9 +20,11 @@ Why it is written the way it is:
   memory is bounded by one batch, not by the fleet. Each row group is written by background
   threads while the caller reads the next batch (Parquet encoding and compression release
   the GIL); at most one row group is in flight.
-- Late copies: when a deployment's winning copy came after another copy was written
-  (`dims._fetch._copies`), `replace` takes the replaced copy's rows out of every table and
-  writes the winners' (`replaced.Replacement`).
+- Every copy written, decided once: a deployment listed by several workspaces is written as
+  often as it was listed, and which copy the day keeps is decided at publish, under the lock,
+  by one ranking (`dims._copies`, applied by `_workspaces.settle`); the workspace that
+  listed each row (`LISTED_BY`) is kept beside the files, never in them. Nothing written is
+  taken back before then.
 - One writer per folder: the whole export holds an advisory lock (`fcntl.flock`) on
   `DIR/.dims.lock`; a second export into the same `DIR` says so once and waits (bounded by
   `lock_timeout`). The kernel drops the lock when its process dies, whatever its PID or
@@ -65,9 +68,9 @@ import secrets
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from functools import partial
 from pathlib import Path
@@ -75,6 +78,7 @@ from types import TracebackType
 
 import msgspec
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 try:
@@ -82,13 +86,14 @@ try:
 except ImportError:  # pragma: no cover - Windows: no advisory locks
     fcntl = None  # type: ignore[assignment]
 
+from dims._atomic import fsync_file, fsync_folder
+from dims._copies import LISTED_BY
 from dims._errors import ExportError
 from dims._evidence import UNSET, UnsetType, Workspace
 from dims._options import ExportOptions, Filters, FilterValue
 from dims._tables import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, table_schemas
 
 from . import paths
-from ._replaced import Replacement
 from ._target import KEEP_REPLACED, ExportWaitWarning, Target, Version
 from ._workspaces import settle
 from .manifest import (
@@ -119,6 +124,8 @@ PART_FILE = paths.PART_FILE
 #: Published last, so a reader keyed on deployments finds the other tables already there.
 _PUBLISH_LAST = "deployments"
 _LOCK_POLL_S = 0.1
+#: How the writer keeps `LISTED_BY` aside (`pc.dictionary_encode`'s type).
+_LISTED = pa.dictionary(pa.int32(), pa.string())
 
 
 @dataclass(frozen=True)
@@ -130,8 +137,6 @@ class Counts:
     original_name_conflicts: int = 0
     unreadable_quantities: int = 0
     unreadable_values: int = 0
-    #: Per workspace: deployments kept under the other workspace their record names.
-    tenant_mismatches: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -164,13 +169,13 @@ def open_snapshot(
 
 class SnapshotWriter:
     """One snapshot being written, as pyarrow's ParquetWriter writes a file: opened
-    (`open_snapshot`), fed (`write`, `replace`), then `publish`ed whole, or `abandon`ed.
+    (`open_snapshot`), fed (`write`), then `publish`ed whole, or `abandon`ed.
 
     It is handed finished tables and data, and never asks anyone for more: the caller
     (`dims._snapshot`) pulls the source, reads the records and waits for what the source
     lists beside them. What must happen while no other export can change the dataset
     happens here, under the lock held from `open_snapshot` to the end: the work folder made,
-    late copies' rows replaced, a day of workspaces made whole, an empty export refused,
+    the copies of a deployment decided and a day of workspaces made whole, an empty export refused,
     the replaced version looked at, the publish, the pruning. Used as a context manager,
     a block that raises abandons it: nothing of the snapshot is left.
     """
@@ -196,8 +201,9 @@ class SnapshotWriter:
             self._files: _TableFiles | None = _TableFiles(schemas, self.tmp, self.day, metadata)
             self._held = self._held.pop_all()
         self._rows = dict.fromkeys(TABLE_NAMES, 0)
-        #: After `replace`: the files rewritten without the replaced copies' rows.
-        self._replacement: Replacement | None = None
+        #: Per table, the workspace that listed each row written (`LISTED_BY`), in the
+        #: files' order; dictionary-encoded (a few workspaces), so a few bytes a row.
+        self._listed: dict[str, list[pa.Array]] = {name: [] for name in TABLE_NAMES}
 
     def __enter__(self) -> SnapshotWriter:
         return self
@@ -211,23 +217,20 @@ class SnapshotWriter:
         self.abandon()  # after publish: nothing left to undo
 
     def write(self, tables: Mapping[str, pa.Table]) -> None:
-        """One batch's tables (every table, in order), written with the next row group;
-        after `replace`, appended to the rewritten files."""
-        if self._replacement is not None:
-            self._replacement.write(tables)
-            return
+        """One batch's tables (every table, in order), written with the next row group.
+        A table's `LISTED_BY` column (which workspace listed each row) is kept aside, for
+        the publish to decide between copies."""
         files = self._open_files()
-        files.add(dict(tables))
+        files.add({name: self._listed_aside(name, table) for name, table in tables.items()})
         if files.pending >= self.options.row_group_records:
             files.flush()
 
-    def replace(self, replaced: Collection[str]) -> pa.Table:
-        """Take the rows of deployments `replaced` out of every table written so far; what
-        is written after goes after them (the winning copies' tables). The rows taken out,
-        id and tenant_id: what the caller had counted of them."""
-        self._finish_files()
-        self._replacement = Replacement(self.tmp, self.day, replaced)
-        return self._replacement.removed
+    def _listed_aside(self, name: str, table: pa.Table) -> pa.Table:
+        if LISTED_BY not in table.column_names:
+            return table
+        listed = table[LISTED_BY].combine_chunks()
+        self._listed[name].append(pc.dictionary_encode(listed))
+        return table.drop_columns([LISTED_BY])
 
     def publish(
         self,
@@ -253,9 +256,6 @@ class SnapshotWriter:
         if self._files is not None:
             self._files.abandon()
             self._files = None
-        if self._replacement is not None:
-            self._replacement.abandon()
-            self._replacement = None
         self._held.close()
 
     def _open_files(self) -> _TableFiles:
@@ -269,28 +269,26 @@ class SnapshotWriter:
             self._files.close()
             self._rows = dict(self._files.rows)
             self._files = None
-        if self._replacement is not None:
-            self._rows = self._replacement.close()
-            self._replacement = None
 
     def _manifest(
         self, counts: Counts, fetch: FetchSection, workspaces: Sequence[Workspace] | None
     ) -> Manifest:
         """The whole manifest: a day of workspaces settled, an empty export refused, and
         `replaced` asked of the target now, just before publishing, under the lock."""
-        rows = self._rows
+        rows, records = self._rows, counts.records
         day: dict[str, DayWorkspace] | UnsetType = UNSET
         if workspaces is not None:
+            listed = {name: pa.chunked_array(c, _LISTED) for name, c in self._listed.items()}
             settled = settle(
-                self.tmp, self.target.root, self.day, workspaces, self.identity,
-                counts.tenant_mismatches, rows,
-            )  # fmt: skip
+                self.tmp, self.target.root, self.day, workspaces, self.identity, rows, listed
+            )
             rows, fetch, day = settled.rows, settled.fetch, settled.workspaces
+            records -= settled.read_twice
         if not self.options.allow_empty:
             _refuse_empty(self.target, rows["deployments"], counts)
         return Manifest(
             **msgspec.structs.asdict(self.identity),
-            records=counts.records,
+            records=records,
             rejected=counts.rejected,
             original_name_conflicts=counts.original_name_conflicts,
             unreadable_quantities=counts.unreadable_quantities,
@@ -720,7 +718,7 @@ def _publish(tmp: Path, root: Path, day: date, manifest: Manifest) -> dict[str, 
     new_manifest = tmp / "manifest.json"
     new_manifest.write_bytes(encode(manifest))
     for path in (*(p for n in names for p in (tmp / n / partition).iterdir()), new_manifest):
-        _fsync(path)
+        fsync_file(path)
     replaced = manifest.replaced
     keeper = _Keeper(root / replaced.kept_in if replaced is not None else None)
     journal = _Journal()
@@ -765,7 +763,7 @@ def _publish_table(source: Path, table_dir: Path, keeper: _Keeper, journal: _Jou
     if not os.path.lexists(target):
         os.rename(source, target)  # the complete folder appears at once
         journal.did(partial(os.rename, target, source))
-        _fsync_dir(table_dir)
+        fsync_folder(table_dir)
         return target
     if not target.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "not a folder where a partition goes", str(target))
@@ -777,7 +775,7 @@ def _publish_table(source: Path, table_dir: Path, keeper: _Keeper, journal: _Jou
             journal.did(partial(os.rename, kept, entry))
     for name in new_names:
         _publish_file(source / name, target / name, keeper, journal, kept_parts)
-    _fsync_dir(target)
+    fsync_folder(target)
     return target
 
 
@@ -830,18 +828,3 @@ def _prune_replaced(root: Path, day: date, keep: int = KEEP_REPLACED) -> None:
     versions = sorted(p for p in folder.iterdir() if p.name.startswith(f"{day.isoformat()}-"))
     for old in versions[:-keep] if keep else versions:
         shutil.rmtree(old, ignore_errors=True)  # never follows links inside
-
-
-def _fsync(path: Path) -> None:
-    with open(path, "rb") as fh:
-        os.fsync(fh.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -52,7 +52,7 @@ Filter = str | bool | list[str]
 
 class Duplicates(msgspec.Struct):
     """A workspace's copies of deployments dropped for another copy, by the rule that
-    decided (`dims._fetch._copies`; "day": the day's row of the workspace it names was kept)."""
+    decided (`dims._copies`; "day": the day's row of the workspace it names was kept)."""
 
     dropped: int
     decided_by: dict[str, int]

@@ -18,10 +18,11 @@ Why this shape:
   so an export can stream row groups while memory stays bounded by one batch.
 - Two readers, one result. The careful reader (dicts parsed by orjson, every field
   checked in Python, every reject with its reason) is the reference. Records that arrive as
-  raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to a fast reader,
-  derived from the same plans, which writes the same rows or gives the record back to the
-  careful reader: the compiled lane (`_gathered`: msgspec Structs read by `_gather.c` straight
-  into Arrow buffers), or where that was not built, the Python typed reader.
+  raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) go first to the compiled lane
+  (`_gathered`: msgspec Structs, derived from the same plans, read by `_gather.c` straight
+  into Arrow buffers), which writes the same rows or gives the record back to the careful
+  reader. Where `_gather.c` was not built, the careful reader reads them all, and the export
+  says so once (`NotCompiledWarning`).
 
 The package's inside, from the bottom up (each module imports only those above it; the
 names users and the other layers need are exported here):
@@ -38,9 +39,9 @@ names users and the other layers need are exported here):
   over a batch's deployments, whichever lane read them (`unreadable_figures`);
 - `_layout`: every table's columns and plans (the dataset's schema, `TABLE_SCHEMAS`);
 - `_rows`: the rows of every table and the record being read, shared by both readers;
-- `_typed`: the fast reader (msgspec Structs derived from the plans) in Python, with the
-  scan for unknown fields in C (`_unknownkeys.c`);
-- `_gathered`: the compiled lane: the same Structs read into Arrow buffers by `_gather.c`;
+- `_typed`: the msgspec Structs derived from the plans that raw records decode into, with
+  the scan for unknown fields in C (`_unknownkeys.c`);
+- `_gathered`: the compiled lane: those Structs read into Arrow buffers by `_gather.c`;
 - `_lanes`: a batch's rows of both lanes (compiled, Python) put in record order once, at
   `take`, so that records the careful reader takes cost no flush of the compiled lane;
 - `_flattener`: pages in, Arrow tables out (`Flattener`), and conveniences for notebooks;

@@ -2,10 +2,11 @@
 
 Why: pyarrow converts Python values one at a time through its generic sequence converter
 (and imports pandas to look for array-likes on the way); the rows here are already typed
-by the readers, so `columnar.columns` copies them straight into Arrow's buffers, several
-times faster. Anything it is not sure of (a value of another type, a naive datetime, a
-string with a lone surrogate, a column type it does not lay out) makes it answer None, and
-the table is converted by pyarrow as before: same result, pyarrow's own errors.
+by the readers, so `columnar.columns` copies them straight into Arrow's buffers (what that
+saves: docs/benchmarks.md, "What each C module buys"). Anything it is not sure of (a value
+of another type, a naive datetime, a string with a lone surrogate, a column type it does
+not lay out) makes it answer None, and the table is converted by pyarrow as before: same
+result, pyarrow's own errors.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ import msgspec
 import pyarrow as pa
 
 from dims._arrowpool import building_pool
+from dims._errors import NotCompiledWarning
 from dims._errors import WorkerLost as WorkerLost
 from dims._pages import Page, keys_of
 
@@ -59,15 +60,12 @@ BATCH_RECORDS = 2_500
 #: Batches read here that may wait for an earlier one a worker still reads.
 HELD_BATCHES = 6
 #: Records a source must have given before workers start: below it, this process reads
-#: the rest sooner than a new interpreter starts (imports, the fast reader) and answers;
-#: measured whole-process by benchmarks/export.py (20,000 records: faster alone).
+#: the rest sooner than a new interpreter starts (imports, the fast reader) and answers
+#: (docs/benchmarks.md, "The worker pool, re-measured").
 WORKERS_AFTER = 20_000
 #: A source known to hold at least this many bytes of records (a dump file's size) starts
-#: its workers at its first full batch: its work repays a new interpreter from the start.
-#: Measured whole process, paired runs, with the bytecode cached as an installed dims has
-#: it: 50,000 and 100,000 real-shaped records (126 and 253 MB) 2-10% sooner (medians of
-#: 4-6 rounds); 20,000 (50 MB) no different. (An earlier trial, every process compiling
-#: dims from source, which makes a worker's start dearer, saw no gain.)
+#: its workers at its first full batch: its work repays a new interpreter from the start
+#: (docs/benchmarks.md, "The worker pool, re-measured").
 WORKERS_AT_ONCE_BYTES = 100_000_000
 #: Seconds a worker may send nothing while it has a batch before it is taken for hung and
 #: killed (its batch is then read here). A batch takes well under a second, but a worker's
@@ -190,6 +188,7 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C does
     requests, answers = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing printed may corrupt the answers
+    warnings.simplefilter("ignore", NotCompiledWarning)  # the parent says it, once
     options = _receive(requests)
     if options is None:
         return
@@ -410,6 +409,7 @@ class Batches:
                 "snapshot_at": flattener.snapshot_at,
                 "include_env_values": flattener.include_env_values,
                 "strict": flattener.strict,
+                "listed_by": flattener.listed_by,
             }
             self._pool = _Workers(self._workers, options)
 

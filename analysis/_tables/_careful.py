@@ -1,7 +1,7 @@
 """The careful reader: plans compiled from the spec into straight-line Python.
 
 It reads parsed records (dicts), checks every field and gives every reject its reason: the
-reference the fast reader (`_typed.py`) must agree with.
+reference the compiled lane (`_gathered.py`) must agree with.
 """
 
 from __future__ import annotations
@@ -315,8 +315,8 @@ def _plan(schema_name: str, columns: Columns, prefix: str, options: _PlanOptions
     return plan
 
 
-#: Kinds whose decoded value (typed reader) is the value the column holds, so that the
-#: two spellings of a property can be compared alike by every reader.
+#: Kinds whose decoded value (in the compiled lane's Structs) is the value the column holds,
+#: so that the two spellings of a property can be compared alike by every reader.
 _ORIGINAL_KINDS = frozenset({"number", "integer", "string", "uuid", "boolean"})
 
 

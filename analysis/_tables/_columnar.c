@@ -1,8 +1,8 @@
 /* dims._tables._columnar: rows of Python values laid out as Arrow column buffers.
  *
  * Why it exists: the readers build each table as a list of rows (lists or tuples), and
- * pyarrow's conversion of Python values (pa.array of a struct) took about as long as reading
- * the records (benchmarks/export.py). The values are already checked and typed by then, so
+ * pyarrow's conversion of Python values (pa.array of a struct) is slow, one generic
+ * conversion per value (docs/benchmarks.md). The values are already checked and typed by then, so
  * laying them out is plain copying, done here in C.
  *
  * Why it can be trusted: it takes only what it is sure of (exact str, float, int, bool and

@@ -10,11 +10,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from dims import _rawjson as rawjson
+from dims._copies import LISTED_BY
 from dims._errors import OriginalNameConflictWarning as OriginalNameConflictWarning
 from dims._errors import RejectedRecordError as RejectedRecordError
 from dims._errors import UnreadableQuantityWarning as UnreadableQuantityWarning
@@ -39,7 +41,7 @@ from ._quantities import LARGEST_FIGURE
 from ._redaction import redact
 from ._rows import RowState
 from ._rules import TIMESTAMP, Plan, Reject, describe, json_type, to_json_text
-from ._typed import FALLBACK_ERRORS, TypedReader
+from ._typed import FALLBACK_ERRORS
 
 if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences import it
     import pandas as pd
@@ -48,6 +50,8 @@ if TYPE_CHECKING:  # writing tables needs no pandas; the DataFrame conveniences 
 #: Tables whose rows take the workspace they were fetched from (`Page.tenant_id`, or the
 #: `tenant_id` given with providers and repositories). Child tables take their deployment's.
 _BY_WORKSPACE = ("deployments", "rejected_records", "oauth_providers", "repositories")
+#: Tables read from records (the components are made from the deployments).
+_LISTED = tuple(name for name in TABLE_NAMES if name != "deployment_components")
 
 
 class Flattener:
@@ -63,20 +67,25 @@ class Flattener:
         snapshot_at: datetime | None = None,
         include_env_values: bool = False,
         strict: bool = False,
+        listed_by: bool = False,
     ) -> None:
         at = snapshot_at or datetime.now(UTC)
         self.snapshot_at = at if at.tzinfo else at.replace(tzinfo=UTC)
         self.include_env_values = include_env_values
         self.strict = strict
+        #: Whether every table `take` hands over carries `LISTED_BY`, the workspace whose
+        #: listing returned each row (`dims._copies`: the day decides between copies).
+        self.listed_by = listed_by
         self._state = RowState(TABLE_NAMES)
         self._rows = self._state.rows
         self._row_lists = list(self._rows.values())
         self._layout = Layout(include_env_values, self._state)
         self.schemas = self._layout.schemas()
-        self._typed: TypedReader | None = None
         #: The compiled lane (gathered.py), when built: it holds the rows of GATHERED's
         #: tables for the records it reads, in C, until `take`.
         self._gathered: GatheredReader | None = None
+        #: True once raw records were found to have no compiled lane (`_gather.c` not built)
+        self._careful_only = False
         #: Which lane read which rows of GATHERED's tables this batch: each lane keeps its
         #: rows until `take` puts them in record order (`_lanes`).
         self._runs = LaneRuns(len(GATHERED))
@@ -93,24 +102,26 @@ class Flattener:
             "unreadable_quantities": 0,
             "unreadable_values": 0,
         }
-        #: deployments the fast typed reader took (the careful reader read the rest)
+        #: deployments the compiled lane took (the careful reader read the rest)
         self.typed_records = 0
         self.pending = 0
-        #: The workspace of every row not yet taken, for the tables in _BY_WORKSPACE.
-        self._workspaces: dict[str, list[str | None]] = {name: [] for name in _BY_WORKSPACE}
+        #: The workspace of every row not yet taken, for the tables in _BY_WORKSPACE (and,
+        #: with `listed_by`, every table read from records).
+        tracked = _LISTED if listed_by else _BY_WORKSPACE
+        self._workspaces: dict[str, list[str | None]] = {name: [] for name in tracked}
         #: Deployments per workspace whose own tenant_id names another workspace (kept).
         self.tenant_mismatches: Counter[str] = Counter()
 
     @contextlib.contextmanager
     def _from_workspace(self, tenant_id: str | None) -> Iterator[None]:
         """Rows added in the block come from workspace `tenant_id`."""
-        marks = {name: self._held(name) for name in _BY_WORKSPACE}
+        marks = self._held_of(self._workspaces)
         try:
             yield
         finally:
+            after = self._held_of(self._workspaces)
             for name, mark in marks.items():
-                added = self._held(name) - mark
-                self._workspaces[name].extend([tenant_id] * added)
+                self._workspaces[name].extend([tenant_id] * (after[name] - mark))
 
     # ----- deployments
 
@@ -118,8 +129,8 @@ class Flattener:
         """Flatten every record of a page; unreadable ones become rejected_records rows.
 
         Records given as raw JSON text (`msgspec.Raw`, from `read_dump(raw=True)`) are read
-        by the fast typed reader when it can; otherwise, and for parsed records, by the
-        careful reader, which validates every field and gives rejects their reasons.
+        by the compiled lane when it can; otherwise, and for parsed records, by the careful
+        reader, which validates every field and gives rejects their reasons.
         """
         typed_count = 0
         records, n, i = page.records, len(page.records), 0
@@ -140,10 +151,6 @@ class Flattener:
                             typed_count += 1
                             i += 1
                             continue
-                    elif self._read_typed_or_roll_back(record, page):
-                        typed_count += 1
-                        i += 1
-                        continue
                     try:
                         record = parse_raw(record)
                     except Unparsable as exc:
@@ -238,29 +245,6 @@ class Flattener:
             return False
         return True
 
-    def _read_typed_or_roll_back(self, record: msgspec.Raw, page: Page) -> bool:
-        """Read a raw record with the Python typed reader (where _gather.c was not built);
-        False, and nothing of it kept, when the careful one must."""
-        self._switch_to(PYTHON)
-        marks = list(map(len, self._row_lists))
-        if self._read_typed(record, page):
-            return True
-        self._roll_back(marks)
-        return False
-
-    def _read_typed(self, record: msgspec.Raw, page: Page) -> bool:
-        """Read a raw record with the Python typed reader; False when the careful one must."""
-        layout, state = self._layout, self._state
-        try:
-            row = self._typed_reader().read(record)
-        except (Reject, *FALLBACK_ERRORS):
-            return False
-        if row[layout.deployment_type_index] is None:
-            row[layout.deployment_type_index] = page.listed_type(state.deployment_id)
-        row[layout.secret_count_index] = state.secret_count
-        self._rows["deployments"].append(row)
-        return True
-
     def _read_careful(self, record: Any, page: Page) -> None:
         """Read a parsed record with every check; Reject says why it cannot be read."""
         layout, state = self._layout, self._state
@@ -294,12 +278,12 @@ class Flattener:
         self._prepare()
 
     def _prepare(self) -> None:
-        if self._gathered is None and self._typed is None:
-            # built on first use: raw records are its only input
-            if gathered.available():
+        if self._gathered is None and not self._careful_only:  # built on first use:
+            if gathered.available():  # raw records are its only input
                 self._gathered = GatheredReader(self._layout, self.schemas)
             else:
-                self._typed_reader()
+                self._careful_only = True
+                gathered.say_not_built()
 
     def _switch_to(self, lane: int) -> None:
         """Before a record of `lane`: the other lane's run of rows ends (counted, not moved)."""
@@ -314,17 +298,14 @@ class Flattener:
         elif self._runs.lane == COMPILED and self._gathered is not None:
             self._runs.close(self._gathered.held())
 
-    def _held(self, name: str) -> int:
-        """Rows of a table not yet taken, whichever lane read them."""
-        held = len(self._rows[name])
-        if name == "deployments" and self._gathered is not None:
-            held += self._gathered.rows()
-        return held
-
-    def _typed_reader(self) -> TypedReader:
-        if self._typed is None:  # built on first use: `--from-json` is its only caller
-            self._typed = TypedReader(self._state, self._layout)
-        return self._typed
+    def _held_of(self, names: Iterable[str]) -> dict[str, int]:
+        """Rows of each table not yet taken, whichever lane read them."""
+        compiled = self._gathered.held() if self._gathered is not None else []
+        return {
+            name: len(self._rows[name])
+            + (compiled[GATHERED.index(name)] if compiled and name in GATHERED else 0)
+            for name in names
+        }
 
     def _reject(
         self, source: str, index: int, reason: str, record: Any, schema: str = "Deployment"
@@ -425,12 +406,15 @@ class Flattener:
                         workspaces[name],
                     )
                 else:
-                    tenant = workspaces.get(name)
+                    tenant = workspaces[name] if name in _BY_WORKSPACE else None
+                    parent = _parent(out, self.listed_by and workspaces, name)
                     out[name] = table_of(
-                        columns, schema, at, tenant if tenant is not None else _parent(out)
+                        columns, schema, at, tenant if tenant is not None else parent
                     )
                 del columns
         out["deployment_components"] = components_from(out["deployments"])
+        if self.listed_by:
+            out = _with_listers(out, workspaces)
         self.counts["original_conflicts"] += self._layout.original_conflicts(out["deployments"])
         self.counts["unreadable_quantities"] += unreadable_quantities(out["deployment_containers"])
         self.pending = 0
@@ -465,6 +449,19 @@ class Flattener:
             self.tenant_mismatches[item["values"]] += item["counts"]
         index = deployments.schema.get_field_index(TENANT_COLUMN)
         return deployments.set_column(index, TENANT_COLUMN, pc.coalesce(own, workspaces))
+
+
+def _with_listers(tables: dict[str, pa.Table], listers: dict[str, pa.Array]) -> dict[str, pa.Table]:
+    """Every table with `LISTED_BY`: the workspace whose listing returned each row (a
+    deployment's components: its deployment's, each component of it in turn)."""
+    deployments = listers["deployments"]
+    components = tables["deployment_components"].num_rows
+    if len(deployments):
+        each = np.repeat(np.arange(len(deployments)), components // len(deployments))
+        listers = {**listers, "deployment_components": deployments.take(pa.array(each))}
+    else:
+        listers = {**listers, "deployment_components": pa.nulls(0, pa.string())}
+    return {name: t.append_column(LISTED_BY, listers[name]) for name, t in tables.items()}
 
 
 class Unparsable(ValueError):
@@ -520,15 +517,30 @@ def _none_unreadable(columns: dict[str, pa.Array]) -> pa.Array:
     return pa.nulls(len(columns["id"]), pa.string())
 
 
-def _parent(tables: Mapping[str, pa.Table]) -> Callable[[dict[str, pa.Array]], pa.Array]:
-    """A child row's tenant_id: its deployment's (read in the same batch)."""
+def _parent(
+    tables: Mapping[str, pa.Table], listers: Mapping[str, pa.Array] | bool, name: str
+) -> Callable[[dict[str, pa.Array]], pa.Array]:
+    """A child row's tenant_id: its deployment's (read in the same batch). With `listers`
+    (each table's workspace per row), its own copy's: a batch may hold copies of one id
+    from several workspaces, each naming its own."""
     deployments = tables["deployments"]
+    ids = deployments["id"].combine_chunks()
+    if isinstance(listers, Mapping):
+        ids = _copy_key(ids, listers["deployments"])
 
     def tenant(columns: dict[str, pa.Array]) -> pa.Array:
-        found = pc.index_in(columns["deployment_id"], value_set=deployments["id"])
+        key = columns["deployment_id"]
+        if isinstance(listers, Mapping):
+            key = _copy_key(key, listers[name])
+        found = pc.index_in(key, value_set=ids)
         return pc.take(deployments[TENANT_COLUMN], found).combine_chunks()
 
     return tenant
+
+
+def _copy_key(ids: pa.Array, listers: pa.Array) -> pa.Array:
+    """Which copy a row is of: its deployment id and the workspace that listed it."""
+    return pc.binary_join_element_wise(ids, pc.fill_null(listers, ""), "\x1f")
 
 
 # --- conveniences for notebooks -----------------------------------------------------------

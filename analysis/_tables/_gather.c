@@ -1,9 +1,8 @@
 /* dims._tables._gather: decoded deployment records read straight into Arrow buffers.
  *
- * Why it exists: after msgspec has decoded a record into typed Structs, the fast reader
- * copied every value into a Python row (generated Python code), and `columnar` then copied
- * the rows into Arrow buffers, after which the rows were freed. That middle was most of an
- * export's Python time (benchmarks/export.py). Here a program compiled from the same plans
+ * Why it exists: after msgspec has decoded a record into typed Structs, copying every
+ * value into a Python row and the rows into Arrow buffers would be Python work per value,
+ * twice, most of an export's time (docs/benchmarks.md). Here a program compiled from the same plans
  * (analysis/_tables/_gathered.py) walks the Structs once and appends each value to its
  * column's buffers: no row, no second pass, nothing to free.
  *
@@ -12,7 +11,7 @@
  * label that is not text) is a Python function of the plans, called with the value; a type
  * the columns do not expect, or any error, rolls every table back to where the record
  * began and raises, and the caller gives the record to the careful reader, as it did with
- * the Python rows. tests/tables/test_typed_reader.py holds the result to the careful
+ * the Python rows. tests/tables/test_compiled_lane.py holds the result to the careful
  * reader's, table by table.
  *
  * Gatherer(kinds, levels, roots, wide, unknown_col, type_col, dumps, fallback, unset,

@@ -1,24 +1,24 @@
 """The compiled lane: decoded records read straight into Arrow buffers (`_gather.c`).
 
-Why it exists: the typed reader (`_typed.py`) decodes a record into msgspec Structs in C, then
-generated Python copied every value into a row, `_columnar.c` copied the rows into Arrow
-buffers, and the rows were freed: per value, Python work three times over. Here the same
-plans are compiled into a program that `_gather.c` runs over the Structs, appending each
-value to its column once.
+Why it exists: msgspec decodes a record into Structs in C (`_typed.py`); copying their values
+into Python rows and the rows into Arrow buffers would be Python work per value, twice.
+Here the plans are compiled into a program that `_gather.c` runs over the Structs,
+appending each value to its column once.
 
 What stays in Python is judgement, called from C with one value: a date-time not of the
 common form (`rules.parse_datetime`), a free-form part's shape where no msgspec type checks
-it, a container's quantities; JSON text is orjson's, called from C. These are the typed
-reader's own rules, so the result is the same; `tests/tables/test_typed_reader.py` holds it
-to the careful reader's, table by table, and runs the Python typed reader too.
+it, a container's quantities; JSON text is orjson's, called from C. These are the careful
+reader's own rules, so the result is the same; `tests/tables/test_compiled_lane.py` holds it
+to the careful reader's, table by table.
 
-Where `gather` was not built (no C compiler at install), `Flattener` keeps the Python typed
-reader.
+Where `gather` was not built (no C compiler at install), `Flattener` gives raw records to the
+careful reader and says so once (`say_not_built`).
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +27,7 @@ import orjson
 import pyarrow as pa
 
 from dims._compiled import left_out
+from dims._errors import NotCompiledWarning
 from dims._pages import Page
 
 from . import _rules as t
@@ -56,7 +57,7 @@ try:
     if left_out("gather"):  # DIMS_NO_C, for benchmarks/cmodules.py
         raise ImportError("_gather left out (DIMS_NO_C)")
     from . import _gather as gather
-except ImportError:  # built by `pip install` (hatch_build.py); the Python typed reader works
+except ImportError:  # built by `pip install` (hatch_build.py); the careful reader works
     gather = None  # type: ignore[assignment]
 
 #: The tables the compiled lane writes: the deployment and every table a record routes to.
@@ -111,7 +112,7 @@ class _Program:
         return index
 
     def _ops(self, plan: Plan, table: str, path: str, typed: frozenset[str]) -> list[Op]:
-        """The operations the typed reader generates Python statements for."""
+        """The operations reading one plan's Struct into its table's row."""
         at = self._tables[table]
         names = attributes(plan)
         ops: list[Op] = []
@@ -202,7 +203,7 @@ class _Program:
 
 
 class _Rules:
-    """The Python rules the program calls, generated from the plans as the typed reader's."""
+    """The Python rules the program calls, generated from the plans (the careful reader's rules)."""
 
     def __init__(self) -> None:
         self.names: dict[str, Any] = {
@@ -321,3 +322,17 @@ class GatheredReader:
 def available() -> bool:
     """Whether the compiled lane was built (hatch_build.py)."""
     return gather is not None
+
+
+@functools.cache
+def say_not_built() -> None:
+    """Once per process, where the compiled lane was not built: which module is missing,
+    what the export does instead and what it costs, so a slow export says why."""
+    warnings.warn(
+        NotCompiledWarning(
+            "dims' C module _gather was not built at install (no C compiler found): every "
+            "record is read by the careful reader: the same tables, read about three times more "
+            "slowly (docs/benchmarks.md); reinstall dims where a C compiler is found"
+        ),
+        stacklevel=3,
+    )

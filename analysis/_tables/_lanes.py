@@ -1,9 +1,9 @@
 """Two lanes' rows of one batch put back in record order once, with one take per column.
 
 Why: the compiled lane gives the careful reader every record it is not sure of. Making each
-lane's pending rows into arrays at every switch between them cut a dirty batch into
-thousands of tiny chunks: with 10% bad records interleaved an export took 3.4x the clean one
-(issue 31). Now each lane keeps its rows until the batch is taken, `LaneRuns` notes how many
+lane's pending rows into arrays at every switch between them would cut a dirty batch into
+thousands of tiny chunks, each conversion's fixed cost paid per chunk (docs/benchmarks.md,
+"Dirty data"). Instead each lane keeps its rows until the batch is taken, `LaneRuns` notes how many
 rows each run of records added to each table, and `in_record_order` makes a table's arrays
 from both lanes' with one `take` by each row's place in the batch.
 """

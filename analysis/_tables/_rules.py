@@ -1,8 +1,8 @@
 """The rules every reader applies: spec facts, value conversion, plans and shape checks.
 
-Both readers of records (the careful one in `_careful.py` and the fast typed one in
-`_typed.py`) are derived from these, so a rule (what a date-time is, which shapes a
-free-form part may take, what a secret is) exists once.
+Both readers of records (the careful one in `_careful.py` and the compiled lane in
+`_typed.py` and `_gathered.py`) are derived from these, so a rule (what a date-time is,
+which shapes a free-form part may take, what a secret is) exists once.
 """
 
 from __future__ import annotations

@@ -1,16 +1,18 @@
-"""The fast reader: deployment records as raw JSON text, decoded into msgspec Structs.
+"""The Structs the compiled lane reads: raw deployment records decoded by msgspec, with the
+fields the spec does not name found apart.
 
-Why it exists: the careful reader (`_careful.py`) parses every record into
-dicts with orjson and then checks every field's type in Python; per-record Python work was
-most of an export's time (benchmarks/export.py). msgspec decodes JSON straight into typed
-Structs, checking types in C as it goes, so what is left in Python is copying values into
-rows.
+Why it exists: the careful reader (`_careful.py`) parses every record into dicts with orjson
+and then checks every field's type in Python. msgspec decodes JSON straight into typed
+Structs, checking types in C as it goes; the compiled lane (`_gathered.py`, `_gather.c`) then
+walks the Structs into Arrow buffers. Where `_gather.c` was not built there is no fast
+reader: raw records go to the careful reader, and the export says so once
+(`_flattener.Flattener`).
 
-Why it can be trusted: it is derived from the careful reader's own plans (`rules.Plan`),
-so it has the same columns in the same places, and it accepts a record only when it is sure
-to write exactly the rows the careful reader would. Anything else gives the record back
-(`Fallback`, or msgspec's own errors) and the careful reader reads it from the same text,
-with every check and reason it has. What gives a record back:
+Why it can be trusted: the Structs are derived from the careful reader's own plans
+(`rules.Plan`), so they have the same fields in the same places, and the lane accepts a
+record only when it is sure to write exactly the rows the careful reader would. Anything
+else gives the record back (`Fallback`, or msgspec's own errors) and the careful reader
+reads it from the same text, with every check and reason it has. What gives a record back:
 - null where the spec does not allow it; a wrong type;
 - a date-time the careful conversion refuses; an integer outside int64;
 - free-form JSON the careful reader would store differently: an integer beyond 64 bits,
@@ -23,7 +25,8 @@ look (a scan in C, `_unknownkeys.c`, that builds no values), the record is decod
 lenient twins of the Structs that ignore them, and only their values are parsed, so
 `unknown_fields_json` is the same (a newer service's fields cost the fast path little).
 Where the scan is not sure, one orjson parse of the record finds them.
-`tests/tables/test_typed_reader.py` checks, record by record, that both readers write the same rows.
+`tests/tables/test_compiled_lane.py` checks, record by record, that both readers write the
+same rows.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import Annotated, Any
 
 import msgspec
 import orjson
@@ -41,9 +44,8 @@ from dims._compiled import left_out
 from dims._secrets import REDACTED
 
 from . import _rules as t
-from ._layout import CONTAINER_KINDS, ENV_PROP, ITEM_TABLES, LABEL_KINDS, RESOURCES_PROP, Layout
-from ._layout import volume_sources as _volume_sources
-from ._rules import Plan, compile_function
+from ._layout import CONTAINER_KINDS, ENV_PROP, ITEM_TABLES, LABEL_KINDS, Layout
+from ._rules import Plan
 
 try:
     if left_out("unknownkeys"):  # DIMS_NO_C, for benchmarks/cmodules.py
@@ -51,9 +53,6 @@ try:
     from . import _unknownkeys as unknownkeys
 except ImportError:  # built by `pip install` (hatch_build.py); the orjson walk still works
     unknownkeys = None  # type: ignore[assignment]
-
-if TYPE_CHECKING:
-    from ._rows import RowState
 
 UNSET = msgspec.UNSET
 _INT64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
@@ -202,289 +201,6 @@ def struct_for(
     )
     cache[id(plan)] = struct
     return struct
-
-
-@dataclass(frozen=True, slots=True)
-class _At:
-    """Where generated statements read from and write to, and what the caller routes."""
-
-    obj: str
-    calls: Mapping[str, str]
-    typed: frozenset[str]
-    indent: str
-    row: str
-    path: str
-
-    def options(self) -> dict[str, Any]:
-        return {"calls": self.calls, "typed": self.typed, "indent": self.indent,
-                "row": self.row, "path": self.path}  # fmt: skip
-
-
-class _Code:
-    """Python source for reading a plan's Struct into a row, with the names it uses."""
-
-    def __init__(self, service_columns: Mapping[str, int]) -> None:
-        #: dotted path of a service field -> the row index of its column
-        self.service_columns = service_columns
-        self.names: dict[str, Any] = {
-            "UNSET": UNSET,
-            "Fallback": Fallback,
-            "_dumps": orjson.dumps,
-            "_SORTED": orjson.OPT_SORT_KEYS,
-            "_shape": t.check_shape,
-            "_parse_datetime": t.parse_datetime,
-        }
-
-    def name(self, prefix: str, value: Any) -> str:
-        name = f"_{prefix}{len(self.names)}"
-        self.names[name] = value
-        return name
-
-    def plan(
-        self,
-        plan: Plan,
-        obj: str,
-        calls: Mapping[str, str],
-        typed: frozenset[str] = frozenset(),
-        indent: str = "    ",
-        row: str = "row",
-        path: str = "",
-    ) -> tuple[dict[int, str], list[str]]:
-        """(column index -> expression, statements) reading `obj`, a Struct of `plan`.
-
-        Plain values are expressions, so that a caller can build the row in one display;
-        the rest are statements storing into `row`. `calls` maps routed properties to the
-        name of their handler; `typed` are checked parts whose type makes the check moot.
-        Expected extras found go to the dict `unknown` by dotted path (Deployment only), and
-        a string `source_config.deployment_type` to `own_type`.
-        """
-        at = _At(obj, calls, typed, indent, row, path)
-        exprs: dict[int, str] = {}
-        lines: list[str] = []
-        names = attributes(plan)
-        for n, (key, step) in enumerate(plan.steps.items()):
-            op, kind, index, _nullable, _extra = step
-            value = f"{obj}.{names[key]}"
-            if op in (t.NUMBER, t.TEXT, t.BOOLEAN) or (op == t.OTHER_SCALAR and kind != "datetime"):
-                exprs[cast(int, index)] = value
-            elif op == t.PASSWORD:
-                if index is not None:
-                    exprs[index] = value
-            else:
-                lines += self._statements(n, key, step, value, at)
-        return exprs, lines + self._extras(plan, at)
-
-    def _statements(self, n: int, key: str, step: t.Step, value: str, at: _At) -> list[str]:
-        """A property read by statements: a date-time, a nested object, a routed part, or
-        free-form JSON (the careful shape test and checks)."""
-        op, _kind, index, nullable, extra = step
-        indent, row = at.indent, at.row
-        if op == t.OTHER_SCALAR:  # a date-time: the one rule both readers apply
-            return [
-                f"{indent}v = {value}",
-                f"{indent}if v is not None:",
-                f"{indent}    try:",
-                f"{indent}        {row}[{index}] = _parse_datetime(v)",
-                f"{indent}    except ValueError:",
-                f"{indent}        raise Fallback from None",
-            ]
-        if op == t.NESTED:
-            sub = f"{at.obj}_{n}"
-            inner = _At(sub, at.calls, at.typed, indent + "    ", row, f"{at.path}{key}.")
-            sub_exprs, sub_lines = self.plan(extra, sub, **inner.options())
-            lines = [f"{indent}{sub} = {value}", f"{indent}if {sub} is not None:"]
-            lines += [f"{indent}    {row}[{i}] = {e}" for i, e in sub_exprs.items()]
-            return lines + sub_lines
-        if op == t.CALL:
-            return [
-                f"{indent}v = {value}",
-                f"{indent}if v is not None:",
-                f"{indent}    {at.calls[key]}(v)",
-            ]
-        if op == t.ORIGINAL:  # after the spec's name (rules.ORIGINAL): fills it, or is kept
-            return [
-                f"{indent}v = {value}",
-                f"{indent}if v is not None:",
-                f"{indent}    if {row}[{index}] is None:",
-                f"{indent}        {row}[{index}] = v",
-                f"{indent}    elif {row}[{index}] != v:",
-                f"{indent}        unknown[{at.path + key!r}] = v",
-            ]
-        if key in at.typed:
-            return []
-        prop = self.name("prop", extra[0])
-        store = f"{row}[{index}] = _dumps(v, option=_SORTED).decode()" if op == t.JSON else "pass"
-        return [
-            f"{indent}v = {value}",
-            f"{indent}if v is not UNSET:",
-            f"{indent}    if v is None:",
-            f"{indent}        {'pass' if nullable else 'raise Fallback'}",
-            f"{indent}    elif {t.shape_test(extra) or 'False'}:",
-            f"{indent}        {store}",
-            f"{indent}    else:",
-            f"{indent}        _shape(v, {prop}, {extra[1]!r}, '', False)",
-            f"{indent}        {store}",
-        ]
-
-    def _extras(self, plan: Plan, at: _At) -> list[str]:
-        """Expected extras found go to `unknown` by dotted path; a string own type to
-        `own_type`, a service field's string to its column."""
-        indent, lines = at.indent, []
-        for name in extras(plan):
-            lines += [
-                f"{indent}v = {at.obj}.{extra_attribute(name)}",
-                f"{indent}if v is not UNSET:",
-                f"{indent}    unknown[{at.path + name!r}] = v",
-            ]
-            if (plan.schema, name) == OWN_TYPE:
-                lines += [f"{indent}    if type(v) is str:", f"{indent}        own_type = v"]
-            column = self.service_columns.get(at.path + name)
-            if column is not None:
-                lines += [
-                    f"{indent}    if type(v) is str:",
-                    f"{indent}        {at.row}[{column}] = v",
-                ]
-        return lines
-
-    def function(self, source: list[str], label: str) -> Callable[..., Any]:
-        read: Callable[..., Any] = compile_function(source, f"typed reader {label}", self.names)
-        return read
-
-
-def _row_display(width: int, exprs: Mapping[int, str]) -> str:
-    return "[" + ", ".join(exprs.get(i, "None") for i in range(width)) + "]"
-
-
-class TypedReader:
-    """Reads raw deployment records into the rows of a RowState; raises when it cannot.
-
-    On any of `FALLBACK_ERRORS` (or the careful checks' own rejection) the caller drops the
-    rows added since the record began and gives the record to the careful reader.
-    """
-
-    def __init__(self, state: RowState, layout: Layout) -> None:
-        self._state = state
-        code = _Code(layout.service_columns)
-        code.names.update(_f=state, _quantities=t.container_quantities)
-        code.names.update(_volume_source=t.volume_source, _strict_json=strict_json)
-        calls: dict[str, str] = {}
-        for prop, table_name in ITEM_TABLES.items():
-            calls[prop] = code.name("items", self._items(code, layout.items[table_name]))
-        for prop, kind in CONTAINER_KINDS.items():
-            calls[prop] = code.name("containers", self._containers(code, layout, kind))
-        for prop, kind in LABEL_KINDS.items():
-            calls[prop] = code.name("labels", self._labels(kind))
-        plan = layout.deployment_plan
-        self._decoder = RecordDecoder(layout)
-        exprs, lines = code.plan(plan, "o", calls)
-        width = len(layout.wide.names)
-        self._read = code.function(
-            [
-                "def read(o, unknown):",
-                "    own_type = None",
-                f"    row = {_row_display(width, exprs)}",
-                *lines,
-                "    if unknown:",
-                f"        row[{layout.unknown_index}] = _dumps(unknown, option=_SORTED).decode()",
-                f"    row[{layout.deployment_type_index}] = own_type",
-                "    return row",
-            ],
-            plan.schema,
-        )
-
-    def read(self, raw: msgspec.Raw) -> list[Any]:
-        """The record's wide row; child rows go straight to the state's row lists.
-
-        A record with fields the spec does not name stays on this path: the strict decode
-        refuses it, it is decoded again ignoring them, and `UnknownFields` finds them in
-        the raw text exactly as the careful reader would. deployment_type is the record's
-        own when it carries one, else None (the caller puts in the listing's);
-        secret_count is left to the caller.
-        """
-        unknown: dict[str, Any] = {}
-        record = self._decoder.decode(raw, unknown)
-        state = self._state
-        state.deployment_id = record.id
-        state.secret_count = None
-        row: list[Any] = self._read(record, unknown)
-        return row
-
-    def _items(self, code: _Code, table: Any) -> Callable[[list[Any]], None]:
-        """A child table's handler: one row per item, built in one list display."""
-        plan, width = table.plan, len(table.columns.names)
-        rows = code.name("rows", self._state.rows[table.name])
-        exprs, lines = code.plan(plan, "o", {}, indent="        ")
-        exprs.update({0: "did", 1: "position"})
-        source = [
-            "def read(value):",
-            "    did = _f.deployment_id",
-            f"    append = {rows}.append",
-            "    for position, o in enumerate(value):",
-            f"        row = {_row_display(width, exprs)}",
-            *lines,
-        ]
-        if table.name == "deployment_volumes":  # the one source a volume names, as JSON
-            names = attributes(plan)
-            source.append("        present = {}")
-            for name in _volume_sources(plan.schema):
-                source += [
-                    f"        v = o.{names[name]}",
-                    "        if v is not None and v is not UNSET:",
-                    f"            present[{name!r}] = v",
-                ]
-            source += [
-                "        if present:",
-                "            row[-2], row[-1] = _volume_source(present, _strict_json)",
-            ]
-        source.append("        append(row)")
-        if table.name == "deployment_secrets":
-            source.append("    _f.secret_count = len(value)")
-        return code.function(source, table.name)
-
-    def _containers(self, code: _Code, layout: Layout, kind: str) -> Callable[[list[Any]], None]:
-        """Init containers or sidecars: their rows, resource quantities and env entries."""
-        table, env = layout.containers, layout.env
-        rows = code.name("rows", self._state.rows[table.name])
-        env_rows = code.name("rows", self._state.rows[env.name])
-        typed = frozenset({ENV_PROP})
-        exprs, lines = code.plan(table.plan, "o", {}, typed, indent="        ")
-        exprs.update({0: "did", 1: repr(kind), 2: "position"})
-        env_exprs, env_lines = code.plan(
-            env.plan, "e", {}, indent="                ", row="env_row"
-        )
-        env_exprs.update({0: "did", 1: repr(kind), 2: "position", 3: "name", 4: "env_position"})
-        names = attributes(table.plan)
-        name = exprs[table.columns.names.index("name")]
-        source = [
-            "def read(value):",
-            "    did = _f.deployment_id",
-            f"    append, env_append = {rows}.append, {env_rows}.append",
-            "    for position, o in enumerate(value):",
-            f"        row = {_row_display(len(table.columns.names), exprs)}",
-            *lines,
-            f"        r = o.{names[RESOURCES_PROP]}",
-            "        if r is not None:",
-            "            row[-4:] = _quantities(r.requests or {}, r.limits or {})",
-            "        append(row)",
-            f"        entries = o.{names[ENV_PROP]}",
-            "        if entries:",
-            f"            name = {name}",
-            "            for env_position, e in enumerate(entries):",
-            f"                env_row = {_row_display(len(env.columns.names), env_exprs)}",
-            *env_lines,
-            "                env_append(env_row)",
-        ]
-        return code.function(source, f"{table.name} {kind}")
-
-    def _labels(self, kind: str) -> Callable[[dict[str, Any]], None]:
-        state, rows = self._state, self._state.rows["deployment_labels"]
-
-        def read(value: dict[str, Any]) -> None:
-            deployment_id = state.deployment_id
-            for key, item in value.items():
-                rows.append((deployment_id, kind, key, t.label_text(item, strict_json)))
-
-        return read
 
 
 class RecordDecoder:
@@ -658,9 +374,3 @@ class _Level:
     known: frozenset[str]
     #: (key, "object" or "items", the plan inside, the env entries' plan of those items)
     inner: tuple[tuple[str, str, Plan, Plan | None], ...]
-
-
-def strict_json(value: Any) -> str:
-    """JSON text as orjson writes it, raising (a fallback to the careful reader) for an
-    integer beyond 64 bits, which the careful reader's parse reads differently."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

@@ -1,9 +1,8 @@
 /* dims._tables._unknownkeys: the fields of a raw JSON record that the spec does not name.
  *
  * Why it exists: the fast reader decodes records with msgspec Structs, which can refuse
- * an unknown field but not say what it holds, so a record of a newer service (30% of the
- * real-shaped benchmark fleet) was decoded twice and parsed again whole by orjson to find
- * its unknown fields. This scan walks the record's text once, without building values,
+ * an unknown field but not say what it holds, so a record of a newer service would be
+ * decoded twice and parsed again whole by orjson to find its unknown fields. This scan walks the record's text once, without building values,
  * and names each unknown field's path and where its value lies; only those values are
  * then parsed (by orjson, as the careful reader parses them).
  *
@@ -11,7 +10,7 @@
  * from the same plans, typed.UnknownFields) and answers None whenever it is not sure
  * (escaped keys, a repeated key it would descend into, text that is not the JSON it
  * expects), so that the record takes the strict decode and the orjson walk as before.
- * tests/tables/test_typed_reader.py holds both readers to the same rows.
+ * tests/tables/test_compiled_lane.py holds both readers to the same rows.
  *
  * compile(tree) -> levels
  *   tree = (sensitive, {key: None | ("object" | "items", tree)})

@@ -54,19 +54,36 @@ class _Listing:
         self.records = list(fleet.deployments)
         self.also_listed = {tenant: list(more) for tenant, more in fleet.also_listed.items()}
         self.types = dict(fleet.deployment_types)
+        #: the records faults inserted, kept in front when the fleet's own list changes
+        self._inserted: list[tuple[dict[str, Any], str | None]] = []
+        self._fleet_revision = fleet.revision
         self.version = 0
         self._cache: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
     def insert_front(self, record: dict[str, Any], kind: str | None) -> None:
         with self._lock:
+            self._inserted.insert(0, (record, kind))
             self.records.insert(0, record)
             self.types[record["id"]] = kind
             self.version += 1
             self._cache.clear()
 
+    def _follow_fleet(self) -> None:
+        """Serve the fleet's list again when it changed while served (`second_day` adds and
+        removes deployments), the records faults inserted still in front."""
+        if self.fleet.revision == self._fleet_revision:
+            return
+        with self._lock:
+            self.records = [*(r for r, _ in self._inserted), *self.fleet.deployments]
+            self.types = {**self.fleet.deployment_types, **{r["id"]: k for r, k in self._inserted}}
+            self._fleet_revision = self.fleet.revision
+            self.version += 1
+            self._cache.clear()
+
     def select(self, q: DeploymentQuery, tenant: str | None = None) -> list[dict[str, Any]]:
         """The records the query matches, within workspace `tenant` (None: every workspace)."""
+        self._follow_fleet()
         if tenant is None and not any(f is not None for f in q.filters):
             return self.records
         key = (self.version, tenant, *q.filters)

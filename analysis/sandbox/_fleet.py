@@ -162,6 +162,9 @@ class Fleet:
     #: Records a workspace lists after those whose tenant_id names it (`list_also`).
     also_listed: dict[str, list[dict[str, Any]]] = field(repr=False, default_factory=dict)
     seed: int = 0
+    #: Counts changes to the list of deployments while served (`second_day`), so the
+    #: listing serves the new list; changes inside a record show without it.
+    revision: int = 0
     #: How records spell the fields the published service names otherwise (NAMINGS).
     names: str = "spec"
     _builder: _Builder | SpecRecords | None = field(repr=False, default=None)
@@ -183,6 +186,11 @@ class Fleet:
         X-Tenant-Id serve them (the unscoped one serves `deployments`); set before serving.
         """
         self.also_listed.setdefault(tenant_id, []).extend(records)
+
+    @property
+    def can_grow(self) -> bool:
+        """Whether `new_deployment` can make one (a fleet generate_fleet() made)."""
+        return self._builder is not None
 
     def new_deployment(self) -> tuple[dict[str, Any], str | None]:
         """A further deployment, newer than every listed one, for the insert-while-paging fault.
@@ -1012,3 +1020,79 @@ def _rollout_time(updated_at: Any) -> str:
     except (TypeError, ValueError):
         previous = datetime.fromtimestamp(_END_TS, UTC)
     return (previous + timedelta(days=1)).isoformat()
+
+
+class SecondDay(NamedTuple):
+    """What `second_day` did, by deployment id: the demo says it, the tests check it."""
+
+    moved: list[str]
+    scaled: list[str]
+    resized: list[str]
+    added: list[str]
+    removed: list[str]
+
+
+def _resource_spec_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    """The record's resource_spec when it has the spec's sizing fields (else None: a record
+    without one, or in the published names, is left as it is)."""
+    config = record.get("source_config")
+    found = config.get("resource_spec") if type(config) is dict else None
+    if type(found) is not dict:
+        return None
+    sized = all(type(found.get(k)) in (int, float) for k in ("max_scale", "cpu", "memory_mb"))
+    return found if sized else None
+
+
+def second_day(fleet: Fleet, version: str, share: float, *, seed: int = 0) -> SecondDay:
+    """The fleet a day later, as a working day changes it: `share` of it rolled out to
+    `version` (`roll_out`), and, among the deployments it leaves alone, some scaled (their
+    max_scale raised, a few lowered), some resized (more cpu and memory_mb per replica), a few
+    removed and as many added. Without the sizing changes the second day moves image versions
+    only, and the diff, check's drift and the report's history show $0 by every cause.
+
+    Seeded (the same fleet, version, share and seed: the same day); the fleet keeps its size,
+    so counts compare. Each change is about 1 in 25 of the fleet (adds and removes 1 in 100),
+    at least one each. Records in the published names are not resized.
+    """
+    moved = roll_out(fleet, version, share, seed=seed)
+    rng = random.Random(seed * 7919 + 38)
+    untouched = set(moved)
+    left = [r for r in fleet.deployments if r["id"] not in untouched]
+    sized = [(r, rs) for r in left if (rs := _resource_spec_of(r)) is not None]
+    count = max(1, round(len(fleet.deployments) / 25))
+    chosen = rng.sample(sized, min(len(sized), 2 * count))
+    scaled, resized = chosen[:count], chosen[count:]
+    for record, rs in scaled:
+        lower = rng.random() < 0.25 and rs["max_scale"] > 1
+        rs["max_scale"] = max(1, rs["max_scale"] - 1) if lower else rs["max_scale"] + 2
+        rs["min_scale"] = min(rs.get("min_scale") or 1, rs["max_scale"])
+        record["updated_at"] = _rollout_time(record.get("updated_at"))
+    for record, rs in resized:
+        rs["cpu"] = rs["cpu"] + 1
+        rs["memory_mb"] = rs["memory_mb"] * 2
+        for limit, request in (("cpu_limit", "cpu"), ("memory_limit_mb", "memory_mb")):
+            if type(rs.get(limit)) in (int, float):
+                rs[limit] = max(rs[limit], rs[request])
+        record["updated_at"] = _rollout_time(record.get("updated_at"))
+    changed = {r["id"] for r, _ in chosen}
+    spare = [r for r in left if r["id"] not in changed]
+    few = max(1, round(len(fleet.deployments) / 100)) if fleet.can_grow else 0
+    gone = rng.sample(spare, min(len(spare), few))
+    gone_ids = {r["id"] for r in gone}
+    fleet.deployments[:] = [r for r in fleet.deployments if r["id"] not in gone_ids]
+    added = []
+    for _ in range(len(gone)):
+        record, kind = fleet.new_deployment()
+        fleet.deployments.insert(0, record)  # newest first, as listed
+        fleet.deployment_types[record["id"]] = kind
+        fleet.remote_reconciled[record["id"]] = False
+        fleet.tag_value_ids[record["id"]] = ()
+        added.append(record["id"])
+    fleet.revision += 1
+    return SecondDay(
+        moved,
+        [r["id"] for r, _ in scaled],
+        [r["id"] for r, _ in resized],
+        added,
+        [r["id"] for r in gone],
+    )

@@ -26,7 +26,7 @@ from .. import _codehost as codehost
 from .._errors import ConfigurationError
 from ._app import create_app, served_code_host
 from ._faults import Faults, SandboxStats
-from ._fleet import Fleet, generate_fleet, roll_out
+from ._fleet import Fleet, generate_fleet, second_day
 
 _STARTUP_TIMEOUT_S = 15.0
 _SHUTDOWN_TIMEOUT_S = 10.0
@@ -252,14 +252,15 @@ def serve(
     """Run the sandbox in the foreground until Ctrl-C (the `dims sandbox` command).
 
     Prints the base URL, never the API key. `fleet_kwargs` go to generate_fleet;
-    `rollout=(version, share)` moves that share of the fleet to the version first (the same
-    seed with and without it gives two fleets to export and diff). The repositories are
-    served under `code_host` only (`github`: the published service's path).
+    `rollout=(version, share)` makes the fleet's second day first (`second_day`: that share
+    moved to the version, some scales and requests changed, a few deployments replaced; the
+    same seed with and without it gives the demo's two days to export and diff). The
+    repositories are served under `code_host` only (`github`: the published service's path).
     """
     out = out or sys.stdout
     fleet = generate_fleet(deployments, seed, **fleet_kwargs)
     if rollout is not None:
-        roll_out(fleet, *rollout)
+        second_day(fleet, *rollout)
     with run_sandbox(
         port=port,
         host=host,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from cli_in_process import run
 
-from dims import profiles
+from dims import _profiles as profiles
 from dims._connection import Given, resolve_settings
 from dims._storage import read_table
 from dims.sandbox import SandboxHandle, generate_fleet, run_sandbox

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from dims import _fetch as fetch
-from dims import connect
-from dims._connection import Settings
+from dims._connection import Settings, connect
 from dims._connection._settings import VERSION_PREFIXES
 from dims._spec import document
 from dims.sandbox import run_sandbox

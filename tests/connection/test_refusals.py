@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from dims import _fetch as fetch
-from dims import connect
+from dims._connection import connect
 from dims._errors import APIStatusError, AuthenticationError, PermissionDeniedError
 from dims.sandbox import run_sandbox
 

@@ -1,8 +1,7 @@
 """`retries` means the same in the CLI and in Python: the attempts after the first.
 
 `dims --retries N` and `RetryPolicy(retries=N)` both send a failing request N + 1 times, as
-curl's and pip's `--retries` do. `RetryPolicy(attempts=N)`, which counted the first attempt
-too, still works as `retries=N - 1`, with a DeprecationWarning that says what to write.
+curl's and pip's `--retries` do; `attempts=`, which counted the first attempt too, is gone.
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ import pytest
 from cli_in_process import run
 
 from dims import _fetch as fetch
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import ServerError
 from dims.sandbox import Faults, run_sandbox
 
@@ -48,14 +46,6 @@ def test_the_default_is_the_command_lines_default():
 
     assert RetryPolicy().retries == defaults.RETRIES == 5
     assert RetryPolicy.none().retries == 0
-
-
-def test_attempts_still_works_with_a_deprecation_warning():
-    with pytest.warns(DeprecationWarning, match=r"write RetryPolicy\(retries=2\)"):
-        old = RetryPolicy(attempts=3, initial_backoff=0.5)
-    assert old == RetryPolicy(retries=2, initial_backoff=0.5)
-    with pytest.warns(DeprecationWarning, match=r"connect_retries=0"):
-        assert RetryPolicy(connect_attempts=1).connect_retries == 0
 
 
 def test_a_policy_is_still_a_frozen_dataclass():

@@ -98,5 +98,5 @@ def test_a_clients_retry_transport_is_its_own_and_kept_by_with_headers():
 
 def test_a_client_connect_did_not_make_has_no_retry_transport_to_give():
     plain = Client(base_url="http://127.0.0.1:9", httpx_args={"transport": httpx.HTTPTransport()})
-    with pytest.raises(ConfigurationError, match=r"not made by analysis\.connect"):
+    with pytest.raises(ConfigurationError, match=r"not made by dims\.connect"):
         retry_transport(plain)

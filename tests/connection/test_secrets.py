@@ -42,12 +42,9 @@ from dims._errors import (
     PaginationError,
     ResponseFormatError,
     ServerError,
-    add_secret,
-    scrub,
-    scrub_http_logs,
 )
 from dims._pages import Page
-from dims._secrets import REDACTED
+from dims._secrets import REDACTED, add_secret, scrub, scrub_http_logs
 from dims._snapshot import export_snapshot
 from dims._tables import RejectedRecordError
 from dims.sandbox import Faults, run_sandbox

@@ -4,14 +4,17 @@ anything is asked of the service; one `take_snapshot` for one workspace or many.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import inspect
 import json
 
 import pyarrow.parquet as pq
 import pytest
 
-from dims import connect
-from dims._connection import RetryPolicy
+import dims
+from dims import _spec as spec
+from dims._connection import RetryPolicy, connect
 from dims._errors import ConfigurationError, ExportError
 from dims._options import ExportOptions, Filters
 from dims._snapshot import take_snapshot
@@ -19,6 +22,7 @@ from dims.sandbox import run_sandbox
 from dims_client.models import DeploymentType
 
 DAY = dt.date(2026, 3, 4)
+DEAD = "http://127.0.0.1:9"  # nothing listens there
 
 
 def test_filters_are_normalised_once_in_the_order_given():
@@ -106,3 +110,97 @@ def test_one_take_snapshot_for_one_client_or_many_workspaces(tmp_path):
         result = take_snapshot(clients, tmp_path, ExportOptions(snapshot_date=DAY))
     assert sorted(result.manifest.workspaces) == sorted([a, b])
     assert result.rows["deployments"] == 30 and not result.partial
+
+
+# -- the SDK's filters: typed, and checked as the CLI checks them (issue 37 item 5) -------------
+
+
+def test_the_sdk_filters_are_the_specs_with_their_kinds():
+    """`dims.DeploymentFilters` (what `deployments.list(**filters)` takes) names the spec's
+    filters in its order, each typed as the spec types it: a boolean as bool, the enum as a
+    Literal of its values, text as text."""
+    import typing
+
+    from dims._options import FilterText, filter_choices, filter_names
+
+    hints = typing.get_type_hints(dims.DeploymentFilters)
+    assert tuple(hints) == filter_names()
+    kinds = {name: spec.kind_of(param["schema"]) for name, param in _spec_filters().items()}
+    for name, hint in hints.items():
+        kind, ref = kinds[name]
+        if kind == "boolean":
+            assert hint == bool | None, name
+        elif ref is not None:
+            (literal, none) = typing.get_args(hint)
+            assert none is type(None) and typing.get_args(literal) == filter_choices(name)
+        else:
+            assert hint == FilterText | None, name
+    assert filter_choices("deployment_type") == spec.deployment_types()
+    assert filter_choices("status") is None
+
+
+def _spec_filters():
+    params = spec.document()["paths"]["/v2/deployments"]["get"]["parameters"]
+    return {p["name"]: p for p in params if p["name"] not in ("limit", "offset")}
+
+
+#: What `dims export --deployment-type prd` says (argparse's words), and the SDK too.
+REFUSED = "invalid choice: 'prd' (choose from 'dev_free', 'dev', 'prod')"
+
+
+def test_a_deployment_type_the_spec_lacks_is_refused_at_once_as_the_cli_does(capsys, tmp_path):
+    """Every way in refuses `deployment_type="prd"` before a request: a client of an address
+    nothing listens on would otherwise fail with a connection error, not this one."""
+    from cli_in_process import run
+
+    code, _, err = run(capsys, "export", "--base-url", DEAD, "--deployment-type", "prd")
+    assert code == 2 and REFUSED in err
+    with dims.Client(base_url=DEAD, max_retries=0) as client:
+        calls = [
+            lambda: client.deployments.list(deployment_type="prd"),
+            lambda: client.deployments.list(deployment_type=["prod", "prd"]),
+            lambda: client.deployments.with_raw_response.list(deployment_type="prd"),
+            lambda: client.take_snapshot(tmp_path / "out", deployment_type="prd"),
+            lambda: dims.take_snapshot(
+                client, tmp_path / "out", filters={"deployment_type": "prd"}
+            ),
+        ]
+        for call in calls:
+            with pytest.raises(ConfigurationError) as info:
+                call()
+            assert str(info.value) == f"deployment filter deployment_type: {REFUSED}"
+
+    async def in_async() -> list[str]:
+        said = []
+        async with dims.AsyncClient(base_url=DEAD, max_retries=0) as client:
+            for call in (
+                lambda: client.deployments.list(deployment_type="prd"),
+                lambda: client.deployments.with_raw_response.list(deployment_type="prd"),
+                lambda: client.take_snapshot(tmp_path / "out", deployment_type="prd"),
+            ):
+                with pytest.raises(ConfigurationError) as info:
+                    await _maybe_awaited(call())
+                said.append(str(info.value))
+        return said
+
+    said = asyncio.run(in_async())
+    assert said == [f"deployment filter deployment_type: {REFUSED}"] * 3
+    assert not (tmp_path / "out").exists()
+
+
+async def _maybe_awaited(value):
+    return await value if inspect.isawaitable(value) else value
+
+
+def test_the_sdk_filters_select_what_the_cli_filters_select(capsys, tmp_path):
+    """`deployments.list(deployment_type="prod", name_contains=…)` lists what
+    `dims export --deployment-type prod --name-contains …` writes."""
+    from cli_in_process import run
+
+    with run_sandbox(deployments=80, seed=3) as sb, dims.Client(base_url=sb.base_url) as client:
+        listed = {str(d.id) for d in client.deployments.list(deployment_type="prod")}
+        argv = ["--base-url", sb.base_url, "--out", str(tmp_path), "--deployment-type", "prod"]
+        code, _, err = run(capsys, "export", *argv)
+    assert code == 0, err
+    written = set(pq.read_table(next(tmp_path.rglob("deployments/*/*.parquet")))["id"].to_pylist())
+    assert listed == written and 0 < len(listed) < 80

@@ -7,9 +7,9 @@ import re
 import threading
 import time
 
-from dims import Progress, connect
+from dims import Progress
 from dims import _fetch as fetch
-from dims._connection import retry_transport
+from dims._connection import connect, retry_transport
 from dims.sandbox import Faults, run_sandbox
 
 

@@ -142,25 +142,42 @@ def _left_out(fleet, kind: str, limits: bool) -> set[str]:
     return out
 
 
+def _reasons(fleet, ids: set[str]) -> dict[str, int]:
+    """How many of `ids` are left out for each reason, from the raw records."""
+    out: dict[str, int] = {}
+    for record in fleet.deployments:
+        if record["id"] in ids:
+            reason = fm.status(record)["unpriced_reason"] or "limits_unbounded"
+            out[reason] = out.get(reason, 0) + 1
+    return out
+
+
 @pytest.mark.parametrize("basis", ["requests", "limits"])
 def test_a_figure_that_leaves_deployments_out_never_passes_silently(fleet, snap, basis) -> None:
+    """By default a budget holds on what it can show, with a notice naming what it leaves
+    out and what each needs to be priced; `unknown_costs: fail` fails it as "may exceed"."""
     column = REQUESTS_MAX if basis == "requests" else LIMITS_MAX
     figure = _figure(snap, "deployment_type", "prod", column)
     left = _left_out(fleet, "prod", basis == "limits")
     assert left  # the fleet has unpriced prod deployments (and unbounded ones)
     rules = {"basis": basis, "budgets": {"type=prod": round(figure, 2) + 100}}
-    failed = check(snap, rules)
+    noticed = check(snap, rules)
+    assert noticed.passed and noticed.violations == []
+    (notice,) = noticed.notices
+    assert set(notice.deployment_ids) == left and "not in the figure" in notice.message
+    for reason, count in _reasons(fleet, left).items():
+        need = policy.NEEDS[reason]
+        assert f"{count:,} need{'s' * (count == 1)} {need}" in notice.message
+    failed = check(snap, {**rules, "unknown_costs": "fail"})
     (violation,) = failed.violations
     assert violation.op == "may exceed" and not failed.passed
     assert set(violation.deployment_ids) == left
     assert "not in the figure" in violation.note and "unpriced" in violation.note
     assert ("unbounded" in violation.note) is (basis == "limits")
-    noticed = check(snap, {**rules, "unknown_costs": "notice"})
-    assert noticed.passed and noticed.violations == []
-    (notice,) = noticed.notices
-    assert set(notice.deployment_ids) == left and "not in the figure" in notice.message
-    over = check(snap, {**rules, "budgets": {"type=prod": round(figure, 2) - 0.01}})
-    assert over.violations[0].op == ">" and over.violations[0].note.startswith("at least")
+    for unknown in ("notice", "fail"):
+        budget = {"type=prod": round(figure, 2) - 0.01}
+        over = check(snap, {**rules, "unknown_costs": unknown, "budgets": budget})
+        assert over.violations[0].op == ">" and over.violations[0].note.startswith("at least")
 
 
 def test_a_budget_for_a_group_nobody_is_in_warns_and_checks_nothing(snap) -> None:

@@ -8,6 +8,7 @@ real fleet, and inject each fault exactly as documented.
 from __future__ import annotations
 
 import contextlib
+import copy
 import datetime as dt
 import json
 import os
@@ -899,3 +900,26 @@ def test_roll_out_moves_a_growing_share_live():
         assert all(r["active_revision_id"] == r["latest_revision_id"] for r in moved)
     with pytest.raises(ValueError, match="share"):
         roll_out(sandbox.fleet, "1.0.0", 1.5)
+
+
+def test_the_second_day_is_served_live_with_its_added_and_removed_deployments():
+    """`second_day` on a served fleet: the listing serves the new list (added in, removed
+    out), the scaled and resized records with their new sizes, and the fleet keeps its size."""
+    from dims.sandbox import second_day
+
+    with run_sandbox(deployments=100, seed=9) as sandbox:
+        before = {r["id"]: copy.deepcopy(r) for r in sandbox.fleet.deployments}
+        day = second_day(sandbox.fleet, "9.9.9", 0.3)
+        served = httpx.get(f"{sandbox.base_url}/v2/deployments", params={"limit": 100}).json()
+    ids = {r["id"] for r in served["resources"]}
+    assert len(day.added) == len(day.removed) == 1 and len(day.scaled) == len(day.resized) == 4
+    assert set(day.added) <= ids and not set(day.removed) & ids and len(ids) == 100
+    by_id = {r["id"]: r for r in served["resources"]}
+    for did in day.scaled:
+        new, old = (x["source_config"]["resource_spec"] for x in (by_id[did], before[did]))
+        assert new["max_scale"] != old["max_scale"] and new["cpu"] == old["cpu"]
+    for did in day.resized:
+        new, old = (x["source_config"]["resource_spec"] for x in (by_id[did], before[did]))
+        assert new["cpu"] == old["cpu"] + 1 and new["memory_mb"] == 2 * old["memory_mb"]
+    untouched = set(day.moved) | set(day.scaled) | set(day.resized) | set(day.added)
+    assert all(by_id[i] == before[i] for i in ids - untouched)

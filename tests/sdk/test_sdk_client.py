@@ -4,6 +4,7 @@ the errors: test_sdk_errors.py; several workspaces: test_sdk_workspaces.py."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import math
 import uuid
@@ -289,8 +290,10 @@ def test_the_lower_layer_still_works_beside_the_client(sandbox, client):
 
 
 def test_connect_refuses_a_list_of_tenants_with_one_line():
+    from dims._connection import connect
+
     with pytest.raises(ConfigurationError) as info:
-        dims.connect("http://127.0.0.1:8765", tenant_id=["ws-a", "ws-b"])  # type: ignore[arg-type]
+        connect("http://127.0.0.1:8765", tenant_id=["ws-a", "ws-b"])  # type: ignore[arg-type]
     assert "dims.Client" in str(info.value) and "\n" not in str(info.value)
 
 
@@ -310,3 +313,25 @@ def test_the_documented_example_runs_as_written():
     ]
     assert blocks, "no page shows the SDK's example"
     exec(compile(blocks[0], "README example", "exec"), {})
+
+
+def test_dims_take_snapshot_takes_the_sdk_client(sandbox, tmp_path):
+    """Issue 37: docs/journeys.md's `dims.take_snapshot(client, …)` with a `dims.Client` (it
+    was an AttributeError); the same snapshot as `client.take_snapshot`, options and filters
+    as keywords or as values. Of an AsyncClient it says to await the client's own."""
+    with dims.Client(base_url=sandbox.base_url) as client:
+        door = dims.take_snapshot(client, tmp_path / "door", deployment_type="dev", concurrency=2)
+        own = client.take_snapshot(
+            tmp_path / "own", dims.ExportOptions(concurrency=2), {"deployment_type": "dev"}
+        )
+    one, other = (read_table(r.out_dir, "deployments") for r in (door, own))
+    assert sorted(one["id"]) == sorted(other["id"]) and set(one["deployment_type"]) == {"dev"}
+    assert door.manifest.to_dict()["filters"] == own.manifest.to_dict()["filters"]
+
+    async def from_async() -> None:
+        async with dims.AsyncClient(base_url=sandbox.base_url) as client:
+            dims.take_snapshot(client, tmp_path / "never")  # type: ignore[arg-type]
+
+    with pytest.raises(TypeError, match=r"await client\.take_snapshot"):
+        asyncio.run(from_async())
+    assert not (tmp_path / "never").exists()

@@ -81,7 +81,8 @@ def test_a_listing_of_several_workspaces_yields_the_exports_copies_once(tmp_path
     assert seen(models) == kept(o, claimed_id, order)
     assert STALE_VERSION not in {m.image_version for m in models}
     assert {p.tenant_id for p in pages} == set(order)
-    assert any(p.replaces for p in pages)  # late winners come last, naming what they replace
+    paged = [str(r["id"]) for p in pages for r in p.records]
+    assert sorted(paged) == sorted(ids)  # the pages hold the same copies, each once
     for name, frame in frames.items():  # the workspaces' pages interleave as they come
         written = read_table(exported.out_dir, name).drop(columns=["snapshot_at", "snapshot_date"])
         mine = frame.drop(columns=["snapshot_at"])
@@ -106,7 +107,8 @@ def test_the_async_client_yields_the_same_copies():
     assert seen(models) == kept(o, claimed_id, order)
     assert len(models) == len({m.id for m in models})
     assert sorted(str(m.id) for m in models) == sorted(tables["deployments"]["id"].to_pylist())
-    assert any(p.replaces for p in pages)
+    paged = [str(r["id"]) for p in pages for r in p.records]
+    assert sorted(paged) == sorted(str(m.id) for m in models)
 
 
 def test_the_workspaces_come_from_dims_tenant_id_too(monkeypatch):

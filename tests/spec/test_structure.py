@@ -24,7 +24,9 @@ from types import ModuleType
 import pytest
 from repo import ROOT
 
-PACKAGE = ROOT / "analysis"
+from dims import _lazy
+
+PACKAGE = ROOT / "dims"  # the symlink to analysis/: module names are the installed ones
 
 
 def module_name(path: Path) -> str:
@@ -182,8 +184,8 @@ def test_packages_export_what_they_declare(name):
 
 def _bound_names(name: str) -> set[str]:
     """The names a package's `__init__` binds for its users: what it defines, what it
-    imports from dims (a re-export) and what it exports lazily (`_HOMES`); not what it
-    imports from elsewhere for its own use, nor what only a type checker sees."""
+    imports from dims (a re-export) and what it exports lazily (its TYPE_CHECKING block); not
+    what it imports from elsewhere for its own use, nor what only a type checker sees."""
     found: set[str] = set()
     for node in ast.parse(MODULES[name].read_text(encoding="utf-8")).body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -191,9 +193,9 @@ def _bound_names(name: str) -> set[str]:
         elif isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             found |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, ast.ImportFrom) and resolve(name, node).startswith("analysis"):
+        elif isinstance(node, ast.ImportFrom) and resolve(name, node).startswith("dims"):
             found |= {alias.asname or alias.name for alias in node.names}
-    found |= set(getattr(importlib.import_module(name), "_HOMES", {}))
+    found |= set(_lazy.homes_in(MODULES[name].read_text(encoding="utf-8")))
     return {n for n in found if not n.startswith("_")}
 
 
@@ -203,7 +205,7 @@ def test_a_packages_all_is_its_public_members(name):
     name the package defines or re-exports, and only those. The errors and warnings are
     `analysis`' to export (an older path to one, `dims._reports.DatasetError`, is kept
     out of any other `__all__`)."""
-    errors = set(_reported_classes()) if name != "analysis" else set()
+    errors = set(_reported_classes()) if name != "dims" else set()
     members = _bound_names(name) - errors
     declared = set(importlib.import_module(name).__all__)
     unlisted, unbound = sorted(members - declared), sorted(declared - members)
@@ -213,7 +215,7 @@ def test_a_packages_all_is_its_public_members(name):
 #: The house, in the order of one export's hops (the README's Layout: sources → tables →
 #: storage → reports), then the orchestrator and the edges. `generated_client` is the wire.
 HOUSE = (
-    "generated_client",
+    "dims_client",
     "dims._connection",
     "dims._fetch",
     "dims._dumps",
@@ -249,7 +251,7 @@ def may_import(own: str | None, theirs: str | None) -> bool:
     if theirs is None or own == theirs:
         return True
     if own is None:
-        return theirs == "generated_client"
+        return theirs == "dims_client"
     below = HOUSE.index(theirs) < HOUSE.index(own)
     return below and own not in STANDALONE and not (own in SINK_SIDE and theirs in SOURCES)
 
@@ -259,7 +261,7 @@ def may_import(own: str | None, theirs: str | None) -> bool:
     [
         ("dims._storage", "dims._fetch", False),
         ("dims._storage", "dims._dumps", False),
-        ("dims._storage", "generated_client", False),
+        ("dims._storage", "dims_client", False),
         ("dims._storage", ORCHESTRATOR, False),
         ("dims._storage", "dims._tables", True),
         ("dims._fetch", "dims._storage", False),
@@ -302,9 +304,9 @@ def test_imports_follow_the_house_order():
     offenders = [
         f"{name}:{line} imports {target} ({_place(name) or 'the foundation'} -> {_place(target)})"
         for name in MODULES
-        if name != "analysis"
+        if name != "dims"
         for target, _, line in imports_of(name)
-        if (target in MODULES or target in C_MODULES or _place(target) == "generated_client")
+        if (target in MODULES or target in C_MODULES or _place(target) == "dims_client")
         and not may_import(_place(name), _place(target))
     ]
     assert offenders == [], "\n".join(offenders)
@@ -338,8 +340,7 @@ def _names_taken_from(name: str, package: str) -> list[tuple[str, int]]:
 
 def test_the_reports_read_the_dataset_and_never_write_it():
     """The reports take storage's reading side only: no name of the writer's session."""
-    import dims._storage
-
+    homes = _lazy.homes_in(MODULES["dims._storage"].read_text(encoding="utf-8"))
     taken = [
         (name, imported, line)
         for name in MODULES
@@ -350,7 +351,7 @@ def test_the_reports_read_the_dataset_and_never_write_it():
     writer = [
         f"{name}:{line} takes {imported}"
         for name, imported, line in taken
-        if dims._storage._HOMES.get(imported) in ("._writer", "._workspaces")
+        if homes.get(imported, ("",))[0] in ("._writer", "._workspaces")
     ]
     assert writer == []
 
@@ -402,6 +403,43 @@ def test_the_snapshot_writer_is_handed_data_never_a_function_or_a_source():
     assert not hasattr(writer, "export_snapshot")  # the pages are the orchestrator's
 
 
+def test_storage_never_takes_back_rows_it_wrote():
+    """Which copy of a deployment a day keeps is decided once, at publish, by one function
+    (`dims._copies.rank`): the writer's session is fed and published, never asked to
+    un-write rows; no page tells it to; no module but `_copies` ranks copies."""
+    import dataclasses
+    import inspect
+
+    from dims import _snapshot as snapshot
+    from dims._pages import Page
+    from dims._storage import _writer as writer
+
+    assert not (PACKAGE / "_storage" / "_replaced.py").exists()
+    assert not (PACKAGE / "_fetch" / "_copies.py").exists()
+    session = {n for n, f in vars(writer.SnapshotWriter).items() if inspect.isfunction(f)}
+    assert {n for n in session if not n.startswith("_")} == {"write", "publish", "abandon"}
+    fed = {n for n in vars(snapshot._Session) if not n.startswith("_")}
+    assert fed == {"snapshot_at", "write"}  # what the reading hands the session, and no more
+    assert "replaces" not in {f.name for f in dataclasses.fields(Page)}
+    asked = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name in {
+                "OneCopy",
+                "Replacement",
+                "rank",
+            }:
+                assert name == "dims._copies", f"{name} defines {node.name}"
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                receiver = ast.unparse(node.func.value)
+                if receiver.endswith(("session", "writer", "memory")) and node.func.attr in {
+                    "replace",
+                    "remove",
+                }:
+                    asked.append(f"{name}: {ast.unparse(node.func)}")
+    assert asked == []
+
+
 def test_generated_readers_show_their_source_in_tracebacks():
     import inspect
     import traceback
@@ -427,7 +465,7 @@ def test_the_cli_starts_without_the_heavy_modules():
     import sys
 
     # importlib.metadata: the version is looked up only for --version (about 60 ms)
-    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "generated_client", "msgspec", "httpx",
+    heavy = ("pandas", "pyarrow", "duckdb", "matplotlib", "dims_client", "msgspec", "httpx",
              "importlib.metadata")  # fmt: skip
     code = (
         "import sys, dims._cli; dims._cli.build_parser(); "
@@ -504,14 +542,60 @@ def test_a_command_imports_its_own_module_only(argv, loaded, tmp_path):
 
 def test_the_package_exports_resolve_lazily_to_their_homes():
     import dims
-    from dims import _connection as connect_module
     from dims import _errors as errors
+    from dims._storage import _reader
 
     assert dims.DimsError is errors.DimsError
-    assert dims.connect is connect_module.connect
-    assert dims._fetch.__name__ == "dims._fetch"
+    assert dims.read_table is _reader.read_table
+    assert dims.sandbox.__name__ == "dims.sandbox"
+    assert dir(dims) == dims.__all__ == sorted(_lazy.homes_in(MODULES["dims"].read_text()))
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         dims.nothing  # noqa: B018
+
+
+def test_dims_is_the_one_door():
+    """Issue 36: `dims` exports what a user needs and everything below it is private. The public
+    set is written once, in dims/__init__.py's TYPE_CHECKING block (`dims._lazy` derives the
+    lazy homes and `__all__` from it); every package under it is `_`-prefixed but the sandbox,
+    and no name of the door is a module's private one."""
+    import dims
+
+    below = sorted(n for n in PACKAGES if n.count(".") == 1)
+    assert [n for n in below if not n.split(".")[1].startswith("_")] == ["dims.sandbox"]
+    assert [n for n in dims.__all__ if n.startswith("_")] == []
+    assert len(dims.__all__) < 130, "the door grows: is each new name one a user needs?"
+    for name in dims.__all__:
+        assert getattr(dims, name) is not None
+
+
+def test_nothing_imports_the_old_top_level_names():
+    """Installed, dims is `dims` and `dims_client`: no test, benchmark, notebook or doc imports
+    `analysis` or `generated_client` (the repository's folder names)."""
+    pattern = re.compile(r"^\s*(from|import) (analysis|generated_client)\b", re.M)
+    places = [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("notebooks/*.ipynb")]
+    places += [
+        *ROOT.glob("tests/**/*.py"),
+        *ROOT.glob("benchmarks/**/*.py"),
+        *PACKAGE.rglob("*.py"),
+    ]
+    offenders = [str(p.relative_to(ROOT)) for p in places if pattern.search(p.read_text())]
+    offenders += [
+        str(p.relative_to(ROOT))
+        for p in ROOT.glob("notebooks/*.ipynb")
+        if re.search(r"(from|import) (analysis|generated_client)\b", p.read_text())
+    ]
+    assert offenders == []
+
+
+def test_every_name_of_the_door_is_documented_once():
+    """docs/reference/dims.md renders each name of the door once (`::: dims.NAME`)."""
+    import dims
+
+    page = (ROOT / "docs/reference/dims.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^::: dims\.(\w+)$", page, re.M)
+    assert sorted(documented) == sorted(set(documented)), "a name documented twice"
+    assert sorted(set(dims.__all__) - set(documented)) == []
+    assert sorted(set(documented) - set(dims.__all__)) == []
 
 
 def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
@@ -519,7 +603,7 @@ def test_an_export_from_a_dump_loads_no_service_client_and_no_pandas():
     import subprocess
     import sys
 
-    unwanted = ("httpx", "generated_client", "pandas", "duckdb", "matplotlib")
+    unwanted = ("httpx", "dims_client", "pandas", "duckdb", "matplotlib")
     code = (
         "import sys, dims._cli._export; from dims._snapshot import snapshot_from_dump; "
         f"print([m for m in {unwanted!r} if m in sys.modules])"
@@ -547,7 +631,7 @@ def test_the_export_command_from_a_dump_never_loads_the_service_client_or_pandas
     code = (
         "import sys; from dims._cli import main; "
         f"code = main({argv!r}); "
-        "print(code, [m for m in ('httpx', 'generated_client', 'pandas', 'tqdm') "
+        "print(code, [m for m in ('httpx', 'dims_client', 'pandas', 'tqdm') "
         "if m in sys.modules])"
     )
     done = subprocess.run(
@@ -625,42 +709,19 @@ def _reported_classes() -> dict[str, type]:
     return found
 
 
-def _aliases() -> dict[str, type]:
-    """Second names of error classes in dims._errors (an earlier name kept), by name."""
-    from dims import _errors as errors
+def test_no_error_has_a_second_name():
+    """Aliases went before 1.0 (issue 36): each error and warning class is bound to one name,
+    its own, in every module that holds it."""
+    from dims._errors import DimsError
 
-    return {
-        name: value
-        for name, value in vars(errors).items()
-        if isinstance(value, type)
-        and issubclass(value, errors.DimsError | Warning)
-        and value.__name__ != name
-    }
-
-
-def test_every_alias_of_an_error_is_exported_and_named_in_the_docstring():
-    """`APIConnectionError` is `APIConnectionError` (issue 29): an old name is kept as the same
-    class, exported as it was, and the docstring says which class it names."""
-    import dims
-    from dims import _errors as errors
-
-    aliases = _aliases()
-    assert {"APIConnectionError", "APIStatusError"} <= set(aliases)
-    assert errors.__doc__ is not None
-    doc = " ".join(errors.__doc__.split())
-    for name, cls in aliases.items():
-        assert getattr(analysis, name) is cls and analysis.__all__.count(name) == 1
-        assert dims._HOMES[name] == ".errors"
-        assert f"`{name}` is `{cls.__name__}`" in doc, name
-    elsewhere = [
-        f"{module.__name__}.{name}"
+    second = [
+        f"{module.__name__}.{name} is {value.__name__}"
         for module in _imported_modules()
-        if module is not errors
         for name, value in vars(module).items()
-        if isinstance(value, type) and value.__module__ == module.__name__
-        and value.__name__ != name and issubclass(value, errors.DimsError | Warning)
+        if isinstance(value, type) and issubclass(value, DimsError | Warning)
+        and value.__module__.startswith("dims") and value.__name__ != name
     ]  # fmt: skip
-    assert elsewhere == []
+    assert second == []
 
 
 def test_every_error_and_warning_lives_in_errors_and_is_exported_from_analysis():
@@ -673,9 +734,10 @@ def test_every_error_and_warning_lives_in_errors_and_is_exported_from_analysis()
     assert {"DimsError", "DimsWarning", "WorkspacesFailed", "WorkerLost"} <= set(found)
     warnings = [n for n, c in found.items() if issubclass(c, Warning)]
     assert [n for n in warnings if not issubclass(found[n], errors.DimsWarning)] == []
-    assert sorted(n for n in found if analysis.__all__.count(n) != 1) == []
-    assert sorted(n for n in found if dims._HOMES.get(n) != ".errors") == []
-    assert sorted(n for n in found if getattr(analysis, n) is not found[n]) == []
+    assert sorted(n for n in found if dims.__all__.count(n) != 1) == []
+    homes = _lazy.homes_in(MODULES["dims"].read_text(encoding="utf-8"))
+    assert sorted(n for n in found if homes.get(n) != ("._errors", n)) == []
+    assert sorted(n for n in found if getattr(dims, n) is not found[n]) == []
 
 
 def test_no_error_or_warning_is_exported_twice():
@@ -684,7 +746,7 @@ def test_no_error_or_warning_is_exported_twice():
     twice = [
         f"{module.__name__}.__all__ lists {name}"
         for module in _imported_modules()
-        if module.__name__ != "analysis"
+        if module.__name__ != "dims"
         for name in getattr(module, "__all__", ())
         if name in found
     ]
@@ -769,6 +831,52 @@ def test_every_sync_function_and_its_async_twin_take_the_same_parameters():
         f"{where}: {_parameters(sync)} != {_parameters(asynchronous)}"
         for where, sync, asynchronous in twins
         if _parameters(sync) != _parameters(asynchronous)
+    ]
+    assert differ == [], "\n".join(differ)
+
+
+def _class_twins() -> list[tuple[str, Function, Function]]:
+    """(where, sync, async) for every public method of a class `X` whose twin `AsyncX` in the
+    same package has a method of that name (the SDK: `Deployments.list` and
+    `AsyncDeployments.list`, `Client.take_snapshot` and `AsyncClient.take_snapshot`)."""
+    classes: dict[tuple[str, str], ast.ClassDef] = {}
+    for name, path in MODULES.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                classes[(package_of(name), node.name)] = node
+    pairs = []
+    for (package, cname), node in classes.items():
+        twin = classes.get((package, f"Async{cname}"))
+        if twin is None:
+            continue
+        mine = {n.name: n for n in node.body if isinstance(n, Function)}
+        theirs = {n.name: n for n in twin.body if isinstance(n, Function)}
+        for method in sorted(set(mine) & set(theirs)):
+            if not method.startswith("_"):
+                where = f"{package}.{cname}.{method}"
+                pairs.append((where, mine[method], theirs[method]))
+    return pairs
+
+
+def _annotated(node: Function) -> list[tuple[str, str, str, str]]:
+    """`_parameters` with each parameter's annotation, as written."""
+    args = node.args
+    every = [*args.posonlyargs, *args.args, *([args.vararg] if args.vararg else [])]
+    every += [*args.kwonlyargs, *([args.kwarg] if args.kwarg else [])]
+    notes = {a.arg: ast.unparse(a.annotation) if a.annotation else "" for a in every}
+    return [(n, kind, default, notes[n]) for n, kind, default in _parameters(node)]
+
+
+def test_every_sdk_class_and_its_async_twin_take_the_same_parameters():
+    """Issue 37: the async client is the sync one awaited, to the filters' types."""
+    twins = _class_twins()
+    where = [w for w, _, _ in twins]
+    assert "dims._sdk.Deployments.list" in where and "dims._sdk.Client.take_snapshot" in where
+    assert "dims._sdk.DeploymentsWithRawResponse.list" in where
+    differ = [
+        f"{w}: {_annotated(sync)} != {_annotated(asynchronous)}"
+        for w, sync, asynchronous in twins
+        if _annotated(sync) != _annotated(asynchronous)
     ]
     assert differ == [], "\n".join(differ)
 

@@ -225,8 +225,8 @@ def test_the_readme_duckdb_example_counts_each_deployment_once(two_days):
     """The dataset page's example, run as written (in the dataset's parent folder)."""
     out, _, second = two_days
     readme = (ROOT / "docs" / "dataset.md").read_text()
-    block = readme.split("```python\nfrom dims._storage import duckdb_connection", 1)[1]
-    code = "from dims._storage import duckdb_connection" + block.split("```", 1)[0]
+    block = readme.split("```python\nfrom dims import duckdb_connection", 1)[1]
+    code = "from dims import duckdb_connection" + block.split("```", 1)[0]
     code = code.replace('"dims-data"', repr(str(out)))
     namespace: dict = {}
     exec(compile(code, "docs/dataset.md", "exec"), namespace)  # our own docs, run as written

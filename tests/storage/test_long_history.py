@@ -168,3 +168,40 @@ def test_history_counts_read_days_whose_columns_differ(tmp_path: Path, older_fir
     assert got == want
     by_version = history_counts(tmp_path, "deployments", ["image_version"])
     assert by_version["rows"].sum() == 5 and set(by_version["snapshot_date"]) == set(days)
+
+
+def _counts_without_duckdb(out: Path, by: list[str]) -> pd.DataFrame:
+    """`history_counts` where `import duckdb` fails, as without the `sql` extra (the base
+    install's own run of it is tests/spec/test_wheel.py's)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "duckdb", None)
+        return history_counts(out, "deployments", by)
+
+
+@pytest.mark.parametrize("by", [["image_version"], ["deployment_type", "image_version"]])
+def test_without_duckdb_arrow_counts_the_history_as_duckdb_does(
+    tmp_path: Path, fleets: dict[date, list[dict]], by: list[str]
+) -> None:
+    """The reports need no `dims[sql]`: without DuckDB, Arrow counts the same frame, row for
+    row and in the same order (nulls last)."""
+    out = _export_days(tmp_path / "data", fleets)
+    by_duckdb = history_counts(out, "deployments", by)
+    by_arrow = _counts_without_duckdb(out, by)
+    assert len(by_arrow) > len(DAYS)
+    pd.testing.assert_frame_equal(by_arrow, by_duckdb, check_dtype=False)
+
+
+def test_without_duckdb_days_whose_columns_differ_still_count(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    older = pa.table({"id": ["a", "b"], "image_version": ["0.1.0", "0.1.0"]})
+    newer = pa.table({"id": ["a", "b", "c"], "image_version": ["0.2.0"] * 3, "name": ["x"] * 3})
+    for day, rows in {"2025-01-01": older, "2025-01-02": newer}.items():
+        folder = tmp_path / "deployments" / f"snapshot_date={day}"
+        folder.mkdir(parents=True)
+        pq.write_table(rows, folder / "part-0.parquet")
+    by_arrow = _counts_without_duckdb(tmp_path, ["name"])
+    pd.testing.assert_frame_equal(
+        by_arrow, history_counts(tmp_path, "deployments", ["name"]), check_dtype=False
+    )

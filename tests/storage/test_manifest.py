@@ -13,8 +13,7 @@ import pytest
 from overlap import overlapping
 from repo import DATA
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import ManifestError, UnreadableQuantityWarning
 from dims._pages import Page
 from dims._snapshot import export_snapshot, snapshot_from_dump, take_snapshot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from dims import connect
+from dims._connection import connect
 from dims._snapshot import take_snapshot
 from dims._storage import read_table
 from dims.sandbox import run_sandbox

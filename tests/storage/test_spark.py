@@ -25,6 +25,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
+from docs_blocks import blocks_of
+from repo import ROOT
 
 from dims._dumps import read_dump
 from dims._snapshot import export_snapshot
@@ -245,6 +247,13 @@ def test_spark_sees_the_source_instants_and_partition_dates(
         )
 
 
+def _docs_spark_block() -> str:
+    """docs/dataset.md's Spark block (the docs test leaves it to this module's session)."""
+    (block,) = [b for b in blocks_of(ROOT / "docs" / "dataset.md") if "pyspark" in b.text]
+    assert block.not_run is not None and "test_spark.py" in block.not_run
+    return block.text
+
+
 def test_spark_aggregates_match_pandas(spark: Any, dataset: Path) -> None:
     from pyspark.sql import functions as F
 
@@ -255,11 +264,15 @@ def test_spark_aggregates_match_pandas(spark: Any, dataset: Path) -> None:
     }
     assert per_day == {DAYS[0]: DAY1_FLEET, DAYS[1]: FLEET}
 
-    # The snippet of docs/dataset.md; deployments without a cpu figure left out (SQL sums
-    # them to null, pandas to 0).
-    latest_day = deployments.agg(F.max("snapshot_date")).first()[0]
-    assert latest_day == DAYS[-1]
-    latest = deployments.where(F.col("snapshot_date") == latest_day).where(F.col("cpu").isNotNull())
+    # The block of docs/dataset.md, run in this session (its getOrCreate() is this one), its
+    # ./dims-data this dataset (Spark reads a relative path from the JVM's folder, not
+    # Python's); deployments without a cpu figure left out (SQL sums them to null, pandas to 0).
+    block = _docs_spark_block().replace('"dims-data/', f'"{dataset}/')
+    assert str(dataset) in block
+    names: dict[str, Any] = {}
+    exec(compile(block, "docs/dataset.md", "exec"), names)
+    assert names["latest_day"] == DAYS[-1]
+    latest = names["latest"].where(F.col("cpu").isNotNull())
     cpu_by_type = {
         row["deployment_type"]: row["cpu"]
         for row in latest.groupBy("deployment_type").agg(F.sum("cpu").alias("cpu")).collect()

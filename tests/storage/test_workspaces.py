@@ -12,8 +12,7 @@ import orjson
 import pyarrow.compute as pc
 import pytest
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import TenantMismatchWarning
 from dims._evidence import Workspace
 from dims._pages import Page

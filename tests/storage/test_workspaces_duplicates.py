@@ -16,10 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 from overlap import STALE_VERSION, assert_each_once, overlapping
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import DuplicateDeploymentsWarning, TenantMismatchWarning
-from dims._fetch._copies import OneCopy
+from dims._evidence import Workspace
 from dims._pages import Page
 from dims._snapshot import export_snapshot, take_snapshot
 from dims._storage import read_arrow
@@ -89,9 +88,9 @@ def test_each_deployment_once_the_owners_copy_else_the_first_workspaces(tmp_path
 def test_the_owners_copy_wins_whichever_copy_comes_first(tmp_path, owner_first):
     """C is given first, so only the owner rule makes A's copy of A's deployment win. One
     workspace is served slowly, so the copies come in a known order: when A's copy comes
-    last, C's stale copy was written already and is replaced (A's is then the file's last
-    row); when it comes first, C's copies of the deployments nobody exported owns replace
-    A's (C is first in the order)."""
+    last, C's stale copy was written already; when it comes first, C's copies of the
+    deployments nobody exported owns come after A's (C is first in the order). Either way
+    the publish keeps the same copies."""
     o = overlapping(SEED)
     slow_a, slow_c = (0, SLOW_MS) if owner_first else (SLOW_MS, 0)
     with (
@@ -104,12 +103,6 @@ def test_the_owners_copy_wins_whichever_copy_comes_first(tmp_path, owner_first):
     records, tenant_of = o.expected(order)
     assert tenant_of[o.untagged["id"]] == o.c
     assert_each_once(tmp_path, DAY, records, tenant_of)
-    written = read_arrow(tmp_path, "deployments", DAY, ["id"])["id"].to_pylist()
-    if owner_first:
-        assert written[0] == o.shared["id"]
-        assert set(written[-2:]) == {o.of_b["id"], o.untagged["id"]}  # C's, late
-    else:
-        assert written[-1] == o.shared["id"]  # A's, late, after the stale one was taken out
     assert row_of(tmp_path, o.shared["id"], "image_version") == o.shared["image_version"]
     # the same counts whichever came first
     assert duplicates(result, o.c) == {
@@ -176,35 +169,49 @@ def test_two_copies_that_both_name_their_own_workspace_are_decided_by_order(
     assert result.records == len(fleet.deployments)
 
 
-def test_late_winners_replace_rows_written_row_groups_earlier(tmp_path):
-    """The same rule on pages given by hand, in the order that makes A's copy late, written
-    in small row groups: the replaced copy's rows were written several row groups earlier,
-    in every table, and are taken out of each."""
+def by_hand(tenant, records, size=5):
+    """`records` as the pages workspace `tenant` would list them, `size` a page."""
+    raw = [msgspec.Raw(orjson.dumps(r)) for r in records]
+    return [
+        Page(raw[i : i + size], source=f"page offset={i}", first_index=i, tenant_id=tenant)
+        for i in range(0, len(raw), size)
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::dims._errors.TenantMismatchWarning")
+def test_every_copy_is_written_and_the_publish_keeps_the_winners_of_every_row_group(tmp_path):
+    """The same rule on pages given by hand, in the order that makes A's copy come last,
+    written in small row groups: every copy is written, several row groups apart, and the
+    publish keeps the winner's rows in every table (a child row with its own copy) and
+    counts the others once."""
     o = overlapping(SEED)
     records, tenant_of = o.expected([o.c, o.a])
     listed = {
         o.c: [*o.own(o.c), *o.fleet.also_listed[o.c]],
         o.a: [*o.own(o.a), *o.fleet.also_listed[o.a]],
     }
-    pages = [
-        Page([msgspec.Raw(orjson.dumps(r)) for r in rows[i : i + 5]], source=f"page offset={i}",
-             first_index=i, tenant_id=tenant)
-        for tenant in (o.c, o.a)  # every one of C's pages first: A's owner copy comes late
-        for rows in [listed[tenant]]
-        for i in range(0, len(rows), 5)
-    ]  # fmt: skip
-    copies = OneCopy([o.c, o.a])
-    result = export_snapshot(copies.pages(pages), tmp_path, snapshot_date=DAY, row_group_records=10)
+    pages = [*by_hand(o.c, listed[o.c]), *by_hand(o.a, listed[o.a])]  # C's first: A's late
+    with pytest.warns(DuplicateDeploymentsWarning, match="3 duplicate"):
+        result = export_snapshot(
+            pages,
+            tmp_path,
+            snapshot_date=DAY,
+            row_group_records=10,
+            workspaces=[Workspace(o.c), Workspace(o.a)],
+        )
     assert_each_once(tmp_path, DAY, records, tenant_of)
-    assert copies.dropped(o.c) == {"owner": 1, "order": 0}
-    assert copies.dropped(o.a) == {"owner": 0, "order": 2}
+    assert duplicates(result, o.c) == {"dropped": 1, "decided_by": by_rule(owner=1)}
+    assert duplicates(result, o.a) == {"dropped": 2, "decided_by": by_rule(order=2)}
     assert result.records == len(records)
     files = sorted(tmp_path.glob(f"*/snapshot_date={DAY}/*.parquet"))
     assert len(files) == len(TABLE_NAMES)
-    for path in files:  # rewritten, still this export's files
+    for path in files:  # rewritten, still this export's files, with no column of the work
         found = pq.read_metadata(path).metadata
         assert found[b"dims.export_id"] == result.manifest.export_id.encode(), path
         assert found[b"dims.schema_version"] == str(SCHEMA_VERSION).encode(), path
+        assert pq.read_schema(path).names == read_arrow(tmp_path, path.parent.parent.name,
+                                                        DAY).schema.names  # fmt: skip
+        assert not any(name.startswith("__") for name in pq.read_schema(path).names), path
 
 
 def test_a_workspace_listing_records_without_tenant_id_tags_them_with_its_own(tmp_path):
@@ -329,29 +336,25 @@ def test_a_failed_workspace_stays_failed_after_a_later_export_of_another(tmp_pat
     assert any(line.strip().startswith(f"workspace {b}: FAILED") for line in summary)
 
 
-def test_a_listing_of_every_workspace_paged_first_makes_many_late_winners(tmp_path, monkeypatch):
+@pytest.mark.filterwarnings("ignore::dims._errors.TenantMismatchWarning")
+def test_a_listing_of_every_workspace_paged_first_loses_every_copy_its_owner_lists(
+    tmp_path, monkeypatch
+):
     """C's listing holds every workspace's deployments and comes first: every one of A's
-    copies wins late (A owns them). Their raw text is spooled past a small size (to disk
-    here) and read back in several batches; the day is the fleet, once each."""
-    monkeypatch.setattr("dims._fetch._copies._SPOOL_BYTES", 4096)
+    copies beats C's (A owns them), many batches after C's was written; the day is the
+    fleet, once each, A's copies in the place they were listed."""
     monkeypatch.setattr("dims._snapshot.BATCH_RECORDS", 7)
     fleet = generate_fleet(60, seed=SEED, tenants=3, embed_deployment_type=True)
     a, _, c = fleet.tenant_ids()
     in_a = [r for r in fleet.deployments if r["tenant_id"] == a]
-
-    def pages(tenant, records):
-        raw = [msgspec.Raw(orjson.dumps(r)) for r in records]
-        return [
-            Page(raw[i : i + 10], source=f"page offset={i}", first_index=i, tenant_id=tenant)
-            for i in range(0, len(raw), 10)
-        ]
-
-    copies = OneCopy([c, a])
-    stream = copies.pages([*pages(c, fleet.deployments), *pages(a, in_a)])
-    result = export_snapshot(stream, tmp_path, snapshot_date=DAY)
+    stream = [*by_hand(c, fleet.deployments, 10), *by_hand(a, in_a, 10)]
+    with pytest.warns(DuplicateDeploymentsWarning, match=f"{len(in_a)} by rule owner"):
+        result = export_snapshot(
+            stream, tmp_path, snapshot_date=DAY, workspaces=[Workspace(c), Workspace(a)]
+        )
     records = fleet.deployments
     assert_each_once(tmp_path, DAY, records, {r["id"]: r["tenant_id"] for r in records})
     written = read_arrow(tmp_path, "deployments", DAY, ["id"])["id"].to_pylist()
-    assert written[-len(in_a) :] == [r["id"] for r in in_a]  # A's, late, in their order
-    assert copies.dropped(c) == {"owner": len(in_a), "order": 0}
+    assert written[-len(in_a) :] == [r["id"] for r in in_a]  # A's, listed last, in their order
+    assert duplicates(result, c) == {"dropped": len(in_a), "decided_by": by_rule(owner=len(in_a))}
     assert result.records == len(records) and result.rejected == 0

@@ -11,8 +11,7 @@ import pyarrow.fs as pafs
 import pytest
 from overlap import assert_each_once, overlapping
 
-from dims import connect
-from dims._connection import RetryPolicy
+from dims._connection import RetryPolicy, connect
 from dims._errors import DuplicateDeploymentsWarning
 from dims._snapshot import WorkspacesFailed, take_snapshot
 from dims._storage import read_arrow
@@ -70,8 +69,9 @@ def test_two_workspaces_in_one_day_on_s3_keep_each_other(s3_server, s3_out):
 @pytest.mark.filterwarnings("ignore::dims._errors.TenantMismatchWarning")
 def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server, s3_out):
     """Issue 26 on object storage: C is given first and A's copy of its own deployment comes
-    last (A is served slowly), so C's stale copy is replaced after it was written; then a
-    deployment moves from C to A and A alone is exported into the same day."""
+        last (A is served slowly), so C's stale copy was written before it (both are written; the
+    publish keeps A's); then a
+        deployment moves from C to A and A alone is exported into the same day."""
     o = overlapping(seed=13)
     with (
         run_sandbox(fleet=o.fleet, latency_ms=400) as for_a,
@@ -85,8 +85,9 @@ def test_every_deployment_once_on_s3_and_a_moved_one_replaces_its_row(s3_server,
             take_snapshot(clients, s3_out, snapshot_date=DAY)
     records, tenant_of = o.expected([o.c, o.a])
     assert_each_once(s3_out, DAY, records, tenant_of)
-    written = read_arrow(s3_out, "deployments", DAY, ["id"])["id"].to_pylist()
-    assert written[-1] == o.shared["id"]  # the late winner, after the stale copy went
+    written = read_arrow(s3_out, "deployments", DAY, ["id", "image_version"]).to_pydict()
+    versions = dict(zip(written["id"], written["image_version"], strict=True))
+    assert versions[o.shared["id"]] == o.shared["image_version"]  # A's, written after C's
     moved = o.own(o.c)[0]
     moved["tenant_id"] = o.a
     with run_sandbox(fleet=o.fleet) as sandbox:

@@ -61,8 +61,8 @@ def tables(draw: st.DrawFn) -> tuple[str, list[Any]]:
 
 def test_the_compiled_modules_are_built():
     """`pip install` builds them (hatch_build.py); without them an export silently takes the
-    slower paths (pyarrow's conversion, the orjson walk for unknown fields, the Python
-    typed reader)."""
+    slower paths (pyarrow's conversion, the orjson walk for unknown fields, the careful
+    reader for every record)."""
     assert arrays.columnar is columnar is not None
     assert typed.unknownkeys is not None
     assert gathered.available()

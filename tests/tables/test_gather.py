@@ -1,6 +1,6 @@
 """The compiled lane (_gather.c): what it keeps of a record it gives back, and what it refuses.
 
-That it writes the careful reader's tables is tested in test_typed_reader.py (every test
+That it writes the careful reader's tables is tested in test_compiled_lane.py (every test
 there runs with it); here: rollback, a value of the wrong type, programs it must refuse.
 """
 

@@ -1,6 +1,6 @@
 """The published service's own field names (`redis_cpu`, `langgraph_config_path`) are read
 into the spec's columns (`cache_cpu`, `graph_config_path`) by every reader: the compiled
-lane, the Python typed reader and the careful reader, and by the generated client's models.
+lane and the careful reader, and by the generated client's models.
 
 openapi.yaml declares each spelling once (`x-dims-original-name`); nothing here names the
 pairs by hand but the records written out as the service sends them.
@@ -13,10 +13,7 @@ from typing import Any
 
 import orjson
 import pytest
-
-# fast_lane (autouse): every test here runs with both fast readers, the compiled lane and
-# the Python typed reader
-from test_typed_reader import AT, assert_same_tables, fast_lane, flatten_both  # noqa: F401
+from test_compiled_lane import AT, assert_same_tables, flatten_both
 
 from dims import _spec as spec
 from dims._pages import Page

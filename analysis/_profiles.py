@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import _codehost as codehost
-from ._errors import ConfigurationError, add_secret
+from ._errors import ConfigurationError
+from ._secrets import add_secret
 
 __all__ = [
     "DEFAULT_OUT",

@@ -1,18 +1,23 @@
-"""The fast readers write exactly the rows the careful reader writes, or give way.
+"""The compiled lane writes exactly the rows the careful reader writes, or gives way.
 
 Every test flattens the same JSON twice: once as raw record text (`msgspec.Raw`, what
 `read_dump(raw=True)` yields and `dims export --from-json` uses), which goes through the
-typed reader with the careful reader as fallback, and once parsed by orjson, which only
-the careful reader sees. Every table must be equal, rejected_records included, and the
-typed reader must actually take the ordinary records (or the speed-up is gone unnoticed).
+compiled lane (`_gather.c`) with the careful reader as fallback, and once parsed by orjson,
+which only the careful reader sees. Every table must be equal, rejected_records included, and
+the compiled lane must actually take the ordinary records (or the speed-up is gone
+unnoticed). Where `_gather.c` was not built the careful reader reads every record, and says
+so once (the last tests here).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -25,6 +30,7 @@ from hypothesis import strategies as st
 from spec_records import ANY_JSON, hostile_records, valid_records
 from test_properties import invalid_record
 
+from dims import NotCompiledWarning
 from dims._dumps import read_dump
 from dims._pages import Page
 from dims._snapshot import export_snapshot
@@ -37,19 +43,7 @@ from dims.sandbox import fleet_dump_bytes, generate_fleet
 
 AT = datetime(2025, 6, 1, 12, tzinfo=UTC)
 RAW_ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
-
-
-@pytest.fixture(scope="module", params=["compiled lane", "python typed reader"], autouse=True)
-def fast_lane(request: pytest.FixtureRequest) -> Iterator[str]:
-    """Every test runs with both fast readers: the compiled lane (_gather.c, what an export
-    uses) and the Python typed reader (what stands in where _gather.c was not built)."""
-    built = gathered.gather
-    if request.param == "python typed reader":
-        gathered.gather = None  # type: ignore[assignment]
-    try:
-        yield request.param
-    finally:
-        gathered.gather = built
+DIMS = Path(sys.executable).parent / "dims"
 
 
 def flatten_both(
@@ -607,3 +601,46 @@ def test_a_shape_type_accepts_what_the_careful_check_accepts(shape, value):
     except msgspec.ValidationError:
         decoded = False
     assert decoded == careful, (name, value)
+
+
+# --- a build without the compiled lane -------------------------------------------------------
+
+
+def test_without_the_compiled_lane_the_careful_reader_reads_every_record_and_says_so_once(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Where `_gather.c` was not built, raw records go to the careful reader: the same
+    tables, none read by a fast lane, and one NotCompiledWarning a process, naming the
+    module and the cost, however many Flatteners read raw records."""
+    data = fleet_dump_bytes(generate_fleet(300, seed=5))
+    compiled, careful, _ = flatten_both(data)
+    monkeypatch.setattr(gathered, "gather", None)
+    gathered.say_not_built.cache_clear()
+    with pytest.warns(NotCompiledWarning) as said:
+        without, _, flattener = flatten_both(data)
+        flatten_both(data)
+    assert_same_tables(without, careful)
+    assert_same_tables(without, compiled)
+    assert flattener.typed_records == 0
+    assert len(said) == 1
+    message = str(said[0].message)
+    assert "_gather" in message and "careful reader" in message and "slowly" in message
+
+
+def test_an_export_without_the_compiled_lane_writes_the_same_files_and_one_line(tmp_path):
+    """The whole command where `_gather.c` is left out (`DIMS_NO_C`, as if no compiler was
+    found at install): the same deployments file, and the notice is one stderr line."""
+    dump = tmp_path / "dump.json"
+    dump.write_bytes(fleet_dump_bytes(generate_fleet(200, seed=6)))
+    files = {}
+    for lane, left_out in (("compiled", ""), ("careful", "gather")):
+        env = {**os.environ, "DIMS_NO_C": left_out}
+        ran = subprocess.run(
+            [DIMS, "export", "--from-json", dump, "--out", tmp_path / lane],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        said = [line for line in ran.stderr.splitlines() if "_gather" in line]
+        assert len(said) == (1 if left_out else 0), ran.stderr
+        (part,) = (tmp_path / lane / "deployments").rglob("*.parquet")
+        files[lane] = pq.read_table(part).drop(["snapshot_at"]).to_pylist()
+    assert files["careful"] == files["compiled"]

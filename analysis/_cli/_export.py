@@ -25,7 +25,6 @@ from ._output import say
 
 if TYPE_CHECKING:
     from .._connection import DimsClient, ResponseLimits, Settings
-    from .._snapshot import take_snapshot
 
 #: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
 EXIT_PARTIAL = 3
@@ -152,6 +151,7 @@ def _export_workspaces(
 ) -> int:
     """One snapshot of several workspaces; exit 3 when --allow-partial left some out."""
     from .._errors import WorkspacesFailed
+    from .._snapshot import take_snapshot
 
     clients = {t: _connect(args, settings.for_workspace(t)) for t in settings.tenants}
     try:

@@ -12,11 +12,23 @@ from __future__ import annotations
 
 import os
 import re
+from urllib.parse import urlsplit
 
 from . import _spec as spec
 from ._errors import ConfigurationError
 
-__all__ = ["DEFAULT", "ENV_CODE_HOST", "PUBLISHED", "SETTING", "check", "resolve"]
+__all__ = [
+    "DEFAULT",
+    "ENV_CODE_HOST",
+    "PUBLISHED",
+    "PUBLISHED_HOSTS",
+    "SELF_HOSTED_PATH",
+    "SETTING",
+    "check",
+    "default_for",
+    "is_published",
+    "resolve",
+]
 
 ENV_CODE_HOST = "DIMS_CODE_HOST"
 SETTING = f"the code host ({ENV_CODE_HOST} / --code-host)"
@@ -26,6 +38,10 @@ DEFAULT = spec.code_host_segment().default
 PUBLISHED = spec.code_host_segment().published
 
 _SHOWN = 80
+#: The published service's hosts (its US and EU regions; its public documentation).
+PUBLISHED_HOSTS = ("api.host.langchain.com", "eu.api.host.langchain.com")
+#: The path under which a self-hosted install of the published service serves the API.
+SELF_HOSTED_PATH = "/api-host"
 
 
 def check(value: str, what: str = SETTING) -> str:
@@ -56,3 +72,25 @@ def resolve(value: str | None = None) -> str:
         return check(value)
     from_env = os.environ.get(ENV_CODE_HOST)
     return check(from_env) if from_env else DEFAULT
+
+
+def is_published(base_url: str | None) -> bool:
+    """Whether `base_url` is the published service: one of its regions' hosts, or a
+    self-hosted install's API path (`https://dims.example.com/api-host`)."""
+    if not base_url:
+        return False
+    try:
+        parts = urlsplit(base_url)
+        host = (parts.hostname or "").lower()
+    except ValueError:  # a malformed URL (`http://[bad`): refused later, by the URL's check
+        return False
+    return host in PUBLISHED_HOSTS or parts.path.rstrip("/").endswith(SELF_HOSTED_PATH)
+
+
+def default_for(base_url: str | None) -> tuple[str, str]:
+    """The segment to send when nothing sets one, and why: the published service's
+    (`github`) for its base URLs, where the spec's literal would make every repositories
+    request answer 404 (0 repositories); the spec's own elsewhere."""
+    if is_published(base_url):
+        return PUBLISHED, "default (the published service's, from the base URL)"
+    return DEFAULT, "default (the interface spec's)"

@@ -304,9 +304,28 @@ def read_small_file(path: Path, what: str, error: type[DimsError]) -> object:
         raise error(f"{path}: cannot read a value: {_cut(exc, 80)}") from None
 
 
+def toml_key_lines(path: Path, what: str, error: type[DimsError]) -> dict[str, int]:
+    """The line (1-based) of the statement that first gives each dotted key of the TOML
+    file at `path` (a table header for a table): where a message about a value points. A
+    best effort, as the duplicate search is; read as guardedly as `read_small_file`."""
+    lines: dict[str, int] = {}
+    text = _text(path, what, error).splitlines()
+    try:
+        for number, parts, _ in _toml_statements(text, len(text)):
+            lines.setdefault(".".join(parts), number)
+    except (tomllib.TOMLDecodeError, ValueError, SyntaxError):  # a key the search misread
+        pass
+    return lines
+
+
 def _syntax(path: Path, what: str, exc: Exception, error: type[DimsError]) -> DimsError:
     """The one line for a file that is not valid TOML or YAML, or uses what YAML may not."""
     if isinstance(exc, tomllib.TOMLDecodeError):
+        found = _TOML_AT.match(str(exc))
+        if found is not None:  # the line first, as every other message of a settings file has
+            column = str(exc).rsplit(" ", 1)[-1].rstrip(")")
+            problem = f"{found['problem']} (column {column})"
+            return error(f"{path}: line {found['line']}: not valid TOML: {_cut(problem, 120)}")
         return error(f"{path}: not valid TOML: {_cut(exc, 120)}")
     if isinstance(exc, _Refused):
         at = exc.problem_mark.line + 1

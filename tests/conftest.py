@@ -9,6 +9,9 @@ The sandbox: one real HTTP server on loopback per test process, serving the stan
 (`generate_fleet`'s defaults) without faults or a key. Tests only read from it; a test that
 needs faults, a key, canaries or another fleet starts its own `run_sandbox(...)`.
 
+Profiles: every test runs with an empty config file of its own (`DIMS_CONFIG`), and no
+`DIMS_PROFILE` or `DIMS_OUT`.
+
 Object storage: `s3_server` and `s3_out`, a real S3 server (SeaweedFS, tests/object_store.py)
 per test process, started only by the tests that ask for it.
 """
@@ -40,6 +43,23 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(scope="session")
+def _no_config(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("dims-config") / "config.toml"
+    path.write_text("# no profiles: the tests' own\n", encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_profiles(_no_config: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the user's own config file or profile (a `default` profile there would
+    point every `connect()` elsewhere): an empty config file, no profile or DIMS_OUT named.
+    A test of profiles sets its own."""
+    monkeypatch.setenv("DIMS_CONFIG", _no_config)
+    for name in ("DIMS_PROFILE", "DIMS_OUT"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="session")

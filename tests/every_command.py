@@ -2,9 +2,10 @@
 
 The whole-CLI property tests (tests/cli/test_cli_properties.py) and the sandbox's spec-records
 mode (tests/sandbox/test_sandbox_spec_records.py) share these steps: export (from a dump or
-over HTTP) -> report (a FOCUS bill as Parquet or CSV, `--by label:<a drawn key>`, `--by
-namespace`) -> metrics (text, OpenMetrics, JSON) -> check (a budget, max_versions_behind) ->
-explain (a drawn deployment, by id) -> catalog -> sql, and diff of two days. Each runs `dims`
+over HTTP) -> config (the dataset and a drawn workspace named) -> report (a FOCUS bill as
+Parquet or CSV, `--by label:<a drawn key>`, `--by namespace`) -> metrics (text, OpenMetrics,
+JSON) -> check (a budget, max_versions_behind) -> explain (a drawn deployment, by id) ->
+catalog -> sql, and diff of two days. Each runs `dims`
 in-process (tests/cli_in_process.py) and checks what it printed and wrote.
 """
 
@@ -228,8 +229,33 @@ def check_diff(out: Path, first: set[str], second: set[str]) -> None:
     dims("diff", "--out", out)
 
 
+#: A key given to `dims config`: no output may hold it.
+CONFIG_KEY = "sk-config-canary-5f0c2e"
+
+
+def check_config(out: Path, data: st.DataObject) -> None:
+    """`dims config` naming this dataset and a drawn workspace id: the id shown as given, or
+    refused in one line (one no header can carry); the key shown only as set, in both forms."""
+    drawn = HOSTILE.text.filter(lambda t: "\x00" not in t and "," not in t and t.strip() == t)
+    tenant = data.draw(st.sampled_from(["ws-eu", "tenant_1"]) | drawn.filter(bool), label="ws")
+    argv = ("config", "--out", out, "--tenant-id", tenant, "--api-key", CONFIG_KEY)
+    ran = dims(*argv, "--json")
+    assert CONFIG_KEY not in ran.out + ran.err
+    if ran.code == 0:
+        shown = strict_json(ran.out)["settings"]
+        assert shown["out"] == {"value": str(out), "from": "flag --out"}
+        assert shown["workspaces"]["value"] == [tenant]
+        assert shown["api_key"] == {"value": True, "from": "flag --api-key"}
+    else:
+        assert ran.out == "" and ran.err.count("\n") == 1, ran.err
+    text = dims(*argv)
+    assert CONFIG_KEY not in text.out + text.err and text.code == ran.code
+
+
 def every_command(out: Path, exported: set[str], data: st.DataObject) -> None:
-    """Every command that reads one day of the dataset, held to the invariants."""
+    """Every command that reads one day of the dataset (and `dims config` naming it), held
+    to the invariants."""
+    check_config(out, data)
     check_report(out, exported, data)
     check_metrics(out)
     check_check(out, data)

@@ -35,7 +35,8 @@ RAW_CONTROL = re.compile(
 )
 #: What each command may exit with on a fleet the spec admits (docs/cli.md): each can do its
 #: job, so 0; `dims check` 1 when a rule fails.
-EXITS: dict[str, frozenset[int]] = {"check": frozenset({0, 1})}
+#: `dims config` refuses, in one line, a setting no request could carry (a drawn workspace id).
+EXITS: dict[str, frozenset[int]] = {"check": frozenset({0, 1}), "config": frozenset({0, 1})}
 DONE = frozenset({0})
 
 

@@ -19,8 +19,9 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 
-from .._errors import DimsError, MissingExtraError
+from .._errors import DatasetError, DimsError, MissingExtraError
 from .._secrets import ScrubFilter
+from ._options import missing_dataset, resolve_profile_and_out
 from ._output import say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
 
@@ -34,7 +35,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def _run(args: argparse.Namespace) -> int:
-    return command_module(args.command).run(args)
+    resolve_profile_and_out(args)  # once, for every command that takes --profile
+    try:
+        return command_module(args.command).run(args)
+    except DatasetError as exc:  # after the command checked its own inputs (a rules file)
+        raise missing_dataset(args) or exc from None
 
 
 class _Stopped(KeyboardInterrupt):

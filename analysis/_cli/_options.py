@@ -10,21 +10,23 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import _codehost as codehost
 from .. import _defaults as defaults
+from .. import _profiles as profiles
 from .. import _spec as spec
 from .._errors import ConfigurationError
 from .._options import filter_choices
 from .._storage.paths import is_remote, location
 
 if TYPE_CHECKING:
+    from .._connection import Settings
     from .._reports import PriceSheet
 
-DEFAULT_OUT = Path("dims-data")
 #: The demo's synthetic fleet never goes where real exports go.
 DEMO_OUT = Path("dims-demo")
 
@@ -113,13 +115,71 @@ def milliseconds(text: str) -> float:
     return value
 
 
-def add_out(parser: argparse.ArgumentParser, default: Path = DEFAULT_OUT) -> None:
+def add_out(parser: argparse.ArgumentParser, default: Path | None = None) -> None:
+    """`--out`, and `--profile` whose `out` may name the dataset. A command with its own
+    `default` (`dims demo`) keeps it: flags alone change it, never DIMS_OUT or a profile."""
+    if default is not None:
+        parser.add_argument(
+            "--out",
+            type=dataset,
+            default=default,
+            help=f"dataset folder, or s3://bucket/prefix (default ./{default})",
+        )
+        return
     parser.add_argument(
         "--out",
         type=dataset,
-        default=default,
-        help=f"dataset folder, or s3://bucket/prefix (default ./{default})",
+        help=f"dataset folder, or s3://bucket/prefix (default: {profiles.ENV_OUT}, else the "
+        f"profile's out, else ./{profiles.DEFAULT_OUT})",
     )
+    add_profile(parser)
+
+
+def add_profile(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        help=f"the config file's profile to use ({profiles.ENV_PROFILE}; default: the "
+        f"profile named {profiles.DEFAULT_PROFILE!r}, if any; see `dims config`)",
+    )
+
+
+def resolve_profile_and_out(args: argparse.Namespace) -> None:
+    """The profile a command names (read once, kept as `args.chosen_profile`) and its
+    dataset: `args.out` resolved (flag > DIMS_OUT > the profile's out > ./dims-data), its
+    origin as `args.out_from`."""
+    if not hasattr(args, "profile"):
+        return
+    args.chosen_profile = profiles.load_profile(args.profile)
+    if not hasattr(args, "out"):
+        return
+    value, args.out_from = profiles.dataset_location(args.out, args.chosen_profile)
+    if args.out is None:
+        try:
+            args.out = dataset(str(value) if is_remote(str(value)) else os.path.expanduser(value))
+        except argparse.ArgumentTypeError as exc:
+            raise ConfigurationError(f"the dataset ({args.out_from}): {exc}") from None
+
+
+def missing_dataset(args: argparse.Namespace) -> ConfigurationError | None:
+    """The one line for a command that found no dataset because the folder it chose (no
+    `--out` given) is not there: the folder, where that came from, and how to name another.
+    None when the folder exists or `--out` named it (the reader's own message then says
+    what is missing, and where)."""
+    out = getattr(args, "out", None)
+    if args.command in WRITES_DATASET or not isinstance(out, Path) or out.exists():
+        return None
+    if args.out_from == "flag --out":  # named on the line: the reader's message names it
+        return None
+    return ConfigurationError(
+        f"no dataset at {out.absolute()} ({args.out_from}): run `dims export` (or "
+        f"`dims demo`) first, or name the dataset with --out DIR, {profiles.ENV_OUT}=DIR or a "
+        "profile's out (`make demo` writes ./dims-demo)"
+    )
+
+
+#: Commands that make the dataset where `--out` says rather than read one already there.
+WRITES_DATASET = frozenset({"export", "config"})
 
 
 _TENANT_HELP = (
@@ -146,9 +206,14 @@ def prices_of(args: argparse.Namespace) -> PriceSheet:
     return DEFAULT_PRICES if args.prices is None else load_prices(args.prices)
 
 
-def add_connection(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("connection (default: DIMS_* environment, then sandbox)")
-    group.add_argument("--base-url", help="service base URL (DIMS_BASE_URL)")
+def add_connection(parser: argparse.ArgumentParser, limits: bool = True) -> None:
+    """The connection's options (and, with `limits`, what one request may cost)."""
+    group = parser.add_argument_group(
+        "connection (a flag wins over DIMS_*, which win over the profile; see `dims config`)"
+    )
+    group.add_argument(
+        "--base-url", help="service base URL (DIMS_BASE_URL, or the profile's base_url)"
+    )
     group.add_argument(
         "--api-key",
         help="API key (DIMS_API_KEY; prefer the variable: arguments show in process lists)",
@@ -158,26 +223,44 @@ def add_connection(parser: argparse.ArgumentParser) -> None:
         "--code-host",
         type=code_host,
         metavar="NAME",
-        help=f"the code host's segment in the repositories path (DIMS_CODE_HOST; default "
-        f"{codehost.DEFAULT}, as the interface spec writes it; the published service: "
-        f"{codehost.PUBLISHED})",
+        help=f"the code host's segment in the repositories path (DIMS_CODE_HOST, or the "
+        f"profile's code_host; default {codehost.PUBLISHED} for the published service's base "
+        f"URLs, else {codehost.DEFAULT}, as the interface spec writes it)",
     )
     group.add_argument(
         "--api-key-header",
-        default=defaults.API_KEY_HEADER,
-        help=f"header carrying the key (default {defaults.API_KEY_HEADER})",
+        help=f"header carrying the key (default: the profile's, else {defaults.API_KEY_HEADER})",
     )
     group.add_argument(
         "--tenant-header",
-        default=defaults.TENANT_HEADER,
-        help=f"header carrying the tenant (default {defaults.TENANT_HEADER})",
+        help=f"header carrying the tenant (default: the profile's, else {defaults.TENANT_HEADER})",
     )
     group.add_argument(
         "--allow-insecure-http",
         action="store_true",
         help="allow sending the key over plain http to a non-loopback host",
     )
-    add_limits(parser)
+    if limits:
+        add_limits(parser)
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The connection settings of the command line: its flags, then `DIMS_*`, then the
+    profile (read once, before the command ran), then the defaults; no sandbox address
+    unless one is set (`dims sandbox` and `dims demo` start their own)."""
+    from .._connection import Given, resolve_settings
+
+    given = Given(
+        base_url=args.base_url,
+        api_key=args.api_key,
+        tenants=tuple(args.tenant_id or ()),
+        code_host=args.code_host,
+        api_key_header=args.api_key_header,
+        tenant_header=args.tenant_header,
+        allow_insecure_http=args.allow_insecure_http,
+        flag=True,
+    )
+    return resolve_settings(given, args.chosen_profile, default_base_url=None)
 
 
 def add_limits(parser: argparse.ArgumentParser) -> None:

@@ -55,12 +55,14 @@ COMMANDS: dict[str, Command] = {
     ),
     "catalog": Command("_catalog", "a DuckDB file of views over the dataset, for BI tools"),
     "sandbox": Command("_sandbox", "serve the synthetic fleet on loopback until Ctrl-C"),
+    "config": Command("_config", "the settings in effect and where each came from (profiles)"),
 }
 
 if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
     from . import (
         _catalog,
         _check,
+        _config,
         _demo,
         _diff,
         _explain,
@@ -82,6 +84,7 @@ if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
         _sql,
         _catalog,
         _sandbox,
+        _config,
     )
 
 

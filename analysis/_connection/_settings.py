@@ -1,4 +1,10 @@
-"""`connect()`: the generated client, configured safely from arguments or `DIMS_*`.
+"""`connect()`: the generated client, configured safely from arguments, `DIMS_*` or a profile.
+
+Settings are decided once, by `resolve_settings`: a flag or argument, then its `DIMS_*`
+variable, then the profile (`dims._profiles`), then the default, each setting's origin
+kept for `dims config`. The result, a frozen `Settings`, is what every layer below is handed
+(`connect(settings=…)`, one client per workspace): nothing re-reads a variable or the file,
+and a profile's key command runs at most once per command.
 
 The API key is attached per request by `ApiKeyAuth` (an httpx auth flow) rather than put
 in the client's default headers, because the generated `Client` is an attrs class whose
@@ -9,7 +15,7 @@ The key is checked before any use: surrounding whitespace (a key file with a tra
 newline or Windows line ending) is stripped with a warning, and any other character that
 cannot be part of a key (a space, a control character, non-ASCII) is a ConfigurationError
 that does not show the key. Once configured, the key is scrubbed from any text that came
-from the service (errors, HTTP logs): see `dims._secrets.scrub`.
+from the service (errors, HTTP logs): see `dims._errors.scrub`.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from __future__ import annotations
 import ipaddress
 import os
 import warnings
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import attrs
 import httpx
@@ -29,6 +36,7 @@ from .. import _codehost as codehost
 from .. import _defaults as defaults
 from .. import _spec as spec
 from .._errors import ConfigurationError
+from .._profiles import Profile, load_profile
 from .._secrets import add_secret, protect_generated_models, scrub_http_logs
 from ._transport import ResponseLimits, RetryPolicy, RetryTransport, with_refusal_hints
 
@@ -192,11 +200,46 @@ def tenant_ids(given: list[str] | None = None) -> list[str]:
     return found
 
 
+#: Where a setting came from, as `dims config` shows it: an argument or flag (its name), a
+#: variable, a profile, or dims' default.
+Origins = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Given:
+    """What the caller passed, before variables and the profile are consulted: flags for
+    the CLI, arguments for the SDK (`flag` names the kind in origins: "flag --base-url",
+    "argument base_url"). None means not given."""
+
+    base_url: str | None = None
+    api_key: str | None = None
+    tenants: tuple[str, ...] = ()
+    code_host: str | None = None
+    api_key_header: str | None = None
+    tenant_header: str | None = None
+    allow_insecure_http: bool = False
+    flag: bool = False
+
+    def origin(self, name: str) -> str:
+        return f"flag --{name.replace('_', '-')}" if self.flag else f"argument {name}"
+
+    def __repr__(self) -> str:  # the key is never shown
+        key = "set" if self.api_key else "unset"
+        return f"Given(base_url={self.base_url!r}, api_key=<{key}>, tenants={self.tenants!r})"
+
+
 @dataclass(frozen=True)
 class Settings:
-    """Resolved connection settings. The key is kept out of the repr."""
+    """Connection settings resolved once (flag or argument, then `DIMS_*`, then the
+    profile, then the default) and checked: every layer below is handed this value and
+    reads no variable or file again. The key is kept out of the repr.
 
-    base_url: str = DEFAULT_BASE_URL
+    `base_url` is None only where no default applies (`dims export`, `dims config`) and
+    nothing set one: `connect()` refuses that in one line. `origins` says, per setting,
+    where its value came from; `tenants` are every workspace to export, `tenant_id` the one
+    a single client sends."""
+
+    base_url: str | None = DEFAULT_BASE_URL
     api_key: str | None = field(default=None, repr=False)
     tenant_id: str | None = None
     api_key_header: str = DEFAULT_API_KEY_HEADER
@@ -206,6 +249,10 @@ class Settings:
     code_host: str = codehost.DEFAULT
     #: The setting the key came from (`DIMS_API_KEY`, or the argument), for a 401's message.
     api_key_from: str | None = None
+    tenants: tuple[str, ...] = ()
+    #: The profile these settings read (None: none), and where each setting came from.
+    profile: Profile | None = field(default=None, repr=False, compare=False)
+    origins: Origins = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def resolve(
@@ -215,37 +262,53 @@ class Settings:
         tenant_id: str | None = None,
         *,
         code_host: str | None = None,
-        **options: object,
+        api_key_header: str | None = None,
+        tenant_header: str | None = None,
+        allow_insecure_http: bool = False,
+        profile: str | None = None,
     ) -> Settings:
-        """Arguments first, then `DIMS_*` environment variables, then the sandbox default."""
+        """One client's settings: arguments first, then `DIMS_*` environment variables,
+        then the profile (`profile`, `DIMS_PROFILE` or the config file's `default`), then
+        the sandbox default. One workspace at most (`tenant_id`)."""
         if tenant_id is not None and not isinstance(tenant_id, str):
             raise ConfigurationError(
                 f"{TENANT_SETTING} must be one id (a str), got {type(tenant_id).__name__}: "
                 "for several workspaces use dims.Client(tenant_id=[…]), or "
                 "connect() once per workspace"
             )
-        key = api_key or os.environ.get(ENV_API_KEY)
-        add_secret(key or "")  # as given, whitespace and all: a service may echo it back
-        settings = cls(
-            base_url=(base_url or os.environ.get(ENV_BASE_URL) or DEFAULT_BASE_URL).rstrip("/"),
-            api_key=clean_credential(key, KEY_SETTING),
-            api_key_from=(KEY_ARGUMENT if api_key else ENV_API_KEY) if key else None,
-            tenant_id=clean_credential(tenant_id or os.environ.get(ENV_TENANT_ID), TENANT_SETTING),
-            code_host=codehost.resolve(code_host),
-            **options,  # type: ignore[arg-type]
-        )
-        if settings.tenant_id and "," in settings.tenant_id:
+        given = Given(
+            base_url, api_key, (tenant_id,) if tenant_id else (), code_host,
+            api_key_header, tenant_header, allow_insecure_http,
+        )  # fmt: skip
+        settings = resolve_settings(given, load_profile(profile))
+        if len(settings.tenants) > 1:
             raise ConfigurationError(
                 f"{TENANT_SETTING} names several workspaces; a client takes one (tenant_id=…): "
                 "use dims.Client, which takes several, or export them with "
-                "`dims export --tenant-id A --tenant-id B` "
-                "(dims._snapshot.take_snapshot)"
+                "`dims export --tenant-id A --tenant-id B`"
             )
-        settings.validate()
-        root = without_version_prefix(settings.base_url)
-        return settings if root == settings.base_url else replace(settings, base_url=root)
+        return settings
+
+    def auth(self) -> ApiKeyAuth:
+        """The auth flow that sends these settings' key and workspace."""
+        return ApiKeyAuth(
+            self.api_key,
+            self.tenant_id,
+            api_key_header=self.api_key_header,
+            tenant_header=self.tenant_header,
+            allow_insecure_http=self.allow_insecure_http,
+            key_from=self.api_key_from,
+        )
+
+    def for_workspace(self, tenant: str | None) -> Settings:
+        """These settings for one client of one workspace (None: none named)."""
+        if tenant is not None:
+            check_credential(tenant, TENANT_SETTING)
+        return replace(self, tenant_id=tenant)
 
     def validate(self) -> None:
+        if self.base_url is None:
+            return
         try:
             url = httpx.URL(self.base_url)
         except httpx.InvalidURL as exc:
@@ -268,6 +331,113 @@ class Settings:
         if self.tenant_id:
             check_credential(self.tenant_id, TENANT_SETTING)
         codehost.check(self.code_host)
+
+
+def _first(*candidates: tuple[str | None, str]) -> tuple[str | None, str]:
+    """The first candidate (value, origin) whose value is set and not empty (an empty
+    `DIMS_*` counts as unset), else (None, "unset")."""
+    return next(((v, o) for v, o in candidates if v), (None, "unset"))
+
+
+def _of(profile: Profile | None, key: str) -> tuple[str | None, str]:
+    """A profile's value of `key`, and its origin (`profile us (FILE:LINE)`)."""
+    if profile is None:
+        return None, "unset"
+    value = getattr(profile, key)
+    return value, f"{profile.label} ({profile.where(key)})"
+
+
+def _tenants(given: Given, profile: Profile | None) -> tuple[tuple[str, ...], str]:
+    """The workspaces, and where they came from: given, `DIMS_TENANT_ID`, the profile."""
+    from_env = os.environ.get(ENV_TENANT_ID)
+    if given.tenants:
+        return tuple(tenant_ids(list(given.tenants))), given.origin("tenant_id")
+    if from_env:
+        return tuple(tenant_ids([from_env])), f"env {ENV_TENANT_ID}"
+    if profile is not None and profile.workspaces:
+        _, origin = _of(profile, "workspaces")
+        return tuple(tenant_ids(list(profile.workspaces))), origin
+    return (), "default (none: no workspace header is sent)"
+
+
+def _key(given: Given, profile: Profile | None) -> tuple[str | None, str | None, str]:
+    """The key as given (uncleaned), the setting a 401 names, and its origin. The profile's
+    command runs only when neither a flag nor `DIMS_API_KEY` gives the key."""
+    if given.api_key:
+        return given.api_key, KEY_ARGUMENT, given.origin("api_key")
+    if os.environ.get(ENV_API_KEY):
+        return os.environ[ENV_API_KEY], ENV_API_KEY, f"env {ENV_API_KEY}"
+    if profile is not None:
+        key, origin = profile.api_key()
+        if key:
+            return key, origin, origin
+        if origin != "unset":
+            return None, None, f"unset ({origin} is not set)"
+    return None, None, "unset"
+
+
+def _code_host(given: Given, profile: Profile | None, url: str | None) -> tuple[str, str]:
+    """The code-host segment and its origin; one given empty is refused, not skipped."""
+    if given.code_host is not None:
+        return given.code_host, given.origin("code_host")
+    host, origin = _first(
+        (os.environ.get(codehost.ENV_CODE_HOST), f"env {codehost.ENV_CODE_HOST}"),
+        _of(profile, "code_host"),
+    )
+    return (host, origin) if host else codehost.default_for(url)
+
+
+def resolve_settings(
+    given: Given, profile: Profile | None, *, default_base_url: str | None = DEFAULT_BASE_URL
+) -> Settings:
+    """`given`, then `DIMS_*` variables, then `profile`, then the defaults: the one place
+    connection settings are decided (flag > env > profile > default), each setting's origin
+    kept. `default_base_url` None: no base URL unless one is set (`dims export`)."""
+    url, url_from = _first(
+        (given.base_url, given.origin("base_url")),
+        (os.environ.get(ENV_BASE_URL), f"env {ENV_BASE_URL}"),
+        _of(profile, "base_url"),
+        (default_base_url, "default (the sandbox, `dims sandbox`)"),
+    )
+    url = url.rstrip("/") if url else None
+    tenants, tenants_from = _tenants(given, profile)
+    key, key_from, key_origin = _key(given, profile)
+    add_secret(key or "")  # as given, whitespace and all: a service may echo it back
+    host, host_from = _code_host(given, profile, url)
+    key_header, key_header_from = _first(
+        (given.api_key_header, given.origin("api_key_header")),
+        _of(profile, "api_key_header"),
+        (DEFAULT_API_KEY_HEADER, "default"),
+    )
+    tenant_header, tenant_header_from = _first(
+        (given.tenant_header, given.origin("tenant_header")),
+        _of(profile, "tenant_header"),
+        (DEFAULT_TENANT_HEADER, "default"),
+    )
+    settings = Settings(
+        base_url=url,
+        api_key=clean_credential(key, KEY_SETTING),
+        api_key_from=key_from,
+        tenant_id=tenants[0] if len(tenants) == 1 else None,
+        tenants=tenants,
+        code_host=codehost.check(host, codehost.SETTING),
+        api_key_header=key_header or DEFAULT_API_KEY_HEADER,
+        tenant_header=tenant_header or DEFAULT_TENANT_HEADER,
+        allow_insecure_http=given.allow_insecure_http,
+        profile=profile,
+        origins=MappingProxyType({
+            "base_url": url_from, "workspaces": tenants_from, "api_key": key_origin,
+            "code_host": host_from, "api_key_header": key_header_from,
+            "tenant_header": tenant_header_from,
+            "allow_insecure_http": given.origin("allow_insecure_http")
+            if given.allow_insecure_http else "default",
+        }),
+    )  # fmt: skip
+    settings.validate()
+    if settings.base_url is None:
+        return settings
+    root = without_version_prefix(settings.base_url)
+    return settings if root == settings.base_url else replace(settings, base_url=root)
 
 
 def without_version_prefix(url: str) -> str:
@@ -317,23 +487,27 @@ def connect(
     tenant_id: str | None = None,
     *,
     code_host: str | None = None,
-    api_key_header: str = DEFAULT_API_KEY_HEADER,
-    tenant_header: str = DEFAULT_TENANT_HEADER,
+    api_key_header: str | None = None,
+    tenant_header: str | None = None,
     allow_insecure_http: bool = False,
     timeout: httpx.Timeout | float = DEFAULT_TIMEOUT,
     retry: RetryPolicy | None = None,
     limits: ResponseLimits | None = None,
     transport: RetryTransport | None = None,
     raise_errors: bool = True,
+    profile: str | None = None,
+    settings: Settings | None = None,
 ) -> DimsClient:
     """The generated client, with a timeout, retries, limits, and the key attached safely.
 
     Unset arguments come from `DIMS_BASE_URL`, `DIMS_API_KEY`, `DIMS_TENANT_ID` and
-    `DIMS_CODE_HOST`; with neither, the client points at the local sandbox (`dims sandbox`)
-    and names the code host `codehost`, as the interface spec writes it (the published
-    service's is `github`). `timeout` bounds each connect and read; `limits` bound a whole
-    request (a deadline, body sizes; see `ResponseLimits`). A `transport` given brings its
-    own policy and limits.
+    `DIMS_CODE_HOST`, then from the profile (`profile`, `DIMS_PROFILE`, or the config
+    file's `default`: see docs/profiles.md); with none of them, the client points at the
+    local sandbox (`dims sandbox`) and names the code host `codehost`, as the interface
+    spec writes it (the published service's base URLs get `github`). `settings`, already
+    resolved (`Settings.resolve`), replaces all of those arguments: nothing is read again.
+    `timeout` bounds each connect and read; `limits` bound a whole request (a deadline, body
+    sizes; see `ResponseLimits`). A `transport` given brings its own policy and limits.
     An error status raises dims' typed error (`AuthenticationError`, `NotFoundError`, …),
     through the generated operations too; `raise_errors=False` hands back the generated
     client's parsed error bodies instead (`ErrorDetail`, `ValidationErrorBody`).
@@ -341,23 +515,20 @@ def connect(
     takes several.
     """
     scrub_http_logs()
-    settings = Settings.resolve(
-        base_url,
-        api_key,
-        tenant_id,
-        code_host=code_host,
-        api_key_header=api_key_header,
-        tenant_header=tenant_header,
-        allow_insecure_http=allow_insecure_http,
-    )
-    auth = ApiKeyAuth(
-        settings.api_key,
-        settings.tenant_id,
-        api_key_header=settings.api_key_header,
-        tenant_header=settings.tenant_header,
-        allow_insecure_http=settings.allow_insecure_http,
-        key_from=settings.api_key_from,
-    )
+    if settings is None:
+        settings = Settings.resolve(
+            base_url,
+            api_key,
+            tenant_id,
+            code_host=code_host,
+            api_key_header=api_key_header,
+            tenant_header=tenant_header,
+            allow_insecure_http=allow_insecure_http,
+            profile=profile,
+        )
+    if settings.base_url is None:
+        raise ConfigurationError(no_base_url(settings.profile))
+    auth = settings.auth()
     if not isinstance(timeout, httpx.Timeout):
         timeout = httpx.Timeout(timeout)
     protect_generated_models()  # the models this client returns never show a secret value
@@ -368,6 +539,16 @@ def connect(
         timeout=timeout,
         transport=transport,
         httpx_args={"auth": auth, "transport": transport},
+    )
+
+
+def no_base_url(profile: Profile | None) -> str:
+    """The one line for settings that name no service: what sets one."""
+    where = f"{profile.label} ({profile.file}) has no base_url" if profile else "no profile"
+    return (
+        f"no base URL is set (no --base-url, no {ENV_BASE_URL}, {where}): give one of them, "
+        f"e.g. --base-url {DEFAULT_BASE_URL} for `dims sandbox`, or a profile of "
+        "docs/profiles.md"
     )
 
 

@@ -23,7 +23,10 @@ class BaseClient:
         timeout: Timeout | None = None,
         max_retries: int | None = None,
         allow_insecure_http: bool = False,
+        profile: str | None = None,
     ) -> None:
+        """Unset arguments come from `DIMS_*`, then from the profile (`profile`,
+        `DIMS_PROFILE`, or the config file's `default`: docs/profiles.md), then the sandbox."""
         options = resolve(
             base_url=base_url,
             api_key=api_key,
@@ -32,6 +35,7 @@ class BaseClient:
             timeout=timeout,
             max_retries=max_retries,
             allow_insecure_http=allow_insecure_http,
+            profile=profile,
         )
         self._adopt(Connections(options))
 
@@ -73,7 +77,7 @@ class BaseClient:
 
     @property
     def base_url(self) -> str:
-        return self.options.settings.base_url
+        return self.options.settings.base_url or ""  # the SDK always has one (the sandbox's)
 
     @property
     def tenant_ids(self) -> tuple[str, ...]:

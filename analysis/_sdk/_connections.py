@@ -22,13 +22,16 @@ from .. import _defaults as defaults
 from .._connection import (
     DEFAULT_TIMEOUT,
     DimsClient,
+    Given,
     RetryPolicy,
     RetryTransport,
     Settings,
     connect,
+    resolve_settings,
     tenant_ids,
 )
 from .._errors import ConfigurationError, DimsError
+from .._profiles import load_profile
 
 #: What `timeout=` takes: seconds for each connect and read, or httpx's finer Timeout.
 Timeout: TypeAlias = float | httpx.Timeout
@@ -73,17 +76,19 @@ def resolve(
     timeout: Timeout | None,
     max_retries: int | None,
     allow_insecure_http: bool,
+    profile: str | None = None,
 ) -> ClientOptions:
-    """The arguments of `Client(...)`, then `DIMS_*` as `connect()` reads them, checked."""
-    tenants = tuple(tenant_ids(_tenant_list(tenant_id)))
-    settings = Settings.resolve(
+    """The arguments of `Client(...)`, then `DIMS_*`, then the profile, as `connect()`
+    reads them, checked."""
+    given = Given(
         base_url,
         api_key,
-        tenants[0] if tenants else None,  # given: DIMS_TENANT_ID was read above
-        code_host=code_host,
+        tuple(_tenant_list(tenant_id) or ()),
+        code_host,
         allow_insecure_http=allow_insecure_http,
     )
-    return ClientOptions(settings, tenants, _timeout(timeout), _retries(max_retries))
+    settings = resolve_settings(given, load_profile(profile))  # once: each connection reuses it
+    return ClientOptions(settings, settings.tenants, _timeout(timeout), _retries(max_retries))
 
 
 def _tenant_list(tenant_id: TenantIds) -> list[str] | None:
@@ -130,13 +135,7 @@ class Connections:
         settings = options.settings
         self._clients: dict[str | None, DimsClient] = {
             tenant: connect(
-                settings.base_url,
-                settings.api_key,
-                tenant,
-                code_host=settings.code_host,
-                api_key_header=settings.api_key_header,
-                tenant_header=settings.tenant_header,
-                allow_insecure_http=settings.allow_insecure_http,
+                settings=settings.for_workspace(tenant),
                 timeout=options.timeout,
                 transport=self.transport,
             )

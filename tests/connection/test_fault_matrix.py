@@ -28,6 +28,7 @@ page a proxy sends, and row 9 covers a 200 whose JSON is cut (also not JSON).
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -35,12 +36,14 @@ import warnings
 
 import httpx
 import pytest
+from hostile_servers import Connection, Request, serve
 
 from dims import _fetch as fetch
 from dims._connection import RetryPolicy, connect, retry_transport
 from dims._errors import (
     APIConnectionError,
     AuthenticationError,
+    ConfigurationError,
     NotFoundError,
     PaginationError,
     PermissionDeniedError,
@@ -336,14 +339,30 @@ def test_row16_422_out_of_range_limit_through_the_generated_client(limit):
 
 
 def test_row16_422_bad_filter_value_through_fetch():
+    """A value the spec lists choices for is refused before any request (the CLI's words);
+    one only the service can refuse (the spec lists no statuses) is its 422, typed."""
     with run_sandbox(deployments=N, seed=11) as sb:
         client = connect(sb.base_url, retry=RECOVER)
-        with pytest.raises(ValidationError, match="HTTP 422") as info:
+        with pytest.raises(ConfigurationError, match="deployment_type: invalid choice") as told:
             list(fetch.fetch_deployments(client, deployment_type="nightly"))
-        assert sb.stats.requests["/v2/deployments"] == 1
-    assert "deployment_type" in str(info.value)
-    assert info.value.status_code == 422
+        assert sb.stats.requests["/v2/deployments"] == 0
+    assert_one_line(told.value)
+    with serve(_refuses_status) as server:
+        client = connect(server.base_url, retry=RECOVER)
+        with pytest.raises(ValidationError, match="HTTP 422") as info:
+            list(fetch.fetch_deployments(client, status="RUNNING"))
+    assert "status" in str(info.value) and info.value.status_code == 422
+    assert len(server.requests) == 1
     assert_one_line(info.value)
+
+
+async def _refuses_status(request: Request, connection: Connection) -> None:
+    """The published service's 422 (FastAPI's shape) for a status it does not know."""
+    detail = [{"type": "enum", "loc": ["query", "status"], "msg": "Input should be 'READY'"}]
+    body = json.dumps({"detail": detail}).encode()
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+    await connection.head("422 Unprocessable Entity", {**headers, "Connection": "close"})
+    await connection.send(body)
 
 
 def test_a_refused_connection_is_tried_twice_not_six_times():

@@ -42,8 +42,28 @@ pytestmark = pytest.mark.xdist_group("docs-blocks")
 VENV = Path(sys.executable).parent.parent
 #: The days of the reader's `./dims-data`: the dates the docs' examples name.
 EXPORT_DAYS = ("2025-05-26", "2025-06-02")
+
+
 #: A settings file's kind (the start of its name) -> dims' loader of it.
-LOADERS: dict[str, Callable[[Path], Any]] = {"rules": dims.load_rules, "prices": dims.load_prices}
+def _load_config(path: Path) -> None:
+    """Every profile of a config file, each read and checked as `--profile NAME` would."""
+    import tomllib
+
+    from dims import _profiles
+
+    names = tomllib.loads(path.read_text(encoding="utf-8")).get("profiles", {})
+    assert names, f"{path}: no profile"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(_profiles.ENV_CONFIG, str(path))
+        for name in names:
+            assert _profiles.load_profile(name) is not None
+
+
+LOADERS: dict[str, Callable[[Path], Any]] = {
+    "rules": dims.load_rules,
+    "prices": dims.load_prices,
+    "config": _load_config,
+}
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

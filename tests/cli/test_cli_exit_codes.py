@@ -43,6 +43,7 @@ def not_found(folder: Path, port: int) -> dict[str, list[list[str]]]:
     return {
         "demo": [["demo", "--out", str(folder / "a-file" / "demo")]],
         "export": [["export", "--from-json", str(folder / "no-such.json"), "--out", empty]],
+        "config": [["config", "--profile", "no-such-profile"]],
         "report": [["report", "--out", empty], ["report", "--out", data, "--date", UNKNOWN_DAY]],
         "diff": [["diff", "--out", data, "--from", UNKNOWN_DAY, "--to", DAY]],
         "check": [["check", "--rules", rules, "--out", data, "--date", UNKNOWN_DAY]],

@@ -5,6 +5,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PRODUCT := $(VENV)/.installed-product
 STAMP   := $(VENV)/.installed-dev
+# `make docs` needs the docs tools only (mkdocs and its plugins), not the test tools.
+DOCS_STAMP := $(VENV)/.installed-docs
 
 .PHONY: demo test wheel docs test-sanitize test-versions test-thorough generate check-generated lint bench notebooks lab venv clean
 
@@ -24,7 +26,7 @@ wheel: $(STAMP)
 	tools/build-wheel.sh dist
 
 # The reference site (docs/ and the API pages from the docstrings) at http://127.0.0.1:8000
-docs: $(STAMP)
+docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # The tests that drive the C modules (the tables, dumps read into them, batches in workers).
@@ -69,13 +71,17 @@ venv: $(STAMP)
 # Set up by tools/setup-venv.sh (uv into .venv, then the pinned packages), one line a step.
 $(PRODUCT): pyproject.toml requirements.lock hatch_build.py openapi.yaml tools/setup-venv.sh \
 		$(wildcard analysis/*/*.[ch])
-	@PYTHON=$(PYTHON) tools/setup-venv.sh product
+	@VENV=$(VENV) PYTHON=$(PYTHON) tools/setup-venv.sh product
 	@touch $(PRODUCT)
 
 $(STAMP): $(PRODUCT) tools/spark-s3a-jars.txt tools/focus-validator.txt \
 		tools/focus-validator-2.txt tools/focus-validator.sh
-	@PYTHON=$(PYTHON) tools/setup-venv.sh dev
+	@VENV=$(VENV) PYTHON=$(PYTHON) tools/setup-venv.sh dev
 	@touch $(STAMP)
+
+$(DOCS_STAMP): $(PRODUCT)
+	@VENV=$(VENV) PYTHON=$(PYTHON) tools/setup-venv.sh docs
+	@touch $(DOCS_STAMP)
 
 clean:
 	rm -rf $(VENV) dims-data dims-demo .pytest_cache .ruff_cache .hypothesis .site

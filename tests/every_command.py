@@ -252,6 +252,20 @@ def check_config(out: Path, data: st.DataObject) -> None:
     assert CONFIG_KEY not in text.out + text.err and text.code == ran.code
 
 
+def check_help_and_completion(out: Path, data: st.DataObject) -> None:
+    """`dims help` of a drawn command is its `--help`; a completion script names every
+    command; `--quiet` keeps a result and prints nothing else."""
+    from dims._cli._parser import COMMANDS
+
+    name = data.draw(st.sampled_from(sorted(COMMANDS)), label="help of")
+    assert dims("help", name).out == dims(name, "--help").out
+    shell = data.draw(st.sampled_from(["bash", "zsh", "fish"]), label="completion")
+    script = dims("completion", shell).out
+    assert all(command in script for command in COMMANDS)
+    quiet = dims("--quiet", "sql", "--out", out, "--format", "json", "select 1 as one")
+    assert quiet.err == "" and strict_json(quiet.out) == [{"one": 1}]
+
+
 def every_command(out: Path, exported: set[str], data: st.DataObject) -> None:
     """Every command that reads one day of the dataset (and `dims config` naming it), held
     to the invariants."""
@@ -261,6 +275,7 @@ def every_command(out: Path, exported: set[str], data: st.DataObject) -> None:
     check_check(out, data)
     check_explain(out, exported, data)
     check_catalog_and_sql(out, exported)
+    check_help_and_completion(out, data)
 
 
 def export_from_service(fleet: Fleet, base_url: str, out: Path, day: date) -> set[str]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Usage: tools/setup-venv.sh product|dev — sets up .venv for `make demo` (product: dims, what it
-# needs and the sandbox and sql extras) or for the other targets (dev: the test tools too), one line a
-# step.
+# Usage: tools/setup-venv.sh product|docs|dev — sets up .venv for `make demo` (product: dims,
+# what it needs and the sandbox and sql extras), for `make docs` (docs: the docs tools beside
+# it) or for the other targets (dev: the test tools too), one line a step.
 #
 # Why uv: it installs the same pinned packages (requirements.lock as constraints) as pip
 # would, several times sooner (parallel downloads, no per-package resolver passes; measured
@@ -9,9 +9,9 @@
 # lock; where it cannot be installed, pip does the work and the line says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-what=${1:?usage: tools/setup-venv.sh product|dev}
+what=${1:?usage: tools/setup-venv.sh product|docs|dev}
 python=${PYTHON:-python3}
-venv=.venv
+venv=${VENV:-.venv}
 bin=$venv/bin
 
 now() { date +%s.%N; }
@@ -46,6 +46,8 @@ case $what in
   product)
     step "installed dims and what it needs (and the extras make demo runs)" \
       install -e '.[sandbox,sql]' ;;
+  docs)
+    step "installed the docs tools (mkdocs and its plugins)" install -e '.[docs]' ;;
   dev)
     step "installed the test and development tools" install -e '.[dev]'
     step "fetched the jars Spark needs for s3a:// (tests/storage/test_spark.py)" \
@@ -56,6 +58,6 @@ case $what in
       env PYTHON="$python" tools/focus-validator.sh "$venv/focus-validator-2" \
       tools/focus-validator-2.txt ;;
   *)
-    echo "usage: tools/setup-venv.sh product|dev" >&2
+    echo "usage: tools/setup-venv.sh product|docs|dev" >&2
     exit 2 ;;
 esac

@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from ._exits import Exit
 from ._options import add_out, add_prices, date, named_path, prices_of
 from ._output import say, say_error
 
-EXIT_FAILED = 1
-EXIT_BAD_RULES = 2
 FORMATS = ("text", "json", "markdown", "github", "gitlab")
 
 
@@ -83,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         if args.debug:
             raise
         say_error(f"dims check: error: {exc}")
-        return EXIT_BAD_RULES
+        return Exit.USAGE
     prices = prices_of(args)
     now = load_snapshot(args.out, args.date)
     against = args.against if rules.drift is not None else None
@@ -102,4 +101,4 @@ def run(args: argparse.Namespace) -> int:
         say(comment(result, changes, base.snapshot_date if base else None, shape))
     else:
         say("\n".join(result.lines()))
-    return 0 if result.passed else EXIT_FAILED
+    return Exit.DONE if result.passed else Exit.FAILED

@@ -8,9 +8,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from .._progress import Progress
 from ._options import DEMO_OUT, add_fleet, add_out, add_rollout
-from ._output import say, say_if_slow
+from ._output import progress, say, say_if_slow
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
         say(f"sandbox serving {args.deployments} deployments at {sandbox_handle.base_url}")
         client = connect(sandbox_handle.base_url)
         if args.roll_out is not None:
-            with Progress() as progress:
+            with progress() as shown:
                 before = take_snapshot(
-                    client, args.out, snapshot_date=today - dt.timedelta(days=1), progress=progress
+                    client, args.out, snapshot_date=today - dt.timedelta(days=1), progress=shown
                 )
             say(before.summary())
             day = second_day(sandbox_handle.fleet, args.roll_out, args.share)
@@ -54,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
                 f"scaled {len(day.scaled):,}, resized {len(day.resized):,}, "
                 f"added {len(day.added):,}, removed {len(day.removed):,}"
             )
-        with Progress() as progress:
-            result = take_snapshot(client, args.out, snapshot_date=today, progress=progress)
+        with progress() as shown:
+            result = take_snapshot(client, args.out, snapshot_date=today, progress=shown)
     say(result.summary())
     if args.roll_out is not None:
         say(diff_snapshots(args.out).summary())

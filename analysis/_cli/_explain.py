@@ -2,7 +2,8 @@
 
 The figures and their working come from `dims._reports.explain` (the report's own
 functions); this module only prints them. A DEPLOYMENT that names no deployment, or several,
-is a usage error (exit 2): the command line must change, as for an unknown command.
+exits 1, as an unknown date does: the line is well-formed, the data lacks what it names
+(`_exits`).
 """
 
 from __future__ import annotations
@@ -10,11 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from ._exits import Exit
 from ._options import add_out, add_prices, date, prices_of
 from ._output import say, say_error
-
-#: A DEPLOYMENT that is not one deployment is a usage error, as `_parser`'s (2).
-EXIT_USAGE = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         explanation = explain(snap, args.deployment, prices)
     except DeploymentLookupError as exc:
         say_error(f"dims explain: error: {exc}")
-        return EXIT_USAGE
+        return Exit.FAILED
     if args.json:
         say(json.dumps(explanation.as_dict(), indent=2, ensure_ascii=False))
     else:

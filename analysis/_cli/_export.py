@@ -10,7 +10,7 @@ from .. import _defaults as defaults
 from .. import _spec as spec
 from .._errors import ConfigurationError
 from .._gcpause import paused_gc
-from .._progress import Progress
+from ._exits import Exit
 from ._options import (
     add_connection,
     add_filters,
@@ -21,13 +21,10 @@ from ._options import (
     named_path,
     settings_of,
 )
-from ._output import say
+from ._output import progress, say
 
 if TYPE_CHECKING:
     from .._connection import DimsClient, ResponseLimits, Settings
-
-#: `dims export --allow-partial` published, but some workspaces failed (named on stdout).
-EXIT_PARTIAL = 3
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -106,18 +103,18 @@ def run(args: argparse.Namespace) -> int:
         "workers": args.workers,
     }
     if args.from_json is not None:
-        with Progress() as progress:
-            progress.describe(f"reading {args.from_json.name or args.from_json}")
-            result = snapshot_from_dump(args.from_json, args.out, progress=progress, **writing)
+        with progress() as shown:
+            shown.describe(f"reading {args.from_json.name or args.from_json}")
+            result = snapshot_from_dump(args.from_json, args.out, progress=shown, **writing)
     else:
         settings = settings_of(args)  # the service path only: resolved once, handed down
         reading = {"concurrency": args.concurrency, "page_size": args.page_size}
         if settings.tenants:
             return _export_workspaces(args, settings, {**writing, **reading}, filters)
         client = _connect(args, settings)
-        with Progress() as progress:
+        with progress() as shown:
             result = take_snapshot(
-                client, args.out, progress=progress, **reading, **writing, **filters
+                client, args.out, progress=shown, **reading, **writing, **filters
             )
     say(json.dumps(result.manifest.to_dict(), indent=2) if args.json else result.summary())
     return 0
@@ -155,12 +152,12 @@ def _export_workspaces(
 
     clients = {t: _connect(args, settings.for_workspace(t)) for t in settings.tenants}
     try:
-        with Progress() as progress:
+        with progress() as shown:
             result = take_snapshot(
                 clients,
                 args.out,
                 allow_partial=args.allow_partial,
-                progress=progress,
+                progress=shown,
                 **options,
                 **filters,
             )
@@ -170,4 +167,4 @@ def _export_workspaces(
             say(json.dumps(failure, indent=2))
         raise
     say(json.dumps(result.manifest.to_dict(), indent=2) if args.json else result.summary())
-    return EXIT_PARTIAL if result.manifest.fetch.partial else 0
+    return Exit.PARTIAL if result.manifest.fetch.partial else Exit.DONE

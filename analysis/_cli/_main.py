@@ -21,15 +21,13 @@ from collections.abc import Iterator, Sequence
 
 from .._errors import DatasetError, DimsError, MissingExtraError
 from .._secrets import ScrubFilter
+from ._exits import Exit
 from ._options import missing_dataset, resolve_profile_and_out
-from ._output import say_error, silence_stdout, warning_line
+from ._output import quiet_if, say_error, silence_stdout, warning_line
 from ._parser import CommandLine, command_module
 
 __all__ = ["main"]
 
-EXIT_ERROR = 1
-EXIT_INTERRUPTED = 128 + signal.SIGINT
-EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 #: Signals that stop a command like Ctrl-C (SIGINT already raises KeyboardInterrupt).
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -104,25 +102,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(args.debug)
     warnings.showwarning = warning_line
     try:
-        with _stop_signals_interrupt():
+        with _stop_signals_interrupt(), quiet_if(args.quiet):
             return _run(args)
     except _Stopped as stop:
         say_error(f"dims: stopped by {stop}; nothing partial was left behind")
         return 128 + stop.signum
     except KeyboardInterrupt:
         say_error("dims: interrupted; nothing partial was left behind")
-        return EXIT_INTERRUPTED
+        return Exit.INTERRUPTED
     except BrokenPipeError:  # whoever read the output has gone: stop quietly
         silence_stdout()
-        return EXIT_BROKEN_PIPE
+        return Exit.BROKEN_PIPE
     except DimsError as exc:
         if args.debug:
             raise
         say_error(_error_line(args.command, exc))
-        return EXIT_ERROR
+        return Exit.FAILED
     except OSError as exc:  # files and folders: say which
         if args.debug:
             raise
         where = f" ({exc.filename})" if exc.filename else ""
         say_error(f"dims {args.command}: error: {exc.strerror or exc}{where}")
-        return EXIT_ERROR
+        return Exit.FAILED

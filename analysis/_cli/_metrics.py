@@ -13,10 +13,9 @@ import json
 from dataclasses import asdict
 
 from .. import _defaults as defaults
+from ._exits import Exit
 from ._options import add_out, add_prices, date, prices_of
 from ._output import say, say_document, say_error
-
-EXIT_USAGE = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             f"dims metrics: error: argument --max-series: expected at least {MIN_SERIES} (one "
             f"group and the sum of the others), got {args.max_series}"
         )
-        return EXIT_USAGE
+        return Exit.USAGE
     prices = prices_of(args)
     snap = load_snapshot(args.out, args.date)
     every = metric_families(snap, prices, args.max_series)

@@ -20,15 +20,14 @@ import argparse
 import difflib
 import importlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, Protocol, cast
+from typing import Any, NamedTuple, NoReturn, Protocol, cast
 
 from .._escape import printable
-
-EXIT_USAGE = 2
+from ._exits import Exit
 
 
 class CommandModule(Protocol):
-    """What a command's module provides (mypy checks each one against this, below)."""
+    """What a command's module provides (mypy checks each one against this: `_commands`)."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 
@@ -56,36 +55,9 @@ COMMANDS: dict[str, Command] = {
     "catalog": Command("_catalog", "a DuckDB file of views over the dataset, for BI tools"),
     "sandbox": Command("_sandbox", "serve the synthetic fleet on loopback until Ctrl-C"),
     "config": Command("_config", "the settings in effect and where each came from (profiles)"),
+    "help": Command("_help", "a command's help (`dims help export` is `dims export --help`)"),
+    "completion": Command("_completion", "the shell completion script for bash, zsh or fish"),
 }
-
-if TYPE_CHECKING:  # each command module, as mypy sees it, is a CommandModule
-    from . import (
-        _catalog,
-        _check,
-        _config,
-        _demo,
-        _diff,
-        _explain,
-        _export,
-        _metrics,
-        _report,
-        _sandbox,
-        _sql,
-    )
-
-    _CHECKED: tuple[CommandModule, ...] = (
-        _demo,
-        _export,
-        _report,
-        _diff,
-        _check,
-        _explain,
-        _metrics,
-        _sql,
-        _catalog,
-        _sandbox,
-        _config,
-    )
 
 
 def command_module(name: str) -> CommandModule:
@@ -120,7 +92,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         shown = printable(f"{self.prog}: error: {message} (see `{self.prog} --help`)")
-        self.exit(EXIT_USAGE, f"{shown}\n")
+        self.exit(Exit.USAGE, f"{shown}\n")
 
     def refuse_unrecognized(self, extras: Sequence[str]) -> NoReturn:
         """The arguments this parser has no place for, with the option meant if one is near."""
@@ -131,6 +103,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 _DEBUG_HELP = "show tracebacks and debug logs (anywhere on the line)"
+_QUIET_HELP = "no progress and no notices, errors only (anywhere on the line)"
 
 
 class CommandLine:
@@ -145,12 +118,16 @@ class CommandLine:
         )
         # `dims`'s own options take no value (see `parse`)
         self.parser.add_argument("--debug", action="store_true", help=_DEBUG_HELP)
+        self.parser.add_argument("--quiet", action="store_true", help=_QUIET_HELP)
         self.parser.add_argument("--version", action=_VersionAction)
         # --debug is accepted after the command too; SUPPRESS keeps a subcommand from
         # resetting what was given before it
         common = _Parser(add_help=False)
         common.add_argument(
             "--debug", action="store_true", default=argparse.SUPPRESS, help=_DEBUG_HELP
+        )
+        common.add_argument(
+            "--quiet", action="store_true", default=argparse.SUPPRESS, help=_QUIET_HELP
         )
         # not required: `dims` alone prints the help (see `parse`)
         commands = self.parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -168,6 +145,13 @@ class CommandLine:
         if name in self._commands and name not in self._defined:
             command_module(name).add_arguments(self._commands[name])
             self._defined.add(name)
+
+    def help_of(self, name: str | None) -> str:
+        """The help `dims NAME --help` prints (`dims --help`'s for None)."""
+        if name is None:
+            return self.parser.format_help()
+        self.define(name)
+        return self._commands[name].format_help()
 
     def parse(self, argv: Sequence[str]) -> argparse.Namespace:
         """The arguments of `dims ARGV`, only the command named there defined.

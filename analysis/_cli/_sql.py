@@ -1,20 +1,45 @@
-"""`dims sql`: one DuckDB query over the dataset's views, printed as a table or JSON rows."""
+"""`dims sql`: one DuckDB query over the dataset's views, printed as a table, Markdown, CSV or
+JSON rows (`--format`).
+
+A table and Markdown are for people: a float is shown with 12 significant digits at most, so
+the sum of prices reads `869.75` and not `869.7500000000001` (the binary float's noise), and
+every row and column is printed, never cut. CSV and JSON are for programs: each number as
+Python's `repr` writes it, which reads back to the same float. Service text is escaped in
+every format (dims._escape): `printable` for what a terminal shows (one row one line
+whatever a name holds), `csv_cell` against a spreadsheet taking a cell for a formula.
+"""
 
 from __future__ import annotations
 
 import argparse
+import csv
+import datetime as dt
+import decimal
+import io
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._escape import printable
+from .._escape import csv_cell, printable
 from ._options import add_out
 from ._output import say
+
+#: Significant digits of a float in a table or Markdown: below a double's 15-17, so the
+#: last bits of a sum are not shown; above any money or capacity figure dims computes.
+READABLE_DIGITS = 12
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_out(parser)
-    parser.add_argument("--json", action="store_true", help="print the rows as JSON objects")
+    parser.add_argument(
+        "--format",
+        choices=sorted(FORMATS),
+        default=None,
+        help="table (default: aligned columns, numbers as people read them), markdown, "
+        "csv or json (numbers exact)",
+    )
+    parser.add_argument("--json", action="store_true", help="the same as --format json")
     parser.add_argument("query", help='e.g. "select count(*) from deployments"')
 
 
@@ -25,9 +50,12 @@ def run(args: argparse.Namespace) -> int:
     require("sql", "dims sql")  # before DuckDB is imported
     import duckdb
 
-    from .._errors import DatasetError, first_line
+    from .._errors import ConfigurationError, DatasetError, first_line
     from .._storage import duckdb_connection
 
+    if args.json and args.format not in (None, "json"):
+        raise ConfigurationError(f"--json and --format {args.format} ask for two formats")
+    shape = "json" if args.json else args.format or "table"
     connection = duckdb_connection(args.out, views=_views_named(args.query))
     try:
         try:
@@ -38,11 +66,8 @@ def run(args: argparse.Namespace) -> int:
             raise DatasetError(f"the query failed: {first_line(exc)}") from None
     finally:
         connection.close()
-    if args.json:
-        records = [dict(zip(names, row, strict=True)) for row in rows]
-        say(json.dumps(records, indent=2, default=str))
-    elif names:
-        say(_text_table(names, rows))
+    if names or shape == "json":
+        say(FORMATS[shape](names, rows))
     return 0
 
 
@@ -57,16 +82,34 @@ def _views_named(query: str) -> set[str] | None:
         return None
 
 
-def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Rows as aligned columns (numbers to the right), then how many there were; each name
-    and cell one line, its control characters escaped (`printable`)."""
-    names = [printable(name) for name in names]
-    cells = [["NULL" if value is None else printable(value) for value in row] for row in rows]
-    widths = [max([len(name), *(len(row[n]) for row in cells)]) for n, name in enumerate(names)]
-    numeric = [
-        bool(rows) and all(isinstance(row[n], int | float) or row[n] is None for row in rows)
-        for n in range(len(names))
-    ]
+def readable(value: Any) -> str:
+    """A cell as a person reads it: NULL, a float to READABLE_DIGITS significant digits (no
+    exponent from 1 to 10^16, so a large figure is whole digits), service text escaped."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        shown = f"{value:.{READABLE_DIGITS}g}"
+        if "e" in shown and 1 <= abs(value) < 1e16:
+            shown = f"{value:.{max(READABLE_DIGITS - len(str(int(abs(value)))), 0)}f}"
+            shown = shown.rstrip("0").rstrip(".") if "." in shown else shown
+        return shown
+    return printable(value)
+
+
+def _numeric(rows: Sequence[Sequence[Any]], column: int) -> bool:
+    numbers = int | float | decimal.Decimal
+    return bool(rows) and all(isinstance(r[column], numbers | None) for r in rows)
+
+
+def text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Rows as aligned columns (numbers to the right), every column and row, then how many;
+    each name and cell one line, its control characters escaped (`printable`)."""
+    shown_names = [printable(name) for name in names]
+    cells = [[readable(value) for value in row] for row in rows]
+    widths = [max([len(n), *(len(row[i]) for row in cells)]) for i, n in enumerate(shown_names)]
+    numeric = [_numeric(rows, i) for i in range(len(names))]
 
     def line(values: Sequence[str]) -> str:
         return "  ".join(
@@ -74,7 +117,56 @@ def _text_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
             for value, width, right in zip(values, widths, numeric, strict=True)
         ).rstrip()
 
-    lines = [line(names), line(["-" * width for width in widths])]
+    lines = [line(shown_names), line(["-" * width for width in widths])]
     lines += [line(row) for row in cells]
     lines.append(f"({len(rows):,} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(lines)
+
+
+def markdown_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub-flavoured Markdown table (numbers aligned right), `|` in a cell escaped."""
+
+    def line(values: Sequence[str]) -> str:
+        return "| " + " | ".join(value.replace("|", "\\|") for value in values) + " |"
+
+    rule = ["---:" if _numeric(rows, i) else "---" for i in range(len(names))]
+    lines = [line([printable(name) for name in names]), "|" + "|".join(rule) + "|"]
+    lines += [line([readable(value) for value in row]) for row in rows]
+    return "\n".join(lines)
+
+
+def _exact(value: Any) -> Any:
+    """A cell for CSV: a number as `repr` writes it (read back, the same float), a date or a
+    time in ISO 8601, text escaped to one line and guarded against formulas, NULL empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | decimal.Decimal):
+        return repr(value) if isinstance(value, float) else str(value)
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
+    return csv_cell(printable(value))
+
+
+def csv_table(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([csv_cell(printable(name)) for name in names])
+    writer.writerows([_exact(value) for value in row] for row in rows)
+    return buffer.getvalue().rstrip("\n")
+
+
+def json_rows(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The rows as JSON objects: numbers exact, text as JSON escapes it (read back, the
+    service's own strings), what JSON has no type for (a date, a decimal) as text."""
+    records = [dict(zip(names, row, strict=True)) for row in rows]
+    return json.dumps(records, indent=2, default=str)
+
+
+FORMATS: dict[str, Callable[[Sequence[str], Sequence[Sequence[Any]]], str]] = {
+    "table": text_table,
+    "markdown": markdown_table,
+    "csv": csv_table,
+    "json": json_rows,
+}

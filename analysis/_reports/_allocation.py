@@ -165,6 +165,19 @@ def _values(snap: Snapshot, key: str) -> pd.Series:
     return group_names(values, key)
 
 
+def warn_labels_nobody_has(snap: Snapshot, tables: Iterable[Sequence[str]]) -> None:
+    """One warning per `label:KEY` of `--by` that no deployment has: its allocation is all
+    unallocated, which is most likely a misspelt key (label keys are case-sensitive)."""
+    asked = sorted({key for keys in tables for key in keys if key.startswith(LABEL)})
+    for key in asked:
+        if not label_values(snap, key[len(LABEL) :]).notna().any():
+            warnings.warn(
+                f"no deployment has the label {key[len(LABEL) :]!r}: 100% of the cost by "
+                f"{key} is unallocated (label keys are case-sensitive)",
+                stacklevel=3,
+            )
+
+
 def cost_by(
     source: Snapshot | str, by: str | Sequence[str], prices: pr.PriceSheet = pr.DEFAULT_PRICES
 ) -> pd.DataFrame:

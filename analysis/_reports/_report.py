@@ -14,7 +14,7 @@ previous report intact. Files get the dataset's permissions (0666 less the umask
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -34,7 +34,7 @@ from dims._reports import _html as h
 from dims._reports import _images as images
 from dims._reports import _prices as pr
 from dims._reports import _versions as versions
-from dims._reports._allocation import allocation_tables, cost_by
+from dims._reports._allocation import allocation_tables, cost_by, warn_labels_nobody_has
 from dims._reports._frames import (
     PARTITION,
     Snapshot,
@@ -646,16 +646,34 @@ def write_report(
     # a bad key is one line before anything is computed or written; names made distinct
     tables = allocation_tables(by)
     pr.warn_unknown_types(prices, snap.deployments["deployment_type"].unique())
+    warn_labels_nobody_has(snap, tables)
     folder = report_dir(snap.out_dir, snap.snapshot_date, prices)
     if isinstance(folder, Path):
         _refuse_links(Path(snap.out_dir), folder)
-        return _write_files(snap, prices, folder, tables)
+        written = _write_files(snap, prices, folder, tables)
+        for stale in _stale_allocations((p.name for p in folder.iterdir()), tables):
+            (folder / stale).unlink(missing_ok=True)
+        return written
     with tempfile.TemporaryDirectory(prefix="dims-report-") as local:
         written = _write_files(snap, prices, Path(local), tables)
         store = open_store(folder)
         for path in sorted(Path(local).iterdir()):
             store.upload(path, path.name)
+        for stale in _stale_allocations((f.base_name for f in store.files("")), tables):
+            store.delete(stale)
         return store.uri_of(written.name)
+
+
+def _stale_allocations(names: Iterable[str], tables: dict[tuple[str, ...], str]) -> list[str]:
+    """The `cost_by_<keys>.parquet` files of a day's report that this run did not ask for:
+    an earlier run's allocations, removed so that the folder (and `dims sql`'s views of it)
+    holds this report's tables only, never a stale one beside them. On a disk that ignores
+    case (macOS) the file just written may keep the old one's name: a name that is a wanted
+    one but for case, where the wanted one is not listed as such, is that file, and kept."""
+    wanted = {f"{name}.parquet" for name in tables.values()} | {"cost_by_deployment.parquet"}
+    listed = [n for n in names if n.startswith("cost_by_") and n.endswith(".parquet")]
+    folded = {name.casefold() for name in wanted if name not in listed}
+    return sorted(n for n in listed if n not in wanted and n.casefold() not in folded)
 
 
 def _refuse_links(out: Path, folder: Path) -> None:

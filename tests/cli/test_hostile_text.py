@@ -182,7 +182,7 @@ def test_explain_a_name_it_does_not_find_is_one_clean_line(capsys, out) -> None:
     # what JSON leaves as it is (DEL, C1, bidi) first: the message shortens what it quotes
     nobody = f"\u202e\x7f\x9b{hostile('nobody')}"
     code, stdout, stderr = run(capsys, "explain", nobody, "--out", str(out))
-    assert code == 2 and stdout == ""
+    assert code == 1 and stdout == ""
     assert unsafe(stderr) == [] and len(stderr.splitlines()) == 1
 
 
@@ -194,7 +194,7 @@ def test_explain_a_name_two_share_lists_their_ids_on_one_clean_line(capsys, tmp_
         record["id"], record["name"] = hostile(f"id{n}"), "twin"
     fm.export_fleet(records, types, tmp_path, AFTER)
     code, stdout, stderr = run(capsys, "explain", "twin", "--out", str(tmp_path))
-    assert (code, stdout) == (2, "") and unsafe(stderr) == [] and len(stderr.splitlines()) == 1
+    assert (code, stdout) == (1, "") and unsafe(stderr) == [] and len(stderr.splitlines()) == 1
     assert "id0\\u001b]52" in stderr and "id1\\u001b]52" in stderr
     # the SDK's error says the same; its ids are the exact ones
     with pytest.raises(DeploymentLookupError) as raised:
@@ -225,6 +225,10 @@ def test_sql_tables_show_one_row_a_line(capsys, out) -> None:
     code, stdout, stderr = run(capsys, "sql", "--out", str(out), "--json", query)
     assert_clean(code, stdout, stderr)
     assert hostile("added") in {row["name"] for row in json.loads(stdout)}
+    for shape in ("csv", "markdown"):  # each row one line too, and no raw control
+        code, stdout, stderr = run(capsys, "sql", "--out", str(out), "--format", shape, query)
+        assert_clean(code, stdout, stderr)
+        assert len(stdout.splitlines()) == (1 if shape == "csv" else 2) + 12, stdout
 
 
 def test_catalog_lines_are_clean(capsys, out, tmp_path) -> None:

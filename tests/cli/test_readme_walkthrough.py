@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from repo import ROOT
 
 VENV = Path(sys.executable).parent.parent
 
@@ -42,3 +43,8 @@ def test_the_demo_ends_with_commands_that_run_as_printed(after_demo):
     for command in commands:
         done = run(command, folder)
         assert done.returncode == 0, f"{command}\n{done.stderr}"
+    # what it wrote is under the demo's --out (ignored by the checkout's .gitignore): nothing
+    # else in the folder, as `git status` of a checkout would show nothing untracked
+    assert sorted(p.name for p in folder.iterdir()) == [".venv", "dims-demo"]
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    assert "dims-demo/" in ignored

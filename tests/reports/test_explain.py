@@ -226,7 +226,7 @@ def test_a_shared_name_is_refused_with_the_ids(capsys, odd) -> None:
         reports.explain(out, TWIN_NAME)
     assert sorted(caught.value.ids) == ids
     code, stdout, err = _run(capsys, "explain", TWIN_NAME, "--out", str(out))
-    assert code == 2 and stdout == ""
+    assert code == 1 and stdout == ""
     assert err.count("\n") == 1 and err.startswith("dims explain: error: 2 deployments are named")
     assert json.dumps(TWIN_NAME) in err and all(i in err for i in ids)
     # its id still explains it
@@ -237,14 +237,14 @@ def test_an_unknown_deployment_is_one_line_with_a_guess(capsys, fleet, dataset) 
     record = next(r for r in fleet.deployments if "\n" in r["name"])
     typo = record["name"][:-1] + "x"
     code, stdout, err = _run(capsys, "explain", typo, "--out", str(dataset))
-    assert code == 2 and stdout == ""
+    assert code == 1 and stdout == ""
     assert err.count("\n") == 1  # the name's newline is shown as \n
     assert err.startswith(
         f"dims explain: error: no deployment has the id or name {json.dumps(typo)}"
     )
     assert "did you mean" in err
     code, _, err = _run(capsys, "explain", "nothing-like-it-at-all-42", "--out", str(dataset))
-    assert code == 2 and "did you mean" not in err and err.count("\n") == 1
+    assert code == 1 and "did you mean" not in err and err.count("\n") == 1
 
 
 def test_json_carries_the_figures_and_nulls(capsys, fleet, dataset) -> None:

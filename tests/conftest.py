@@ -62,6 +62,14 @@ def _isolated_profiles(_no_config: str, monkeypatch: pytest.MonkeyPatch) -> None
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_progress_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A piped export prints a progress line every few seconds (docs/cli.md); a test that
+    holds a command's stderr to its exact lines would then depend on how fast this machine
+    is. A day between lines, unless a test asks for them (tests/cli/test_cli_conventions.py)."""
+    monkeypatch.setenv("DIMS_PROGRESS_EVERY_S", "86400")
+
+
 @pytest.fixture(scope="session")
 def fast_retry() -> RetryPolicy:
     """Retries that recover from a fault in milliseconds, not seconds, and give up in 20 s."""

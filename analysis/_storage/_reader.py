@@ -25,7 +25,6 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -39,6 +38,7 @@ from ._remote import Store, open_store
 
 if TYPE_CHECKING:
     import duckdb
+    import pandas as pd  # only the DataFrame readers need it: `dims sql` never imports it
 
 PARTITION = paths.PARTITION
 _EXPORT_ID = paths.EXPORT_ID_KEY
@@ -418,10 +418,21 @@ def _register_reports(
     reports: Mapping[str, str],
     wanted: set[str] | None,
 ) -> None:
-    """The day's report tables as views (read now: each is one small file)."""
+    """The day's report tables as views. In a folder, DuckDB's own reader over the file (its
+    footer checked now), as `dims catalog` makes them: a Python object given to DuckDB makes
+    it import pandas, which `dims sql` otherwise never needs. On object storage, read now
+    (each is one small file)."""
     store = open_store(str(out_dir)) if paths.is_remote(out_dir) else None
     for name, where in reports.items():
         if wanted is not None and name.lower() not in wanted:
+            continue
+        named = _duckdb_file(Path(where)) if store is None else None
+        if named is not None:
+            with _bad_file_is_one_line(where), pa.OSFile(where) as handle:
+                pq.ParquetFile(handle)
+            connection.execute(
+                f"create view {sql_name(name)} as select * from read_parquet({sql_text(named)})"
+            )
             continue
         data = store.read_bytes(where) if store is not None else None
         source: Any = pa.BufferReader(data) if data is not None else where
@@ -441,9 +452,13 @@ def _create_local_views(
                 _register_day(connection, table, read_arrow(out_dir, table, day), day)
         history = f"{table}_history"
         if wanted is None or history in wanted:
-            dataset = _history_dataset(out_dir, table)
-            if dataset is not None:
-                connection.register(history, dataset)
+            # DuckDB's own reader over every day's files, as `dims catalog`'s view: no Python
+            # object, so no pandas (DuckDB imports it to scan one)
+            every = history_files(out_dir, table)
+            if every:
+                _create_view(connection, history, every)
+            elif every is None:  # a name DuckDB cannot read exactly: a lazy Arrow dataset
+                connection.register(history, _history_dataset(out_dir, table))
 
 
 def latest_files(out_dir: Path, table: str, day: date) -> list[str] | None:

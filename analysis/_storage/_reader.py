@@ -322,7 +322,9 @@ def duckdb_connection(
     The latest snapshot is the latest `deployments` partition, the same for every table;
     its files are checked to be dims's (a stranger's file is a DatasetError naming it).
     `views` (names, any case) limits the views made to those (None, or names none of which
-    is a view, as `show tables` or `information_schema.tables` name: all of them).
+    is a view, as `show tables` or `information_schema.tables` name: all of them; empty:
+    none, for a query that reads no table, `select 1`: no history is registered, and so
+    DuckDB, which imports pandas to scan any Python object, imports none).
 
     The report tables of that day (`capacity_summary`, `cost_by_deployment`, …: the files
     `dims report` wrote to `reports/snapshot_date=<day>/` at the default prices) are views too,
@@ -346,7 +348,7 @@ def duckdb_connection(
     day = latest_date(out_dir)
     reports = report_tables(out_dir, day)
     wanted = None if views is None else {name.lower() for name in views}
-    if wanted is not None and not wanted & _view_names(reports):
+    if wanted and not wanted & _view_names(reports):
         wanted = None  # the query names no view (`show tables`): it asks what there is
     connection = duckdb.connect()
     try:
@@ -452,13 +454,9 @@ def _create_local_views(
                 _register_day(connection, table, read_arrow(out_dir, table, day), day)
         history = f"{table}_history"
         if wanted is None or history in wanted:
-            # DuckDB's own reader over every day's files, as `dims catalog`'s view: no Python
-            # object, so no pandas (DuckDB imports it to scan one)
-            every = history_files(out_dir, table)
-            if every:
-                _create_view(connection, history, every)
-            elif every is None:  # a name DuckDB cannot read exactly: a lazy Arrow dataset
-                connection.register(history, _history_dataset(out_dir, table))
+            dataset = _history_dataset(out_dir, table)
+            if dataset is not None:
+                connection.register(history, dataset)
 
 
 def latest_files(out_dir: Path, table: str, day: date) -> list[str] | None:

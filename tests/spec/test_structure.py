@@ -497,7 +497,7 @@ def reported_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     "argv",
     [
         ["sql", "select 1"],  # names no view: every view is made, the reports' too
-        ["sql", "select count(*) from deployments_history"],
+        ["sql", "select count(*) from deployments"],
         ["sql", "select count(*) from capacity_summary"],  # a report table
         ["catalog", "{tmp}/dims.duckdb"],
     ],

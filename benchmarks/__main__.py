@@ -15,6 +15,7 @@ from .timing import machine
 
 BENCHMARKS = (
     "startup",
+    "sql",
     "fetch",
     "export",
     "dirty",

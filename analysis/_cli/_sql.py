@@ -73,13 +73,48 @@ def run(args: argparse.Namespace) -> int:
 
 def _views_named(query: str) -> set[str] | None:
     """The views a query names, so that only those are made: a query of the latest snapshot
-    never lists the history. None (every view) when DuckDB cannot tell without a catalog."""
+    never lists the history, one that reads no table (`select 1`) makes none. None (every
+    view) when DuckDB cannot tell without a catalog, or the query names no table (`show
+    tables`, `duckdb_views()`: it asks what there is)."""
     import duckdb
 
     try:
-        return set(duckdb.get_table_names(query))
+        named = set(duckdb.get_table_names(query))
+        return named if named or _reads_no_table(query) else None
     except duckdb.Error:
         return None
+
+
+#: The FROM clauses that read no table: none, a subquery (its own FROM is looked at), VALUES.
+_NO_TABLE = {"EMPTY", "SUBQUERY", "EXPRESSION_LIST"}
+
+
+def _reads_no_table(query: str) -> bool:
+    """Does every statement of `query` select from no table, view or table function? Read
+    from DuckDB's own parse tree (`json_serialize_sql`, which takes SELECT statements only:
+    anything else reads a table, as far as this can tell)."""
+    import duckdb
+
+    with duckdb.connect() as connection:
+        found = connection.execute("select json_serialize_sql(?)", [query]).fetchone()
+    tree = json.loads(found[0]) if found else {"error": True}
+    if tree.get("error", True):
+        return False
+    froms: list[Any] = []
+    _collect_froms(tree["statements"], froms)
+    return all(isinstance(f, dict) and f.get("type") in _NO_TABLE for f in froms)
+
+
+def _collect_froms(node: Any, found: list[Any]) -> None:
+    """Every `from_table` anywhere in a parse tree (subqueries in expressions included)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "from_table":
+                found.append(value)
+            _collect_froms(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _collect_froms(item, found)
 
 
 def readable(value: Any) -> str:

@@ -25,7 +25,6 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -39,6 +38,7 @@ from ._remote import Store, open_store
 
 if TYPE_CHECKING:
     import duckdb
+    import pandas as pd  # only the DataFrame readers need it: `dims sql` never imports it
 
 PARTITION = paths.PARTITION
 _EXPORT_ID = paths.EXPORT_ID_KEY
@@ -322,7 +322,9 @@ def duckdb_connection(
     The latest snapshot is the latest `deployments` partition, the same for every table;
     its files are checked to be dims's (a stranger's file is a DatasetError naming it).
     `views` (names, any case) limits the views made to those (None, or names none of which
-    is a view, as `show tables` or `information_schema.tables` name: all of them).
+    is a view, as `show tables` or `information_schema.tables` name: all of them; empty:
+    none, for a query that reads no table, `select 1`: no history is registered, and so
+    DuckDB, which imports pandas to scan any Python object, imports none).
 
     The report tables of that day (`capacity_summary`, `cost_by_deployment`, …: the files
     `dims report` wrote to `reports/snapshot_date=<day>/` at the default prices) are views too,
@@ -346,7 +348,7 @@ def duckdb_connection(
     day = latest_date(out_dir)
     reports = report_tables(out_dir, day)
     wanted = None if views is None else {name.lower() for name in views}
-    if wanted is not None and not wanted & _view_names(reports):
+    if wanted and not wanted & _view_names(reports):
         wanted = None  # the query names no view (`show tables`): it asks what there is
     connection = duckdb.connect()
     try:
@@ -418,10 +420,21 @@ def _register_reports(
     reports: Mapping[str, str],
     wanted: set[str] | None,
 ) -> None:
-    """The day's report tables as views (read now: each is one small file)."""
+    """The day's report tables as views. In a folder, DuckDB's own reader over the file (its
+    footer checked now), as `dims catalog` makes them: a Python object given to DuckDB makes
+    it import pandas, which `dims sql` otherwise never needs. On object storage, read now
+    (each is one small file)."""
     store = open_store(str(out_dir)) if paths.is_remote(out_dir) else None
     for name, where in reports.items():
         if wanted is not None and name.lower() not in wanted:
+            continue
+        named = _duckdb_file(Path(where)) if store is None else None
+        if named is not None:
+            with _bad_file_is_one_line(where), pa.OSFile(where) as handle:
+                pq.ParquetFile(handle)
+            connection.execute(
+                f"create view {sql_name(name)} as select * from read_parquet({sql_text(named)})"
+            )
             continue
         data = store.read_bytes(where) if store is not None else None
         source: Any = pa.BufferReader(data) if data is not None else where

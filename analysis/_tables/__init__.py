@@ -88,61 +88,52 @@ Documented choices (the spec is silent on them):
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from dims import _lazy
+
 # older paths of three classes (their home is `dims._errors`, their door `analysis`)
 from dims._errors import OriginalNameConflictWarning as OriginalNameConflictWarning
 from dims._errors import RejectedRecordError as RejectedRecordError
 from dims._errors import UnreadableQuantityWarning as UnreadableQuantityWarning
-from dims._secrets import REDACTED
+from dims._secrets import REDACTED as REDACTED
 
-from ._batches import BATCH_RECORDS, Batches, default_workers, read_batch, workers_after
-from ._figures import UNREADABLE_VALUES_COLUMN, figure_paths, unreadable_figures
-from ._flattener import (
-    Flattener,
-    deployments_dataframe,
-    flatten,
-    flatten_providers,
-    flatten_repositories,
-    to_dataframes,
-    to_pandas,
-)
-from ._layout import SCHEMA_VERSION, SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, table_schemas
-from ._quantities import LARGEST_FIGURE, cpu_cores, figure_problem, memory_mib, parse_quantity
-from ._quantities import problem as quantity_problem
-from ._redaction import redact
-from ._rules import TIMESTAMP, is_nullable, is_password, snake_case, to_json_text
+from ._quantities import problem as quantity_problem  # small, and _layout imports it anyway
 
-__all__ = [
-    "BATCH_RECORDS",
-    "LARGEST_FIGURE",
-    "REDACTED",
-    "SCHEMA_VERSION",
-    "SCHEMA_VERSION_KEY",
-    "TABLE_NAMES",
-    "TABLE_SCHEMAS",
-    "TIMESTAMP",
-    "UNREADABLE_VALUES_COLUMN",
-    "Batches",
-    "Flattener",
-    "cpu_cores",
-    "default_workers",
-    "deployments_dataframe",
-    "figure_paths",
-    "figure_problem",
-    "flatten",
-    "flatten_providers",
-    "flatten_repositories",
-    "is_nullable",
-    "is_password",
-    "memory_mib",
-    "parse_quantity",
-    "quantity_problem",
-    "read_batch",
-    "redact",
-    "snake_case",
-    "table_schemas",
-    "to_dataframes",
-    "to_json_text",
-    "to_pandas",
-    "unreadable_figures",
-    "workers_after",
-]
+# Imported on first use (dims._lazy): a reader that needs only the layout (`dims sql`, the
+# table names and schemas) does not load the flattener and what it imports.
+if TYPE_CHECKING:
+    from ._batches import BATCH_RECORDS as BATCH_RECORDS
+    from ._batches import Batches as Batches
+    from ._batches import default_workers as default_workers
+    from ._batches import read_batch as read_batch
+    from ._batches import workers_after as workers_after
+    from ._figures import UNREADABLE_VALUES_COLUMN as UNREADABLE_VALUES_COLUMN
+    from ._figures import figure_paths as figure_paths
+    from ._figures import unreadable_figures as unreadable_figures
+    from ._flattener import Flattener as Flattener
+    from ._flattener import deployments_dataframe as deployments_dataframe
+    from ._flattener import flatten as flatten
+    from ._flattener import flatten_providers as flatten_providers
+    from ._flattener import flatten_repositories as flatten_repositories
+    from ._flattener import to_dataframes as to_dataframes
+    from ._flattener import to_pandas as to_pandas
+    from ._layout import SCHEMA_VERSION as SCHEMA_VERSION
+    from ._layout import SCHEMA_VERSION_KEY as SCHEMA_VERSION_KEY
+    from ._layout import TABLE_NAMES as TABLE_NAMES
+    from ._layout import TABLE_SCHEMAS as TABLE_SCHEMAS
+    from ._layout import table_schemas as table_schemas
+    from ._quantities import LARGEST_FIGURE as LARGEST_FIGURE
+    from ._quantities import cpu_cores as cpu_cores
+    from ._quantities import figure_problem as figure_problem
+    from ._quantities import memory_mib as memory_mib
+    from ._quantities import parse_quantity as parse_quantity
+    from ._redaction import redact as redact
+    from ._rules import TIMESTAMP as TIMESTAMP
+    from ._rules import is_nullable as is_nullable
+    from ._rules import is_password as is_password
+    from ._rules import snake_case as snake_case
+    from ._rules import to_json_text as to_json_text
+
+__getattr__, __dir__, __all__ = _lazy.exports(__name__, globals())
+__all__ += ["REDACTED", "quantity_problem"]  # imported above

@@ -477,6 +477,54 @@ def test_the_cli_starts_without_the_heavy_modules():
     assert done.stdout.strip() == "[]"
 
 
+@pytest.fixture(scope="module")
+def reported_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small exported fleet with its report tables, so `dims sql` has every kind of view."""
+    import fleet_math as fm
+
+    from dims import _reports as reports
+    from dims.sandbox import generate_fleet
+
+    out = tmp_path_factory.mktemp("dataset")
+    fleet = generate_fleet(12, seed=3)
+    fm.export_fleet(fleet.deployments, fleet.deployment_types, out, "2025-06-02")
+    reports.write_report(out)
+    assert sorted((out / "reports").rglob("*.parquet")), "the report wrote no table"
+    return out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["sql", "select 1"],  # names no view: every view is made, the reports' too
+        ["sql", "select count(*) from deployments"],
+        ["sql", "select count(*) from capacity_summary"],  # a report table
+        ["catalog", "{tmp}/dims.duckdb"],
+    ],
+)
+def test_a_query_imports_neither_pandas_nor_the_reports(argv, reported_dataset, tmp_path):
+    """Issue 39 item 4: `dims sql` and `dims catalog` answer from DuckDB and Arrow alone;
+    pandas and dims._reports (a third of a second to import) are never loaded, checked in
+    the command's own process at its end."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from dims._cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "print(code, [m for m in ('pandas', 'dims._reports') if m in sys.modules])"
+    )
+    args = [a.format(tmp=tmp_path) for a in argv] + ["--out", str(reported_dataset)]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1] == "0 []", done.stdout[-2000:] + done.stderr
+    if argv[0] == "sql":
+        assert done.stdout.splitlines()[-2] == "(1 row)", done.stdout  # it did answer
+    else:
+        assert (tmp_path / "dims.duckdb").is_file()
+
+
 #: The modules of analysis/_cli/ that are no command's: main, the parser and what commands share.
 CLI_MACHINERY = {
     "dims._cli",

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     """
     import datetime as dt
 
-    from .._connection import connect
+    from .._connection import Given, connect, resolve_settings
     from .._reports import diff as diff_snapshots
     from .._reports import write_report
     from .._snapshot import take_snapshot
@@ -40,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
     today = dt.datetime.now(dt.UTC).date()
     with run_sandbox(deployments=args.deployments, seed=args.seed) as sandbox_handle:
         say(f"sandbox serving {args.deployments} deployments at {sandbox_handle.base_url}")
-        client = connect(sandbox_handle.base_url)
+        # its own sandbox: none of the user's workspaces, profile or key (DIMS_TENANT_ID
+        # naming several would otherwise refuse the one client the demo needs)
+        own = resolve_settings(Given(base_url=sandbox_handle.base_url), None)
+        client = connect(settings=own.for_workspace(None))
         if args.roll_out is not None:
             with progress() as shown:
                 before = take_snapshot(

@@ -79,3 +79,18 @@ def test_sandbox_command_serves_the_fleet_with_the_faults_asked_for():
         if process.poll() is None:
             process.kill()
     assert process.returncode == 0
+
+
+def test_the_demo_ignores_the_users_workspaces_and_key(tmp_path):
+    """`dims demo` serves its own sandbox: DIMS_TENANT_ID naming several workspaces (which
+    one client would refuse) and a key set for the real service change nothing."""
+    import os
+
+    env = {**os.environ, "DIMS_TENANT_ID": "ws-a,ws-b", "DIMS_API_KEY": "a-real-key-0123"}
+    done = subprocess.run(
+        [dims(), "demo", "--deployments", "20", "--seed", "2", "--out", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "a-real-key-0123" not in done.stdout + done.stderr
+    assert list((tmp_path / "d" / "deployments").glob("snapshot_date=*/*.parquet"))

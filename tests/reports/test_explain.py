@@ -363,13 +363,21 @@ def _reference(out, key: str) -> tuple[str, str]:
 
 def test_one_deployments_rows_explain_it_as_the_whole_fleet_does(capsys, fleet, dataset, odd):
     """`load_deployment` reads only the rows of the deployment asked for; what `dims explain`
-    prints from them is, byte for byte, what the whole fleet's snapshot gives: for every
-    deployment of the test fleet (hostile names included) and of the odd shapes, by id and
-    by a name no other deployment has."""
+    prints from them is, byte for byte, what the whole fleet's snapshot gives: for one
+    deployment of each shape of the test fleet, every one with a hostile name (a newline,
+    quotes, controls), every odd shape, by id and by a name no other deployment has."""
     from dims._reports._frames import load_deployment
 
     odd_out, odd_records, _ = odd
-    for out, records in ((dataset, fleet.deployments), (odd_out, odd_records)):
+    hostile_names = [
+        r
+        for r in fleet.deployments
+        if r["name"] != r["name"].encode("ascii", "ignore").decode()
+        or not r["name"].isprintable()
+        or '"' in r["name"]
+    ]
+    sample = [*_flagged_sample(fleet), *hostile_names]
+    for out, records in ((dataset, sample), (odd_out, odd_records)):
         full = reports.load_snapshot(out)
         names = full.deployments["name"].value_counts()
         for record in records:

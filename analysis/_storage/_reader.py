@@ -38,8 +38,8 @@ from ._remote import Store, open_store
 
 if TYPE_CHECKING:
     import duckdb
-    import pyarrow.compute as pc
     import pandas as pd  # only the DataFrame readers need it: `dims sql` never imports it
+    import pyarrow.compute as pc
 
 PARTITION = paths.PARTITION
 _EXPORT_ID = paths.EXPORT_ID_KEY

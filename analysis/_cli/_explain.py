@@ -33,8 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import DeploymentLookupError
-    from .._reports import explain, explain_lines, load_snapshot
-    from .._reports._frames import load_deployment
+    from .._reports import explain, explain_lines, load_deployment, load_snapshot
 
     prices = prices_of(args)
     # Only the rows of the deployment asked for (every figure explain shows is per

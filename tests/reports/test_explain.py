@@ -366,8 +366,6 @@ def test_one_deployments_rows_explain_it_as_the_whole_fleet_does(capsys, fleet, 
     prints from them is, byte for byte, what the whole fleet's snapshot gives: for one
     deployment of each shape of the test fleet, every one with a hostile name (a newline,
     quotes, controls), every odd shape, by id and by a name no other deployment has."""
-    from dims._reports._frames import load_deployment
-
     odd_out, odd_records, _ = odd
     hostile_names = [
         r
@@ -383,7 +381,7 @@ def test_one_deployments_rows_explain_it_as_the_whole_fleet_does(capsys, fleet, 
         for record in records:
             keys = [record["id"]] + ([record["name"]] if names.get(record["name"]) == 1 else [])
             for key in keys:
-                mine = load_deployment(out, key)
+                mine = reports.load_deployment(out, key)
                 assert len(mine.deployments) == 1, key
                 e = reports.explain(mine, key)
                 want = reports.explain(full, key)
@@ -400,12 +398,10 @@ def test_one_deployments_rows_explain_it_as_the_whole_fleet_does(capsys, fleet, 
 def test_an_id_wins_over_a_name_when_only_their_rows_are_read(tmp_path, fleet) -> None:
     """A key that is one deployment's id and other deployments' name explains the id's, as
     the whole fleet's lookup does (both rows are read: the id is chosen among them)."""
-    from dims._reports._frames import load_deployment
-
     records = [copy.deepcopy(r) for r in fleet.deployments[:3]]
     records[1]["name"] = records[2]["name"] = records[0]["id"]
     types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
     fm.export_fleet(records, types, tmp_path, DATE)
-    mine = load_deployment(tmp_path, records[0]["id"])
+    mine = reports.load_deployment(tmp_path, records[0]["id"])
     assert len(mine.deployments) == 3
     assert reports.explain(mine, records[0]["id"]).deployment_id == records[0]["id"]

@@ -22,6 +22,7 @@ BENCHMARKS = (
     "cmodules",
     "report",
     "focus",
+    "explain",
     "memory",
     "models",
     "history",

@@ -33,10 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .._errors import DeploymentLookupError
-    from .._reports import explain, explain_lines, load_snapshot
+    from .._reports import explain, explain_lines, load_deployment, load_snapshot
 
     prices = prices_of(args)
-    snap = load_snapshot(args.out, args.date)
+    # Only the rows of the deployment asked for (every figure explain shows is per
+    # deployment); the fleet is read only to suggest names when none answers.
+    snap = load_deployment(args.out, args.deployment, args.date)
+    if snap.deployments.empty:
+        snap = load_snapshot(args.out, args.date)
     try:
         explanation = explain(snap, args.deployment, prices)
     except DeploymentLookupError as exc:

@@ -74,7 +74,7 @@ from dims._reports._focus import (
     write_focus,
 )
 from dims._reports._focus import SCHEMAS as FOCUS_SCHEMAS
-from dims._reports._frames import Snapshot, load_snapshot, snapshot_days
+from dims._reports._frames import Snapshot, load_deployment, load_snapshot, snapshot_days
 from dims._reports._headline import headline
 from dims._reports._headline import lines as headline_lines
 from dims._reports._history import (
@@ -160,6 +160,7 @@ __all__ = [
     "headline_lines",
     "image_version_summary",
     "largest_deployments",
+    "load_deployment",
     "load_prices",
     "load_snapshot",
     "metric_families",

@@ -31,6 +31,7 @@ __all__ = [
     "among",
     "as_snapshot",
     "history_counts",
+    "load_deployment",
     "load_snapshot",
     "read_written_table",
     "resolve_day",
@@ -214,6 +215,38 @@ def load_snapshot(
     if labels is not None:
         snap.labels = labels
     return snap
+
+
+def load_deployment(
+    out_dir: str | Path, key: str, snapshot_date: str | date | None = None
+) -> Snapshot:
+    """The snapshot reduced to the deployments whose id or exact name is `key`, and their
+    containers: what `dims explain` needs, read with predicate pushdown on `id`/`name` and
+    `deployment_id` rather than the whole fleet (every rule explain applies is per
+    deployment). No rows when none answers to `key`: the caller then reads the fleet for
+    the nearest names. Labels are not read (explain shows none)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    day = storage.resolve_date(out_dir, snapshot_date)
+    named = (pc.field("id") == key) | (pc.field("name") == key)
+    ids = storage.read_arrow(out_dir, "deployments", day, ["id"], named)["id"].to_pylist()
+    # Both tables again in one consistent read (the same export), now the ids are known.
+    found = storage.read_tables(
+        out_dir,
+        {"deployments": None, "deployment_containers": CONTAINER_COLUMNS},
+        day,
+        {
+            "deployments": named,
+            "deployment_containers": pc.field("deployment_id").isin(pa.array(ids, pa.string())),
+        },
+    )
+    deployments = storage.as_frame(unreadable_figures(found["deployments"])[0], day)
+    if "deployment_containers" in found:
+        containers = storage.as_frame(found["deployment_containers"], day)
+    else:
+        containers = pd.DataFrame({c: pd.Series(dtype="object") for c in CONTAINER_COLUMNS})
+    return Snapshot(location(out_dir), day.isoformat(), deployments, containers)
 
 
 def as_snapshot(source: Snapshot | str | Path, snapshot_date: str | date | None = None) -> Snapshot:

@@ -39,6 +39,7 @@ from ._remote import Store, open_store
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd  # only the DataFrame readers need it: `dims sql` never imports it
+    import pyarrow.compute as pc
 
 PARTITION = paths.PARTITION
 _EXPORT_ID = paths.EXPORT_ID_KEY
@@ -120,17 +121,20 @@ def read_arrow(
     table: str,
     snapshot_date: date | str | None = None,
     columns: list[str] | None = None,
+    where: pc.Expression | None = None,
 ) -> pa.Table:
     """One table of one snapshot (the latest when no date is given) as an Arrow table.
 
     Columns a file lacks (a dataset written by an older schema) come back as nulls, so
-    readers degrade instead of failing.
+    readers degrade instead of failing. `where` keeps only the rows it holds for, read with
+    predicate pushdown (row groups whose statistics rule it out are skipped): one
+    deployment's rows without decoding the fleet's.
     """
     day = resolve_date(out_dir, snapshot_date, table)
     if paths.is_remote(out_dir):
-        read = _read_remote(open_store(str(out_dir)), table, day, columns)
+        read = _read_remote(open_store(str(out_dir)), table, day, columns, where)
     else:
-        read = _read_local(Path(out_dir), table, day, columns)
+        read = _read_local(Path(out_dir), table, day, columns, where)
     if not read:
         raise DatasetError(f"no {table} files for {day} in {out_dir}: is an export replacing it?")
     result = pa.concat_tables([part for part, _ in read], promote_options="permissive")
@@ -145,13 +149,13 @@ def read_arrow(
 
 
 def _read_local(
-    out_dir: Path, table: str, day: date, columns: list[str] | None
+    out_dir: Path, table: str, day: date, columns: list[str] | None, where: pc.Expression | None
 ) -> list[tuple[pa.Table, bytes]]:
     """The day's part files of `table` in a folder; started over when a re-export moved one."""
     for attempt in range(_ATTEMPTS):
         files = sorted(partition_dir(out_dir, table, day).glob("*.parquet"))
         try:
-            return [_read_file(path, columns) for path in files]
+            return [_read_file(path, columns, where) for path in files]
         except FileNotFoundError as exc:
             if attempt + 1 == _ATTEMPTS:
                 raise DatasetError(
@@ -162,7 +166,7 @@ def _read_local(
 
 
 def _read_remote(
-    store: Store, table: str, day: date, columns: list[str] | None
+    store: Store, table: str, day: date, columns: list[str] | None, where: pc.Expression | None
 ) -> list[tuple[pa.Table, bytes]]:
     """The file the day's manifest names for `table`, written by the manifest's export.
 
@@ -180,7 +184,7 @@ def _read_remote(
         if manifest is None or key is None:
             return []
         try:
-            read = _read_object(store, key, columns)
+            read = _read_object(store, key, columns, where)
         except DatasetError as exc:
             failure = exc  # read while it was overwritten, or really not Parquet
             continue
@@ -194,7 +198,9 @@ def _read_remote(
     )
 
 
-def _read_object(store: Store, key: str, columns: list[str] | None) -> tuple[pa.Table, bytes]:
+def _read_object(
+    store: Store, key: str, columns: list[str] | None, where: pc.Expression | None
+) -> tuple[pa.Table, bytes]:
     """One object read whole with one GET, then parsed: footer and data from one version.
 
     (Ranged reads, as a seekable S3 file makes them, may take the footer from one version
@@ -204,7 +210,7 @@ def _read_object(store: Store, key: str, columns: list[str] | None) -> tuple[pa.
     if data is None:
         raise DatasetError(f"{store.uri_of(key)} is missing: is an export replacing that day?")
     with _bad_file_is_one_line(store.uri_of(key)):
-        return _read_parquet(pa.BufferReader(data), store.uri_of(key), columns)
+        return _read_parquet(pa.BufferReader(data), store.uri_of(key), columns, where)
 
 
 def export_id(table: pa.Table) -> str:
@@ -216,17 +222,19 @@ def read_tables(
     out_dir: PathLike,
     tables: Mapping[str, list[str] | None],
     snapshot_date: date | str | None = None,
+    where: Mapping[str, pc.Expression] | None = None,
 ) -> dict[str, pa.Table]:
     """Several tables of one snapshot (table -> columns, None for all), all written by the same
     export: read again when a re-export of that day replaced some between two reads.
 
-    Tables the snapshot lacks are left out of the result.
+    Tables the snapshot lacks are left out of the result; `where` (table -> a row filter,
+    as `read_arrow`'s) keeps only some rows of a table.
     """
     day = resolve_date(out_dir, snapshot_date)
     for attempt in range(_CONSISTENT_ATTEMPTS):
         time.sleep(0.01 * attempt)  # a publish takes milliseconds: let it finish
         found = {
-            name: read_arrow(out_dir, name, day, columns)
+            name: read_arrow(out_dir, name, day, columns, (where or {}).get(name))
             for name, columns in tables.items()
             if has_snapshot(out_dir, name, day)
         }
@@ -239,22 +247,34 @@ def read_tables(
     )
 
 
-def _read_file(path: Path, columns: list[str] | None) -> tuple[pa.Table, bytes]:
+def _read_file(
+    path: Path, columns: list[str] | None, where: pc.Expression | None = None
+) -> tuple[pa.Table, bytes]:
     """One part file, read through one handle, and the id of the export that wrote it.
 
     A file dims did not write is a DatasetError.
     """
     with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
-        return _read_parquet(handle, path, columns)
+        return _read_parquet(handle, path, columns, where)
 
 
 def _read_parquet(
-    handle: pa.NativeFile, name: Path | str, columns: list[str] | None
+    handle: pa.NativeFile,
+    name: Path | str,
+    columns: list[str] | None,
+    where: pc.Expression | None = None,
 ) -> tuple[pa.Table, bytes]:
     parquet = _dims_parquet(pq.ParquetFile(handle), name)
     names = parquet.schema_arrow.names
     wanted = None if columns is None else [c for c in columns if c in names]
-    table = parquet.read(columns=wanted)
+    if where is None:
+        table = parquet.read(columns=wanted)
+    else:
+        import pyarrow.dataset as ds
+
+        fragment = ds.ParquetFileFormat().make_fragment(handle)
+        table = fragment.to_table(schema=parquet.schema_arrow, columns=wanted, filter=where)
+        table = table.replace_schema_metadata(parquet.schema_arrow.metadata)
     return table, (parquet.schema_arrow.metadata or {}).get(_EXPORT_ID, b"")
 
 

@@ -353,3 +353,55 @@ def test_a_fractional_max_scale_is_not_called_inverted(capsys, tmp_path, fleet) 
         assert (": inverted" in note) is inverted, note
         if inverted:
             assert note.endswith(f"{written}: inverted, max priced at {low})"), note
+
+
+def _reference(out, key: str) -> tuple[str, str]:
+    """The full-fleet path's answer (the whole snapshot loaded and priced): lines and JSON."""
+    e = reports.explain(reports.load_snapshot(out), key)
+    return "\n".join(reports.explain_lines(e)), json.dumps(e.as_dict(), indent=2)
+
+
+def test_one_deployments_rows_explain_it_as_the_whole_fleet_does(capsys, fleet, dataset, odd):
+    """`load_deployment` reads only the rows of the deployment asked for; what `dims explain`
+    prints from them is, byte for byte, what the whole fleet's snapshot gives: for one
+    deployment of each shape of the test fleet, every one with a hostile name (a newline,
+    quotes, controls), every odd shape, by id and by a name no other deployment has."""
+    odd_out, odd_records, _ = odd
+    hostile_names = [
+        r
+        for r in fleet.deployments
+        if r["name"] != r["name"].encode("ascii", "ignore").decode()
+        or not r["name"].isprintable()
+        or '"' in r["name"]
+    ]
+    sample = [*_flagged_sample(fleet), *hostile_names]
+    for out, records in ((dataset, sample), (odd_out, odd_records)):
+        full = reports.load_snapshot(out)
+        names = full.deployments["name"].value_counts()
+        for record in records:
+            keys = [record["id"]] + ([record["name"]] if names.get(record["name"]) == 1 else [])
+            for key in keys:
+                mine = reports.load_deployment(out, key)
+                assert len(mine.deployments) == 1, key
+                e = reports.explain(mine, key)
+                want = reports.explain(full, key)
+                assert reports.explain_lines(e) == reports.explain_lines(want), key
+                assert e.as_dict() == want.as_dict(), key
+    hostile = next(r for r in fleet.deployments if "\n" in r["name"])
+    lines, as_json = _reference(dataset, hostile["id"])
+    code, stdout, _ = _run(capsys, "explain", hostile["id"], "--out", str(dataset))
+    assert code == 0 and stdout == lines + "\n"
+    code, stdout, _ = _run(capsys, "explain", hostile["id"], "--out", str(dataset), "--json")
+    assert code == 0 and json.loads(stdout) == json.loads(as_json)
+
+
+def test_an_id_wins_over_a_name_when_only_their_rows_are_read(tmp_path, fleet) -> None:
+    """A key that is one deployment's id and other deployments' name explains the id's, as
+    the whole fleet's lookup does (both rows are read: the id is chosen among them)."""
+    records = [copy.deepcopy(r) for r in fleet.deployments[:3]]
+    records[1]["name"] = records[2]["name"] = records[0]["id"]
+    types = {r["id"]: fleet.deployment_types[r["id"]] for r in records}
+    fm.export_fleet(records, types, tmp_path, DATE)
+    mine = reports.load_deployment(tmp_path, records[0]["id"])
+    assert len(mine.deployments) == 3
+    assert reports.explain(mine, records[0]["id"]).deployment_id == records[0]["id"]

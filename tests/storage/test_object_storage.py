@@ -168,6 +168,14 @@ def test_the_cli_exports_reports_and_queries_on_s3(s3_server, s3_out, tmp_path, 
     code, out, err = run(capsys, "diff", "--out", s3_out, "--json")
     assert code == 0, err
     assert json.loads(out)["from"] == D1.isoformat()
+    # explain reads one deployment's rows of the manifest's object, as from a folder
+    local = tmp_path / "local"
+    code, _, err = run(capsys, "export", "--from-json", str(source), "--out", str(local),
+                       "--snapshot-date", D2.isoformat())  # fmt: skip
+    assert code == 0, err
+    key = ds.dataset(str(local / "deployments")).to_table(columns=["id"])["id"][7].as_py()
+    explained = [run(capsys, "explain", key, "--out", out_dir) for out_dir in (s3_out, str(local))]
+    assert explained[0][0] == 0 and explained[0][1] == explained[1][1] and key in explained[0][1]
 
 
 def test_dims_demo_over_the_sandbox_lands_on_s3(s3_server, s3_out, capsys):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dims import _spec as spec
 from dims._escape import printable
 from dims._reports import _capacity as capacity
 from dims._reports import _prices as pr
@@ -29,7 +30,8 @@ from dims._reports._frames import (
     snapshot_days,
     text_column,
 )
-from dims._reports._measures import DB_COLUMNS, TOTALS
+from dims._reports._measures import DB_COLUMNS, IDENTITY, TOTALS
+from dims._tables import UNREADABLE_VALUES_COLUMN
 
 _VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
 #: per-deployment figures compared by `diff`
@@ -41,6 +43,18 @@ DIFF_MEASURES = [
     "db_storage_gib",
 ]
 _TOLERANCE = 1e-9
+#: The columns of the deployments table `diff` reads: who each deployment is, its version,
+#: every figure a component is sized by, and the figures sent unreadable. The rest (URLs,
+#: commands, unknown fields) is most of the table's memory and no part of a comparison.
+DIFF_COLUMNS = [
+    "id",
+    *(c for c in IDENTITY if c != "deployment_id"),
+    "image_version",
+    *dict.fromkeys(
+        column for fields in spec.component_measures().values() for column in fields.values()
+    ),
+    UNREADABLE_VALUES_COLUMN,
+]
 
 
 def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
@@ -245,8 +259,8 @@ def diff(
     organisation or of the workspaces in `tenant_ids`; the month's cost change under
     `prices`, split by cause (`DiffResult.cost_causes`)."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
-    old_snap = load_snapshot(out_dir, from_date, tenant_ids)
-    new_snap = load_snapshot(out_dir, to_date, tenant_ids)
+    old_snap = load_snapshot(out_dir, from_date, tenant_ids, DIFF_COLUMNS)
+    new_snap = load_snapshot(out_dir, to_date, tenant_ids, DIFF_COLUMNS)
     return compare(old_snap, new_snap, prices)
 
 

@@ -25,6 +25,7 @@ BENCHMARKS = (
     "memory",
     "models",
     "history",
+    "diffmemory",
 )
 #: Run only when named: `python -m benchmarks million`.
 OPT_IN = ("million", "workers")

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from dims import _spec as spec
+from dims._arrowpool import reading_pool
 from dims._escape import printable
 from dims._reports import _capacity as capacity
 from dims._reports import _prices as pr
@@ -259,9 +260,10 @@ def diff(
     organisation or of the workspaces in `tenant_ids`; the month's cost change under
     `prices`, split by cause (`DiffResult.cost_causes`)."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
-    old_snap = load_snapshot(out_dir, from_date, tenant_ids, DIFF_COLUMNS)
-    new_snap = load_snapshot(out_dir, to_date, tenant_ids, DIFF_COLUMNS)
-    return compare(old_snap, new_snap, prices)
+    with reading_pool():
+        old_snap = load_snapshot(out_dir, from_date, tenant_ids, DIFF_COLUMNS)
+        new_snap = load_snapshot(out_dir, to_date, tenant_ids, DIFF_COLUMNS)
+        return compare(old_snap, new_snap, prices)
 
 
 def compare(

@@ -261,9 +261,23 @@ def diff(
     `prices`, split by cause (`DiffResult.cost_causes`)."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
     with reading_pool():
-        old_snap = load_snapshot(out_dir, from_date, tenant_ids, DIFF_COLUMNS)
-        new_snap = load_snapshot(out_dir, to_date, tenant_ids, DIFF_COLUMNS)
+        old_snap = _totalled(load_snapshot(out_dir, from_date, tenant_ids, DIFF_COLUMNS), prices)
+        new_snap = _totalled(load_snapshot(out_dir, to_date, tenant_ids, DIFF_COLUMNS), prices)
         return compare(old_snap, new_snap, prices)
+
+
+#: What `compare` reads again of a snapshot once its totals are made (`_totalled`).
+_KEPT = ("deployment_totals", "fleet totals", "identity", "pricing_status", "component_rows")
+
+
+def _totalled(snap: Snapshot, prices: pr.PriceSheet) -> Snapshot:
+    """`snap` with its totals made and the frames they were made of let go: held for both
+    days at once they are most of a comparison's memory (the other day is read after)."""
+    capacity.totals_of(snap, prices)
+    capacity.fleet_totals(snap, prices)
+    for name in [n for n in snap.memos if not n.startswith(_KEPT)]:
+        del snap.memos[name]
+    return snap
 
 
 def compare(

@@ -26,6 +26,7 @@ BENCHMARKS = (
     "memory",
     "models",
     "history",
+    "diffmemory",
 )
 #: Run only when named: `python -m benchmarks million`.
 OPT_IN = ("million", "workers")

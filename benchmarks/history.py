@@ -61,19 +61,20 @@ def export_base(work: Path) -> Path:
     return base
 
 
-def make_history(base: Path, out: Path, days: int) -> Path:
-    """A dataset of `days` daily snapshots ending on LATEST: hard links to `base`'s files."""
+def make_history(base: Path, out: Path, days: int, latest: date = LATEST) -> Path:
+    """A dataset of `days` daily snapshots ending on `latest` (the day `base` holds): hard
+    links to `base`'s files."""
     for name in TABLE_NAMES:
-        source = paths.partition_dir(base, name, LATEST)
+        source = paths.partition_dir(base, name, latest)
         for back in range(days):
-            folder = paths.partition_dir(out, name, LATEST - timedelta(days=back))
+            folder = paths.partition_dir(out, name, latest - timedelta(days=back))
             folder.mkdir(parents=True)
             for part in source.iterdir():
                 os.link(part, folder / part.name)
-    manifests = paths.manifest_path(out, LATEST).parent
+    manifests = paths.manifest_path(out, latest).parent
     manifests.mkdir(parents=True)
     for back in range(days):
-        os.link(paths.manifest_path(base, LATEST), manifests / f"{LATEST - timedelta(back)}.json")
+        os.link(paths.manifest_path(base, latest), manifests / f"{latest - timedelta(back)}.json")
     return out
 
 

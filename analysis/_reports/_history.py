@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from dims import _spec as spec
+from dims._arrowpool import reading_pool
 from dims._escape import printable
 from dims._reports import _capacity as capacity
 from dims._reports import _prices as pr
@@ -29,7 +31,8 @@ from dims._reports._frames import (
     snapshot_days,
     text_column,
 )
-from dims._reports._measures import DB_COLUMNS, TOTALS
+from dims._reports._measures import DB_COLUMNS, IDENTITY, TOTALS
+from dims._tables import UNREADABLE_VALUES_COLUMN
 
 _VERSION_COLUMNS = ["id", "name", "deployment_type", "image_version"]
 #: per-deployment figures compared by `diff`
@@ -41,6 +44,18 @@ DIFF_MEASURES = [
     "db_storage_gib",
 ]
 _TOLERANCE = 1e-9
+#: The columns of the deployments table `diff` reads: who each deployment is, its version,
+#: every figure a component is sized by, and the figures sent unreadable. The rest (URLs,
+#: commands, unknown fields) is most of the table's memory and no part of a comparison.
+DIFF_COLUMNS = [
+    "id",
+    *(c for c in IDENTITY if c != "deployment_id"),
+    "image_version",
+    *dict.fromkeys(
+        column for fields in spec.component_measures().values() for column in fields.values()
+    ),
+    UNREADABLE_VALUES_COLUMN,
+]
 
 
 def _versions_at(out_dir: str | Path, date: str) -> pd.DataFrame:
@@ -245,9 +260,24 @@ def diff(
     organisation or of the workspaces in `tenant_ids`; the month's cost change under
     `prices`, split by cause (`DiffResult.cost_causes`)."""
     from_date, to_date = _pick_dates(out_dir, from_date, to_date)
-    old_snap = load_snapshot(out_dir, from_date, tenant_ids)
-    new_snap = load_snapshot(out_dir, to_date, tenant_ids)
-    return compare(old_snap, new_snap, prices)
+    with reading_pool():
+        old_snap = _totalled(load_snapshot(out_dir, from_date, tenant_ids, DIFF_COLUMNS), prices)
+        new_snap = _totalled(load_snapshot(out_dir, to_date, tenant_ids, DIFF_COLUMNS), prices)
+        return compare(old_snap, new_snap, prices)
+
+
+#: What `compare` reads again of a snapshot once its totals are made (`_totalled`).
+_KEPT = ("deployment_totals", "fleet totals", "identity", "pricing_status", "component_rows")
+
+
+def _totalled(snap: Snapshot, prices: pr.PriceSheet) -> Snapshot:
+    """`snap` with its totals made and the frames they were made of let go: held for both
+    days at once they are most of a comparison's memory (the other day is read after)."""
+    capacity.totals_of(snap, prices)
+    capacity.fleet_totals(snap, prices)
+    for name in [n for n in snap.memos if not n.startswith(_KEPT)]:
+        del snap.memos[name]
+    return snap
 
 
 def compare(

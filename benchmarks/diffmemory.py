@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,8 @@ from dims._storage import paths
 from .fleetdata import dump_path
 from .history import make_history
 from .memory import child as export_child
-from .memory import tree_rss_kib
-from .timing import child_environment, save
+from .memory import sampled
+from .timing import save
 
 SIZES = (20_000, 100_000)
 LIMIT_MIB = 600
@@ -45,20 +43,9 @@ print(json.dumps({"peak_rss_mib": peak / 1024, "code": code, "bytes": len(out.ge
 
 def diff_child(dataset: Path) -> float:
     """The peak RSS (MiB) of one `dims diff --json` over `dataset`, its process tree's."""
-    process = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(dataset)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).parent.parent,
-        env=child_environment(),
-    )
-    tree_peak = 0
-    while process.poll() is None:
-        tree_peak = max(tree_peak, tree_rss_kib(process.pid))
-        time.sleep(0.02)
-    stdout, _ = process.communicate()
+    code, stdout, tree_peak = sampled([sys.executable, "-c", _CHILD, str(dataset)])
     report = json.loads(stdout.strip().splitlines()[-1])
-    if process.returncode or report["code"] or not report["bytes"]:
+    if code or report["code"] or not report["bytes"]:
         raise RuntimeError(f"dims diff failed over {dataset}: {report}")
     return max(tree_peak / 1024, float(report["peak_rss_mib"]))
 

@@ -45,8 +45,19 @@ LIMIT_MIB = 1024
 
 def child(dump: str, out: str) -> dict[str, Any]:
     """The export's own report, and the peak of its whole process tree (its workers too)."""
+    code, stdout, tree_peak = sampled([sys.executable, "-c", _CHILD, dump, out])
+    if code:
+        raise subprocess.CalledProcessError(code, "export child")
+    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    result["tree_peak_rss_mib"] = max(tree_peak / 1024, result["peak_rss_mib"])
+    return result
+
+
+def sampled(argv: list[str]) -> tuple[int, str, int]:
+    """(exit code, stdout, the peak resident KiB of its process tree) of one child run from
+    the repository, its tree's memory sampled every 20 ms while it runs."""
     process = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, dump, out],
+        argv,
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parent.parent,
@@ -57,11 +68,7 @@ def child(dump: str, out: str) -> dict[str, Any]:
         tree_peak = max(tree_peak, tree_rss_kib(process.pid))
         time.sleep(0.02)
     stdout, _ = process.communicate()
-    if process.returncode:
-        raise subprocess.CalledProcessError(process.returncode, "export child")
-    result: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
-    result["tree_peak_rss_mib"] = max(tree_peak / 1024, result["peak_rss_mib"])
-    return result
+    return process.returncode, stdout, tree_peak
 
 
 def tree_rss_kib(root: int) -> int:

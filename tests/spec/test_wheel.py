@@ -246,3 +246,35 @@ def test_the_build_tools_are_pinned() -> None:
         (pinned,) = [line for line in lock if line.startswith(f"{tool}==")]
         assert f'"{pinned}"' in project
     assert os.access(ROOT / "tools" / "build-wheel.sh", os.X_OK)
+
+
+def test_the_readme_walkthrough_runs_from_the_wheel(with_sandbox: Venv) -> None:
+    """Issue 37's "done": a venv outside the repository, dims from the built wheel, the
+    README's walkthrough (`<!-- walkthrough -->` blocks, after what `make demo` runs) and its
+    Python block, as written, in a folder whose `.venv` is that venv."""
+    from docs_blocks import blocks_of
+
+    home = with_sandbox.home / "walkthrough"
+    home.mkdir()
+    (home / ".venv").symlink_to(with_sandbox.path)
+    env = {"PATH": f"{with_sandbox.path / 'bin'}:/usr/bin:/bin", "HOME": str(home)}
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, cwd=home, env=env, capture_output=True, text=True, timeout=600,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    demo = run(".venv/bin/dims", "demo", "--deployments", "60")
+    assert demo.returncode == 0, demo.stderr
+    blocks = blocks_of(ROOT / "README.md")
+    walkthrough = [b for b in blocks if "walkthrough" in b.marks]
+    python = [b for b in blocks if b.lang == "python" and not b.not_run]
+    assert walkthrough and python, "the README lost its walkthrough or its Python block"
+    for block in walkthrough:
+        done = run("bash", "-eu", "-c", block.commands())
+        assert done.returncode == 0, f"{block.where}\n{done.stderr[-2000:]}"
+    for block in python:
+        done = run(".venv/bin/python", "-c", block.text)
+        assert done.returncode == 0, f"{block.where}\n{done.stderr[-2000:]}"
+        assert "import dims" in block.text

@@ -116,6 +116,7 @@ if TYPE_CHECKING:
     from ._reports import metrics_text as metrics_text
     from ._reports import newest_share_by_type as newest_share_by_type
     from ._reports import newest_share_total as newest_share_total
+    from ._reports import newest_version as newest_version
     from ._reports import overcommit as overcommit
     from ._reports import overcommit_total as overcommit_total
     from ._reports import pending_rollouts as pending_rollouts

@@ -85,7 +85,7 @@ def assert_each_once(
         assert Counter(rows["deployment_id"]) == want, name
         assert [tenant_of[i] for i in rows["deployment_id"]] == rows["tenant_id"], name
     snap = reports.load_snapshot(out, day)
-    by_workspace = reports.capacity_by_workspace(snap).set_index("tenant_id")
+    by_workspace = reports.capacity_by(snap, ["tenant_id"]).set_index("tenant_id")
     expected = fm.grouped_totals(records, lambda record, _: tenant_of[record["id"]])
     assert sorted(by_workspace.index) == sorted(expected)
     for tenant, want in expected.items():

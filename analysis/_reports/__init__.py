@@ -19,8 +19,8 @@ out (`deployments_unpriced`, `deployments_unbounded`). `cost_by(snap, "label:tea
 allocates by a label (or namespace, workspace, type), OpenCost's way, and `allocated` names
 each deployment's group; `headline(snap)` is the month in a few figures.
 
-Workspaces: every frame about deployments carries `tenant_id`; `capacity_by_workspace`
-breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
+Workspaces: every frame about deployments carries `tenant_id`; `capacity_by(snap,
+["tenant_id"])` breaks the organisation down by workspace, and `load_snapshot(…, tenant_ids=[…])` or
 `diff(…, tenant_ids=[…])` narrow a report or a diff to some workspaces.
 
 Image versions sort in version order, not as text (0.10.1 is newer than 0.4.12):
@@ -44,10 +44,6 @@ from dims._reports._allocation import parse_keys as allocation_keys
 from dims._reports._capacity import (
     anomalies,
     capacity_by,
-    capacity_by_component,
-    capacity_by_namespace,
-    capacity_by_type,
-    capacity_by_workspace,
     capacity_summary,
     component_capacity,
     cost_by_deployment,
@@ -135,10 +131,6 @@ __all__ = [
     "anomalies",
     "build_html",
     "capacity_by",
-    "capacity_by_component",
-    "capacity_by_namespace",
-    "capacity_by_type",
-    "capacity_by_workspace",
     "capacity_summary",
     "changed_deployments",
     "component_capacity",

@@ -480,33 +480,6 @@ def capacity_by(
     return snap.memo(f"by {by} {prices!r}", lambda s: aggregate(keyed(s, prices, by))).copy()
 
 
-def capacity_by_component(
-    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
-) -> pd.DataFrame:
-    return capacity_by(source, ["component"], prices)
-
-
-def capacity_by_type(
-    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
-) -> pd.DataFrame:
-    return capacity_by(source, ["deployment_type"], prices)
-
-
-def capacity_by_namespace(
-    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
-) -> pd.DataFrame:
-    """Namespaces, most expensive first (requests at max scale)."""
-    return capacity_by(source, ["k8s_namespace"], prices)
-
-
-def capacity_by_workspace(
-    source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
-) -> pd.DataFrame:
-    """Totals and costs per workspace (`tenant_id`), most expensive first: the content of
-    `capacity_by_workspace.parquet`. A snapshot older than workspaces has one null row."""
-    return capacity_by(source, ["tenant_id"], prices)
-
-
 def capacity_summary(
     source: Snapshot | str, prices: pr.PriceSheet = pr.DEFAULT_PRICES
 ) -> pd.DataFrame:

@@ -88,7 +88,7 @@ def _name(value: object) -> str:
 def cost_by_type_chart(by_type: pd.DataFrame) -> str:
     """Monthly cost per deployment type: requests and limits at min and max scale, one panel
     (its own axis) per type. Limits that leave out unbounded deployments are starred.
-    `by_type` is `capacity_by_type`."""
+    `by_type` is `capacity_by(snap, ["deployment_type"])`."""
     title = "Monthly cost by deployment type (US dollars)"
     if by_type.empty:
         return _empty(title, "no deployments")

@@ -1,7 +1,7 @@
 """A snapshot as Prometheus metrics (`dims metrics`): the report's figures as gauges.
 
-Every value is one the report computes (`fleet_totals`, `capacity_by_type`,
-`capacity_by_namespace`, `capacity_by_workspace`, `image_version_summary`,
+Every value is one the report computes (`fleet_totals`, `capacity_by` per
+deployment type, namespace and workspace, `image_version_summary`,
 `newest_share_total`), in base units: cores, bytes (GiB × 1024³), seconds, and dollars a
 month. Each is a gauge: a snapshot's figure can go down, so no `_total` counter.
 
@@ -46,12 +46,7 @@ from dims._errors import GroupNameWarning, ReportError, SeriesLimitWarning
 from dims._escape import printable_lines
 from dims._reports import _prices as pr
 from dims._reports._allocation import group_name, warn_renamed
-from dims._reports._capacity import (
-    capacity_by_namespace,
-    capacity_by_type,
-    capacity_by_workspace,
-    fleet_totals,
-)
+from dims._reports._capacity import capacity_by, fleet_totals
 from dims._reports._frames import Snapshot, as_snapshot
 from dims._reports._images import image_version_summary, newest_share_total
 from dims._reports._measures import BASES, SCALES, decimals_of, total_column
@@ -282,9 +277,9 @@ def _capacity_families(
         )
     )
     for scope, frame in (
-        ("type", capacity_by_type(snap, prices)),
-        ("namespace", capacity_by_namespace(snap, prices)),
-        ("workspace", capacity_by_workspace(snap, prices)),
+        ("type", capacity_by(snap, ["deployment_type"], prices)),
+        ("namespace", capacity_by(snap, ["k8s_namespace"], prices)),
+        ("workspace", capacity_by(snap, ["tenant_id"], prices)),
     ):
         fleet += _scope_families(scope, _rows(frame, str(SCOPES[scope]), max_series))
     return fleet

@@ -319,12 +319,12 @@ def _more_costs(page: _Page) -> list[str]:
         h.heading("By workspace (tenant_id; capacity_by_workspace.parquet)"),
         _group_table(
             page,
-            cap.capacity_by_workspace(snap, prices),
+            cap.capacity_by(snap, ["tenant_id"], prices),
             "tenant_id",
             "capacity_by_workspace.parquet",
         ),
         h.heading("By component ($/month)"),
-        _group_table(page, cap.capacity_by_component(snap, prices), "component"),
+        _group_table(page, cap.capacity_by(snap, ["component"], prices), "component"),
         h.heading("Most expensive deployments (cost_by_deployment.parquet)"),
         h.table(
             cap.cost_by_deployment(snap, prices), columns=shown, where="cost_by_deployment.parquet"
@@ -352,7 +352,7 @@ def _capacity(page: _Page) -> h.Section:
     """The capacity section: what the fleet asks for, by type, component, pod, database."""
     snap = page.snap
     summary = cap.capacity_summary(snap, page.prices)
-    by_component = cap.capacity_by_component(snap, page.prices)
+    by_component = cap.capacity_by(snap, ["component"], page.prices)
     over = cap.overcommit(snap)
     return h.Section("capacity", "Capacity").add(
         h.figure(
@@ -693,7 +693,7 @@ def _write_files(
     files: list[tuple[pd.DataFrame, pa.Schema, str]] = [
         (cap.capacity_summary(snap, prices), CAPACITY_SUMMARY_SCHEMA, "capacity_summary"),
         (
-            cap.capacity_by_workspace(snap, prices),
+            cap.capacity_by(snap, ["tenant_id"], prices),
             CAPACITY_BY_WORKSPACE_SCHEMA,
             "capacity_by_workspace",
         ),

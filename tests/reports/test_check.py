@@ -68,7 +68,7 @@ def test_a_budget_holds_a_cent_above_its_figure_and_fails_a_cent_below(snap, gro
     if group == "fleet":
         figure = reports.fleet_totals(snap)[REQUESTS_MAX]
     elif group == "workspace":
-        tenant = reports.capacity_by_workspace(snap)["tenant_id"].iloc[0]
+        tenant = reports.capacity_by(snap, ["tenant_id"])["tenant_id"].iloc[0]
         group = f"workspace={tenant}"
         figure = _figure(snap, "tenant_id", tenant)
     else:

@@ -8,6 +8,7 @@ the report files are read back with pyarrow and DuckDB, and `dims report` runs i
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import tracemalloc
@@ -83,7 +84,9 @@ def test_per_type_overrides_from_yaml_and_toml_agree(tmp_path, fleet, dataset) -
     rates = _rates_of(fleet, PROD_RATES)
     for path in (yaml_file, toml_file):
         prices = reports.load_prices(path)
-        by_type = reports.capacity_by_type(dataset, prices).set_index("deployment_type")
+        by_type = reports.capacity_by(dataset, ["deployment_type"], prices).set_index(
+            "deployment_type"
+        )
         for kind in ("dev", "dev_free", "prod"):
             mine = [r for r in fleet.deployments if fleet.deployment_types[r["id"]] == kind]
             for column in ("cost_request_min_scale_usd_month", "cost_limit_max_scale_usd_month"):
@@ -97,8 +100,8 @@ def test_per_type_overrides_from_yaml_and_toml_agree(tmp_path, fleet, dataset) -
 def test_costs_per_component_and_namespace_add_up(fleet, dataset) -> None:
     want = fm.fleet_cost(fleet.deployments, "cost_limit_min_scale_usd_month")
     for frame in (
-        reports.capacity_by_component(dataset),
-        reports.capacity_by_namespace(dataset),
+        reports.capacity_by(dataset, ["component"]),
+        reports.capacity_by(dataset, ["k8s_namespace"]),
         reports.capacity_summary(dataset),
     ):
         assert frame["cost_limit_min_scale_usd_month"].sum() == pytest.approx(want)
@@ -324,9 +327,10 @@ def test_a_rate_that_overflows_the_fleets_cost_is_refused(tmp_path, dataset) -> 
         path = tmp_path / name
         path.write_text(content, encoding="utf-8")
         prices = reports.load_prices(path)  # each rate alone is a number a month can price
-        for costs in (reports.capacity_by_type, reports.cost_by_deployment, reports.fleet_totals):
+        by_type = functools.partial(reports.capacity_by, by=["deployment_type"])
+        for costs in (by_type, reports.cost_by_deployment, reports.fleet_totals):
             with pytest.raises(reports.PriceSheetError) as caught:
-                costs(dataset, prices)
+                costs(dataset, prices=prices)
             message = str(caught.value)
             assert message.startswith(f"price file {name}: {said}"), message
             assert "more than $1e+300" in message and len(message.splitlines()) == 1, message
@@ -340,7 +344,9 @@ def test_an_absurd_quantity_is_not_blamed_on_a_rate(tmp_path, fleet) -> None:
     fm.resource_spec(record)["cpu"] = 1e300
     with pytest.warns(UnreadableQuantityWarning, match="1 resource_spec figure"):
         fm.export_fleet(records, fleet.deployment_types, tmp_path, DATE)
-    by_type = reports.capacity_by_type(tmp_path)  # no PriceSheetError: the rate is fine
+    by_type = reports.capacity_by(
+        tmp_path, ["deployment_type"]
+    )  # no PriceSheetError: the rate is fine
     figures = by_type.select_dtypes("number").to_numpy("float64")
     assert np.isfinite(figures[~np.isnan(figures)]).all()
     assert by_type["deployments_unpriced"].sum() == 1

@@ -93,9 +93,9 @@ def test_metrics_equal_the_reports_figures(capsys, fleet, snap, dataset) -> None
         want, 2
     )
     for scope, frame, key in (
-        ("type", reports.capacity_by_type(snap), "deployment_type"),
-        ("namespace", reports.capacity_by_namespace(snap), "k8s_namespace"),
-        ("workspace", reports.capacity_by_workspace(snap), "tenant_id"),
+        ("type", reports.capacity_by(snap, ["deployment_type"]), "deployment_type"),
+        ("namespace", reports.capacity_by(snap, ["k8s_namespace"]), "k8s_namespace"),
+        ("workspace", reports.capacity_by(snap, ["tenant_id"]), "tenant_id"),
     ):
         for row in frame.to_dict(orient="records"):
             value = row[key] if isinstance(row[key], str) else reports.UNALLOCATED
@@ -150,7 +150,7 @@ def _odd_records(fleet) -> tuple[list[dict], dict[str, str]]:
 def test_unknown_is_no_sample_and_labels_parse_back_exactly(capsys, tmp_path, fleet) -> None:
     records, types = _odd_records(fleet)
     fm.export_fleet(records, types, tmp_path, DATE)
-    by_namespace = reports.capacity_by_namespace(tmp_path).set_index("k8s_namespace")
+    by_namespace = reports.capacity_by(tmp_path, ["k8s_namespace"]).set_index("k8s_namespace")
     assert by_namespace.loc[WEIRD_NAMESPACE, "deployments_unpriced"] == 2  # the data is as meant
     for openmetrics in (False, True):
         argv = ["metrics", "--out", str(tmp_path)] + ["--openmetrics"] * openmetrics
@@ -400,7 +400,7 @@ def test_a_scope_past_max_series_keeps_its_most_expensive_groups_and_sums_the_re
     _export(records, tmp_path)
     samples, text, err = _metrics_of(capsys, tmp_path, "--max-series", "40")
     assert max(_families(text).values()) <= 40
-    by_namespace = reports.capacity_by_namespace(tmp_path)  # most expensive first
+    by_namespace = reports.capacity_by(tmp_path, ["k8s_namespace"])  # most expensive first
     shown = _scope(samples, "dims_namespace_deployments", "k8s_namespace")
     other = shown.pop("__other__")
     kept = list(by_namespace["k8s_namespace"][: len(shown)])

@@ -59,16 +59,18 @@ def _kinds(fleet) -> set[str]:
     return set(fleet.deployment_types.values())
 
 
-# function -> (rows it must have, given the fleet and the snapshot)
+# function, or function[grouping] -> (rows it must have, given the fleet and the snapshot)
 FRAMES = {
     "pod_requests": lambda fleet, snap: len(fleet.deployments),
     "component_capacity": lambda fleet, snap: sum(len(fm.components(r)) for r in fleet.deployments),
-    "capacity_by_component": lambda fleet, snap: len(
+    "capacity_by[component]": lambda fleet, snap: len(
         {c for r in fleet.deployments for c in fm.components(r)}
     ),
-    "capacity_by_type": lambda fleet, snap: len(_kinds(fleet)),
-    "capacity_by_namespace": lambda fleet, snap: len({fm.namespace(r) for r in fleet.deployments}),
-    "capacity_by_workspace": lambda fleet, snap: len(fleet.tenant_ids()),
+    "capacity_by[deployment_type]": lambda fleet, snap: len(_kinds(fleet)),
+    "capacity_by[k8s_namespace]": lambda fleet, snap: len(
+        {fm.namespace(r) for r in fleet.deployments}
+    ),
+    "capacity_by[tenant_id]": lambda fleet, snap: len(fleet.tenant_ids()),
     "capacity_summary": lambda fleet, snap: len(
         {(c, fleet.deployment_types[r["id"]]) for r in fleet.deployments for c in fm.components(r)}
     ),
@@ -101,6 +103,13 @@ FRAMES = {
 ARGUMENTS = {"cost_by": ("label:team",), "allocated": ("namespace,label:team",)}
 
 
+def _frame(name: str, snap) -> pd.DataFrame:
+    """The frame FRAMES names: `capacity_by[k8s_namespace]` is `capacity_by(snap, [...])`."""
+    function, _, grouping = name.partition("[")
+    arguments = ([grouping.rstrip("]")],) if grouping else ARGUMENTS.get(name, ())
+    return getattr(reports, function)(snap, *arguments)
+
+
 def test_every_public_frame_function_is_checked() -> None:
     """A new public frame function must be added to FRAMES (and so to these tests)."""
     returns_frames = {
@@ -108,16 +117,15 @@ def test_every_public_frame_function_is_checked() -> None:
         for name in reports.__all__
         if callable(getattr(reports, name))
         and getattr(getattr(reports, name), "__annotations__", {}).get("return") == "pd.DataFrame"
-        and name not in ("capacity_by",)  # FRAMES checks it through its three groupings
     }
     across_snapshots = {"versions_over_time", "version_changes", "changed_deployments"}
     # (see the test below, and test_diff.py for changed_deployments)
-    assert returns_frames - across_snapshots == set(FRAMES)
+    assert returns_frames - across_snapshots == {name.partition("[")[0] for name in FRAMES}
 
 
 @pytest.mark.parametrize("name", sorted(FRAMES))
 def test_frame_dtypes_and_shape(name, fleet, snap) -> None:
-    frame = getattr(reports, name)(snap, *ARGUMENTS.get(name, ()))
+    frame = _frame(name, snap)
     assert isinstance(frame, pd.DataFrame)
     expected_rows = FRAMES[name]
     if expected_rows is not None:
@@ -137,7 +145,7 @@ def test_frame_dtypes_and_shape(name, fleet, snap) -> None:
 
 @pytest.mark.parametrize("name", sorted(FRAMES))
 def test_no_total_rows(name, snap) -> None:
-    frame = getattr(reports, name)(snap, *ARGUMENTS.get(name, ()))
+    frame = _frame(name, snap)
     for column in ("component", "deployment_type", "k8s_namespace"):
         if column in frame.columns:
             assert not TOTAL_LABELS & set(frame[column].dropna()), (name, column)
@@ -152,7 +160,7 @@ def test_sums_of_tidy_frames_are_the_fleet_totals(fleet, snap) -> None:
     total = reports.newest_share_total(snap)
     assert shares["deployments"].sum() == total["deployments"] == len(fleet.deployments)
     assert shares["on_newest"].sum() == total["on_newest"]
-    by_type = reports.capacity_by_type(snap)
+    by_type = reports.capacity_by(snap, ["deployment_type"])
     totals = reports.fleet_totals(snap)
     for column in ("cpu_request_cores_max_scale", "cost_request_max_scale_usd_month"):
         assert by_type[column].sum() == pytest.approx(totals[column], abs=0.01)

@@ -84,7 +84,7 @@ def test_capacity_summary_equals_independent_totals(fleet, snap) -> None:
 
 def test_capacity_by_namespace_and_fleet_totals(fleet, snap) -> None:
     expected = fm.grouped_totals(fleet.deployments, lambda r, c: fm.namespace(r) or "(none)")
-    check_groups(reports.capacity_by_namespace(snap), expected, ("k8s_namespace",))
+    check_groups(reports.capacity_by(snap, ["k8s_namespace"]), expected, ("k8s_namespace",))
     totals = reports.fleet_totals(snap)
     for column in (
         "cpu_request_cores_max_scale",
@@ -556,7 +556,8 @@ def test_charts_show_every_type_and_both_scales(report_path, fleet) -> None:
     assert all(">min scale<" in p and ">max scale<" in p for p in panels)
     costs = _panels(_chart(page, "Monthly cost by deployment type"))
     assert [re.search(r'aria-label="([^"]*)"', p)[1] for p in costs] == [
-        str(k) for k in reports.capacity_by_type(report_path.parents[2]).deployment_type
+        str(k)
+        for k in reports.capacity_by(report_path.parents[2], ["deployment_type"]).deployment_type
     ]  # most expensive first
     namespaces = _chart(page, "Top 10 by Kubernetes namespace")
     assert "agents-prod" in namespaces and "%" in namespaces

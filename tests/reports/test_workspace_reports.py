@@ -38,7 +38,7 @@ def dataset(tmp_path_factory):
 def test_capacity_by_workspace_adds_up_to_the_organisation(dataset):
     out, fleet, _ = dataset
     snap = reports.load_snapshot(out, DAY1)
-    by_workspace = reports.capacity_by_workspace(snap).set_index("tenant_id")
+    by_workspace = reports.capacity_by(snap, ["tenant_id"]).set_index("tenant_id")
     assert sorted(by_workspace.index) == fleet.tenant_ids()
     totals = reports.fleet_totals(snap)
     assert by_workspace["deployments"].sum() == totals["deployments"] == 90

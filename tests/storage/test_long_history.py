@@ -71,7 +71,7 @@ def test_latest_snapshot_readers_open_only_the_latest_days_files(
     snapshot = reports.load_snapshot(out)
     assert snapshot.snapshot_date == LATEST.isoformat()
     assert set(snapshot.deployments["id"]) == latest_ids
-    assert len(reports.capacity_by_type(snapshot)) > 0
+    assert len(reports.capacity_by(snapshot, ["deployment_type"])) > 0
     with duckdb_connection(out) as connection:  # every view made; only the latest opened
         ((count,),) = connection.execute("select count(*) from deployments").fetchall()
     assert count == len(latest_ids)

@@ -22,6 +22,7 @@ BENCHMARKS = (
     "cmodules",
     "report",
     "focus",
+    "metrics",
     "explain",
     "memory",
     "models",

@@ -2,9 +2,10 @@
 
 A chart is a group of panels (one per deployment type, resource, …), each drawn at its own
 size in pixels, with an HTML legend: on a laptop the panels sit side by side, on a phone one
-under another, and their text is never scaled below 12 px. Each panel has its own axis, so a
-small type stays as readable next to a large one. Service strings (`$x^$`, a name with
-`<`) are escaped text, drawn as written.
+under another, and their text is never scaled below 12 px. Panels that compare groups by the
+same measure (the cost by type) share one axis, so a longer bar is always a larger figure;
+panels of different measures (cores and GiB of the capacity chart) have their own. Service
+strings (`$x^$`, a name with `<`) are escaped text, drawn as written.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from dims._reports import _prices as pr
 from dims._reports import _svg as svg
 from dims._reports import _versions as versions
 from dims._reports._capacity import COMPONENT_ORDER, COST_ORDER, SHARE
@@ -87,12 +89,17 @@ def _name(value: object) -> str:
 
 def cost_by_type_chart(by_type: pd.DataFrame) -> str:
     """Monthly cost per deployment type: requests and limits at min and max scale, one panel
-    (its own axis) per type. Limits that leave out unbounded deployments are starred.
+    per type, all on one axis (the largest figure of any type), so bars compare across types.
+    Limits that leave out unbounded deployments are starred.
     `by_type` is `capacity_by(snap, ["deployment_type"])`."""
     title = "Monthly cost by deployment type (US dollars)"
     if by_type.empty:
         return _empty(title, "no deployments")
     colors = {"request": PALETTE[0], "limit": PALETTE[1]}
+    columns = [
+        f"cost_{b}_{s}_scale_usd_month" for b in ("request", "limit") for s in ("min", "max")
+    ]
+    shared = [_finite(v) for c in columns for v in by_type[c]]
     panels = []
     for row in by_type.to_dict(orient="records"):
         star = "*" if row.get("deployments_unbounded") else ""
@@ -110,7 +117,7 @@ def cost_by_type_chart(by_type: pd.DataFrame) -> str:
             for basis in ("request", "limit")
             for scale in ("min", "max")
         ]
-        panels.append(svg.hbars(_name(row["deployment_type"]), bars, usd))
+        panels.append(svg.hbars(_name(row["deployment_type"]), bars, usd, shared=shared))
     return chart(title, panels, [("requests", colors["request"]), ("limits", colors["limit"])])
 
 
@@ -304,6 +311,24 @@ def adoption_chart(over_time: pd.DataFrame, keep: int = 7) -> str:
         series = [(n, colors[n], [float(v) for v in pivot[n]]) for n in names]
         drawn = svg.areas(title, dates, series, ticks)
     return chart(title, [drawn], [(n, colors[n]) for n in reversed(names)])
+
+
+def cost_over_time_chart(trend: pd.DataFrame) -> str:
+    """The fleet's month's cost at each snapshot: requests and limits at min and max scale,
+    four lines on one axis. `trend` is `cost_over_time`."""
+    title = "The month's cost at each snapshot (US dollars)"
+    if trend.empty:
+        return _empty(title, "no snapshots")
+    dates = [str(d) for d in trend["snapshot_date"]]
+    lines = [
+        ("requests, max scale", PALETTE[0], pr.cost_column("request", "max")),
+        ("requests, min scale", "#a9bbea", pr.cost_column("request", "min")),
+        ("limits, max scale", PALETTE[1], pr.cost_column("limit", "max")),
+        ("limits, min scale", "#f7d98b", pr.cost_column("limit", "min")),
+    ]
+    series = [(name, color, [float(v) for v in trend[column]]) for name, color, column in lines]
+    drawn = svg.lines(title, dates, series, _ticks(len(dates)), usd)
+    return chart(title, [drawn], [(name, color) for name, color, _ in lines])
 
 
 def _ticks(count: int) -> list[int]:

@@ -145,3 +145,19 @@ def cost_totals(before: Mapping[str, float], after: Mapping[str, float]) -> pd.D
         frame[f"{name}_from"] = before[name]
         frame[f"{name}_to"] = after[name]
     return frame
+
+
+def movers(changes: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """The deployments whose month's cost (requests at max scale) changed most, either way:
+    deployment_id, name, deployment_type, the change (every cause summed) and its causes."""
+    column = pr.cost_column("request", "max")
+    shown = ["deployment_id", "name", "deployment_type", column, "causes"]
+    if changes.empty:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in shown})
+    grouped = changes.groupby(["deployment_id", "name", "deployment_type"], sort=False)
+    out = grouped[column].sum().to_frame()
+    out["causes"] = grouped["cause"].agg(lambda causes: ", ".join(dict.fromkeys(causes)))
+    out = out.reset_index()
+    out = out[out[column].abs() > 0.005]
+    order = out[column].abs().sort_values(ascending=False, kind="stable").index
+    return out.loc[order].head(top)[shown].reset_index(drop=True)

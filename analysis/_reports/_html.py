@@ -25,6 +25,7 @@ body { margin:0; font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-s
        color:var(--ink); background:#f6f7f9; }
 main { max-width:1180px; margin:0 auto; padding:24px 28px 60px; background:#fff; }
 h1 { font-size:26px; margin:0 0 4px; overflow-wrap:anywhere; }
+h1 .date { white-space:nowrap; }
 h2 { font-size:20px; margin:36px 0 8px; padding-top:12px; border-top:2px solid var(--line); }
 h3 { font-size:15px; margin:22px 0 6px; overflow-wrap:anywhere; }
 p.meta, p.note, .muted { color:var(--muted); }
@@ -404,9 +405,10 @@ ASSUMPTIONS = (
 )
 
 
-def page(title: str, meta: str, sections: list[Section]) -> str:
-    """The whole document."""
+def page(title: str, meta: str, sections: list[Section], date: str = "") -> str:
+    """The whole document; `date` ends the title and never breaks across lines."""
     nav = "".join(f'<a href="#{esc(s.anchor)}">{esc(s.title)}</a>' for s in sections)
+    dated = f' — <span class="date">{esc(date)}</span>' if date else ""
     body = "".join(
         f'<section id="{esc(s.anchor)}"><h2>{esc(s.title)}</h2>{"".join(s.parts)}</section>'
         for s in sections
@@ -415,7 +417,7 @@ def page(title: str, meta: str, sections: list[Section]) -> str:
         "<!doctype html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
-        f'<body><main><h1>{esc(title)}</h1><p class="meta">{esc(meta)}</p>'
+        f"<title>{esc(title)}{' — ' + esc(date) if date else ''}</title><style>{CSS}</style></head>"
+        f'<body><main><h1>{esc(title)}{dated}</h1><p class="meta">{esc(meta)}</p>'
         f"<nav>{nav}</nav>{body}</main></body></html>\n"
     )

@@ -28,6 +28,8 @@ from dims._atomic import write_atomic
 from dims._errors import ReportError
 from dims._reports import _capacity as cap
 from dims._reports import _charts as charts
+from dims._reports import _costchange as costchange
+from dims._reports import _costtrend as costtrend
 from dims._reports import _headline as hl
 from dims._reports import _history as history
 from dims._reports import _html as h
@@ -152,6 +154,9 @@ class _Page:
     previous: str | None = field(init=False)
     change: DiffResult | None = field(init=False)
     found: pd.DataFrame = field(init=False)
+    signals: pd.DataFrame = field(init=False)
+    trend: pd.DataFrame = field(init=False)
+    saved: float = field(init=False)
 
     def __post_init__(self) -> None:
         self.figures = hl.headline(self.snap, self.prices)
@@ -163,6 +168,11 @@ class _Page:
             older = load_snapshot(self.snap.out_dir, self.previous)
             self.change = history.compare(older, self.snap, self.prices)
         self.found = cap.anomalies(self.snap)
+        self.signals = cap.rightsizing(self.snap, self.prices)
+        self.saved = float(self.signals["savings_usd_month"].sum())
+        self.trend = costtrend.cost_over_time(
+            self.snap.out_dir, self.prices, up_to=self.snap.snapshot_date
+        )
 
     def total_row(self, key: str, text: str = "total") -> dict[str, object]:
         return {**self.totals, key: text, cap.SHARE: 1.0}
@@ -183,14 +193,27 @@ def _money_cards(page: _Page) -> str:
     left_out = f"{unpriced:,} unpriced deployments not included" if unpriced else ""
     items = [
         h.Card(
-            "requests a month, min → max scale, with DB storage",
-            f"{_usd(month['requests_min_scale'])} → {_usd(month['requests_max_scale'])}",
-            left_out,
+            "the month's cost: requests at max scale (what autoscaling may reach), with DB storage",
+            _usd(month["requests_max_scale"]),
+            "; ".join(
+                part
+                for part in (
+                    f"between {_usd(month['requests_min_scale'])} at min scale and "
+                    f"{_usd(month['requests_max_scale'])} at max scale",
+                    left_out,
+                )
+                if part
+            ),
         ),
         h.Card(
-            "limits a month, min → max scale",
-            f"{_usd(month['limits_min_scale'])} → {_usd(month['limits_max_scale'])}",
-            f"{unbounded:,} deployments with unbounded limits not included" if unbounded else "",
+            "limits a month (what the fleet may burst to)",
+            f"between {_usd(month['limits_min_scale'])} and {_usd(month['limits_max_scale'])}",
+            "at min and max scale"
+            + (
+                f"; {unbounded:,} deployments with unbounded limits not included"
+                if unbounded
+                else ""
+            ),
         ),
         h.Card("DB storage a month", _usd(month["db_storage"]), "included in each figure above"),
     ]
@@ -199,6 +222,13 @@ def _money_cards(page: _Page) -> str:
         items.append(h.Card("unpriced deployments, in no figure", f"{unpriced:,}", reasons, True))
     if page.change is not None:
         items.append(_change_card(page.change))
+    else:
+        items.append(
+            h.Card("change since the last snapshot", "—", "no earlier snapshot in this folder")
+        )
+    items.append(
+        h.Card("saved a month if every right-sizing suggestion is taken", _usd(page.saved))
+    )
     return h.cards(items, "money")
 
 
@@ -210,6 +240,37 @@ def _change_card(change: DiffResult) -> h.Card:
     totals = change.cost_totals
     delta = float(totals.loc[totals["measure"] == column, "delta"].sum())
     return h.Card(f"change since {change.from_date}, requests at max scale", _signed(delta), note)
+
+
+def _trend_note(trend: pd.DataFrame) -> str:
+    """The change of the month's cost (requests at max scale) over the whole history."""
+    column = pr.cost_column("request", "max")
+    if len(trend) < 2:
+        return "One snapshot so far: the history starts here."
+    first, last = trend.iloc[0], trend.iloc[-1]
+    delta = float(last[column]) - float(first[column])
+    return (
+        f"Over the history ({len(trend):,} snapshots since {first['snapshot_date']}), requests "
+        f"at max scale moved {_signed(delta)}: {_usd(first[column])} to {_usd(last[column])}."
+    )
+
+
+def _movers(change: DiffResult | None) -> str:
+    """The deployments whose month's cost moved most since the previous snapshot."""
+    if change is None:
+        return ""
+    top = costchange.movers(change.cost_changes)
+    column = pr.cost_column("request", "max")
+    if top.empty:
+        return h.note(f"No deployment's month's cost changed since {change.from_date}.")
+    items = "".join(
+        f"<li>{h.esc(row['name'])} ({h.esc(row['deployment_type'])}) {_signed(row[column])}"
+        f" — {h.esc(', '.join(history.CAUSE_NAMES.get(c, c) for c in row['causes'].split(', ')))}"
+        "</li>"
+        for row in top.to_dict(orient="records")
+    )
+    heading = h.heading(f"Top movers since {change.from_date} (requests at max scale)")
+    return f'<div class="movers">{heading}<ol>{items}</ol></div>'
 
 
 def _where(page: _Page) -> str:
@@ -236,6 +297,8 @@ def _overview(page: _Page, fleet: NewestShare, pending: int) -> h.Section:
     return h.Section("overview", "The month").add(
         h.note(f"Priced with {page.prices.source}; requests at max scale unless said."),
         _money_cards(page),
+        _movers(page.change),
+        h.figure(charts.cost_over_time_chart(page.trend), _trend_note(page.trend)),
         _where(page),
         h.cards(
             [
@@ -277,11 +340,10 @@ def _costs(page: _Page) -> h.Section:
         ),
         h.figure(
             charts.cost_by_type_chart(by_type),
-            "Each type has its own axis."
-            + (
-                f" * Limits leave out the {unbounded:,} deployments whose limits are unbounded."
+            (
+                f"* Limits leave out the {unbounded:,} deployments whose limits are unbounded."
                 if unbounded
-                else ""
+                else None
             ),
         ),
         h.heading("By deployment type ($/month), most expensive first"),
@@ -442,15 +504,14 @@ def _databases_and_pods(snap: Snapshot) -> list[str]:
 
 
 def _anomalies(page: _Page) -> h.Section:
-    snap, found = page.snap, page.found
-    signals = cap.rightsizing(snap, page.prices)
+    found, signals = page.found, page.signals
     kinds = found["anomaly"].value_counts().rename_axis("anomaly").rename("findings").reset_index()
     by_signal = (
         signals.groupby("signal")
         .agg(deployments=("deployment_id", "size"), savings_usd_month=("savings_usd_month", "sum"))
         .reset_index()
     )
-    saved = float(signals["savings_usd_month"].sum())
+    saved = page.saved
     return h.Section("anomalies", "Anomalies and right-sizing").add(
         h.table(kinds, max_rows=None),
         h.table(found, columns=["anomaly", "name", "deployment_type", "component", "detail"]),
@@ -608,7 +669,7 @@ def _page_html(
         meta += f" · taken {snapshot_at.strftime('%Y-%m-%d %H:%M UTC')}"
     meta += f" · {len(snap.deployments):,} deployments · priced with {prices.source}"
     return h.page(
-        f"dims fleet report — {snap.snapshot_date}",
+        "dims fleet report",
         meta,
         [
             _overview(page, fleet, len(pending)),
@@ -619,6 +680,7 @@ def _page_html(
             _anomalies(page),
             notes,
         ],
+        date=snap.snapshot_date,
     )
 
 

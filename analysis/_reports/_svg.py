@@ -98,13 +98,21 @@ class Bar:
     note: str = ""
 
 
-def hbars(title: str, bars: Sequence[Bar], fmt: Format, width: int = PANEL_WIDTH) -> str:
-    """Horizontal stacked bars, one row each, labels on the left and notes after the bars."""
+def hbars(
+    title: str,
+    bars: Sequence[Bar],
+    fmt: Format,
+    width: int = PANEL_WIDTH,
+    shared: Sequence[float] = (),
+) -> str:
+    """Horizontal stacked bars, one row each, labels on the left and notes after the bars.
+    `shared`: every bar total of the panels compared with this one, so they share one axis
+    (a longer bar is a larger figure in every panel)."""
     row, gap, top = 22, 6, FONT + 14
     left = min(120, max((len(b.label) for b in bars), default=4) * 7 + 8)
     right = 78
     room = max(width - left - right, 40)
-    end, _ = axis_top([sum(s.value for s in b.segments) for b in bars])
+    end, _ = axis_top([*shared, *(sum(s.value for s in b.segments) for b in bars)])
     parts = []
     for n, bar in enumerate(bars):
         y = top + n * (row + gap)
@@ -196,6 +204,63 @@ def areas(
     for n in ticks:
         parts.append(label(x(n), height - 4, dates[n], _anchor(n, count), fill=INK))
     return panel(width, height, title, parts)
+
+
+def lines(
+    title: str,
+    dates: Sequence[str],
+    series: Sequence[tuple[str, str, Sequence[float]]],
+    ticks: Sequence[int],
+    fmt: Format,
+    width: int = PANEL_WIDTH,
+    height: int = 240,
+) -> str:
+    """Lines of values over `dates` on one value axis from 0, the dates at `ticks` labelled;
+    a point each where there are few dates. A value that is not finite breaks its line."""
+    top, bottom, left = FONT + 14, FONT + 12, 52
+    plot_w, plot_h = width - left - 8, height - top - bottom
+    count = max(len(dates) - 1, 1)
+    known = [v for _, _, values in series for v in values if math.isfinite(v)]
+    end, step = axis_top(known or [0.0])
+
+    def x(n: int) -> float:
+        return left + plot_w * n / count if len(dates) > 1 else left + plot_w / 2
+
+    def y(value: float) -> float:
+        return top + plot_h * (1 - value / end) if end else top + plot_h
+
+    parts = _value_axis(left, top, plot_h, width, end, step, fmt)
+    for name, color, values in series:
+        points = [(x(n), y(v)) if math.isfinite(v) else None for n, v in enumerate(values)]
+        parts.extend(_polylines(name, color, points))
+        if len(dates) <= 31:
+            for n, value in enumerate(values):
+                if math.isfinite(value):
+                    tip = f"{name}, {dates[n]}: {fmt(value)}"
+                    parts.append(
+                        f'<circle cx="{x(n):.1f}" cy="{y(value):.1f}" r="3" fill="{color}">'
+                        f"<title>{esc(tip)}</title></circle>"
+                    )
+    for n in ticks:
+        anchor = "middle" if len(dates) == 1 else _anchor(n, count)
+        parts.append(label(x(n), height - 4, dates[n], anchor, fill=INK))
+    return panel(width, height, title, parts)
+
+
+def _polylines(name: str, color: str, points: Sequence[tuple[float, float] | None]) -> list[str]:
+    """A line through `points`, broken where a point is unknown (None)."""
+    runs: list[list[str]] = [[]]
+    for point in points:
+        if point is not None:
+            runs[-1].append(f"{point[0]:.1f},{point[1]:.1f}")
+        elif runs[-1]:
+            runs.append([])
+    return [
+        f'<polyline points="{" ".join(run)}" fill="none" stroke="{color}" '
+        f'stroke-width="2"><title>{esc(name)}</title></polyline>'
+        for run in runs
+        if len(run) > 1
+    ]
 
 
 def _anchor(n: int, last: int) -> str:

@@ -33,6 +33,7 @@ from dims import _spec as spec
 from dims._reports import _prices as pr
 from dims._reports._frames import Snapshot, as_snapshot, text_column, tidy_text
 from dims._reports._measures import (
+    BASES,
     DB_COLUMNS,
     IDENTITY,
     MEASURES,
@@ -214,6 +215,33 @@ def component_capacity(source: Snapshot | str) -> pd.DataFrame:
     out = pd.concat([identity, _as_counts(figures, _REPLICAS), flags], axis=1)
     columns = [*IDENTITY, "component", "replicas_min", "replicas_max", *MEASURES, *TOTALS]
     return out[[*columns, *DB_COLUMNS, *FLAGS]]
+
+
+def replica_costs_of(snap: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
+    """One row per deployment × component (the rows of `component_capacity`, in its order),
+    narrow: `deployment_id`, `component` (its index in `COMPONENT_ORDER`), `replicas_min`,
+    `replicas_max` (rounded, NaN where unknown) and `per_replica_<basis>`, the monthly cost
+    of one replica on each basis (0 where unpriced, `prices.replica_costs`). What a change of
+    scale is priced by, without the wide frame's identity, measures and flags."""
+    rows = _rows_of(snap)
+    at = rows["position"].to_numpy()
+    status = status_of(snap)
+    out = {
+        "deployment_id": identity_of(snap)["deployment_id"].to_numpy()[at],
+        "component": rows["component"].cat.codes.to_numpy(dtype="int64"),
+        **{column: np.round(rows[column].to_numpy(dtype="float64")) for column in _REPLICAS},
+    }
+    priced = pd.DataFrame(
+        {
+            "deployment_type": identity_of(snap)["deployment_type"].take(at).reset_index(drop=True),
+            "unpriced_reason": status["unpriced_reason"].take(at).reset_index(drop=True),
+            "limits_unbounded": status["limits_unbounded"].to_numpy(dtype=bool)[at],
+            **{m: rows[m].to_numpy() for m in MEASURES},
+        }
+    )
+    for basis in BASES:
+        out[f"per_replica_{basis}"] = np.nan_to_num(pr.replica_costs(priced, prices, basis))
+    return pd.DataFrame(out)
 
 
 def _rows_of(snap: Snapshot) -> pd.DataFrame:

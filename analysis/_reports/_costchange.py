@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dims._reports import _prices as pr
-from dims._reports._capacity import component_capacity, totals_of
+from dims._reports._capacity import replica_costs_of, totals_of
 from dims._reports._frames import Snapshot, among
 from dims._reports._measures import BASES, SCALES
 
@@ -53,18 +53,20 @@ def _one_side(frame: pd.DataFrame, cause: str, sign: float) -> pd.DataFrame:
 
 def _scale_effect(old: Snapshot, new: Snapshot, prices: pr.PriceSheet) -> pd.DataFrame:
     """Per deployment id, per cost total: the change of replicas of each component present
-    on both sides, priced at its old cost per replica."""
+    on both sides, priced at its old cost per replica (narrow columns, never the wide
+    `component_capacity` frames of both days)."""
     keys = ["deployment_id", "component"]
-    before = component_capacity(old)
-    after = component_capacity(new)[[*keys, "replicas_min", "replicas_max"]]
-    for basis in BASES:
-        before[f"per_replica_{basis}"] = np.nan_to_num(pr.replica_costs(before, prices, basis))
+    before = replica_costs_of(old, prices)
+    after = replica_costs_of(new, prices)[[*keys, "replicas_min", "replicas_max"]]
     both = before.merge(after, on=keys, suffixes=("_old", "_new"))
+    del before, after
     effect = pd.DataFrame({"deployment_id": both["deployment_id"]})
     for basis in BASES:
         for scale in SCALES:
-            moved = both[f"replicas_{scale}_new"] - both[f"replicas_{scale}_old"]
-            effect[pr.cost_column(basis, scale)] = moved * both[f"per_replica_{basis}"]
+            moved = (
+                both[f"replicas_{scale}_new"].to_numpy() - both[f"replicas_{scale}_old"].to_numpy()
+            )
+            effect[pr.cost_column(basis, scale)] = moved * both[f"per_replica_{basis}"].to_numpy()
     return effect.groupby("deployment_id", sort=False).sum()
 
 

@@ -34,8 +34,8 @@ from .._escape import sql_name, sql_text
 from .._extras import require
 from .._tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
-from ._remote import Store, open_store
 from ._intervals import INTERVAL_KEYS, intervals_sql, intervals_view_name
+from ._remote import Store, open_store
 
 if TYPE_CHECKING:
     import duckdb

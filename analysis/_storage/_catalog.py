@@ -2,7 +2,9 @@
 
 Superset, Metabase, Grafana's DuckDB source or Evidence open one file and see the dataset as
 `dims sql` does: `<table>` the latest snapshot (counts right by default), `<table>_history`
-every snapshot, the report tables of the latest day when `dims report` wrote them, and
+every snapshot, `<table>_intervals` the validity intervals of deployments and components
+(dims._storage._intervals), the report tables of the latest day when `dims report` wrote
+them, and
 `dims_catalog` (one row: which dataset, which day, when written). The file holds views only,
 no data: each names the Parquet files by absolute path (a folder) or by `s3://` URI (object
 storage), the files of the manifests' days only, so a BI tool reads the files themselves.
@@ -35,6 +37,7 @@ from .._escape import sql_name, sql_text
 from .._extras import require
 from .._tables import TABLE_NAMES
 from . import paths
+from ._intervals import INTERVAL_KEYS, intervals_sql, intervals_view_name
 from ._reader import (
     PathLike,
     duckdb_name,
@@ -106,6 +109,8 @@ def _local_views(root: Path, day: date) -> dict[str, str]:
             raise _unnameable(str(root / table))
         if history:
             views[f"{table}_history"] = parquet_view_sql(history)
+            if table in INTERVAL_KEYS:
+                views[intervals_view_name(table)] = intervals_sql(table)
     for name, where in report_tables(root, day).items():
         named = duckdb_name(Path(where))
         if named is None:
@@ -133,6 +138,8 @@ def _remote_views(store: Store, day: date) -> dict[str, str]:
         keys = history_keys(store, table, partitions)
         if keys:
             views[f"{table}_history"] = parquet_view_sql([store.uri_of(k) for k in keys])
+            if table in INTERVAL_KEYS:
+                views[intervals_view_name(table)] = intervals_sql(table)
     for name, key in report_tables(store.uri, day).items():
         views.setdefault(name, _single_file_sql(store.uri_of(key)))
     return views

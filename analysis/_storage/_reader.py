@@ -34,6 +34,7 @@ from .._escape import sql_name, sql_text
 from .._extras import require
 from .._tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
+from ._intervals import INTERVAL_KEYS, intervals_sql, intervals_view_name
 from ._remote import Store, open_store
 
 if TYPE_CHECKING:
@@ -424,7 +425,20 @@ def report_tables(out_dir: PathLike, day: date) -> dict[str, str]:
 
 
 def _dataset_views() -> list[str]:
-    return [*TABLE_NAMES, *(f"{t}_history" for t in TABLE_NAMES)]
+    return [
+        *TABLE_NAMES,
+        *(f"{t}_history" for t in TABLE_NAMES),
+        *(intervals_view_name(t) for t in TABLE_NAMES if t in INTERVAL_KEYS),
+    ]
+
+
+def _create_intervals(
+    connection: duckdb.DuckDBPyConnection, table: str, wanted: set[str] | None
+) -> None:
+    """`<table>_intervals` over the history view just registered (dims._storage._intervals)."""
+    if table in INTERVAL_KEYS and (wanted is None or intervals_view_name(table) in wanted):
+        view = sql_name(intervals_view_name(table))
+        connection.execute(f"create view {view} as {intervals_sql(table)}")
 
 
 def _taken(where: str, other: str) -> str:
@@ -473,10 +487,12 @@ def _create_local_views(
             else:  # a name DuckDB cannot read exactly: the day's rows, read now
                 _register_day(connection, table, read_arrow(out_dir, table, day), day)
         history = f"{table}_history"
-        if wanted is None or history in wanted:
+        intervals = intervals_view_name(table) if table in INTERVAL_KEYS else None
+        if wanted is None or history in wanted or intervals in wanted:
             dataset = _history_dataset(out_dir, table)
             if dataset is not None:
                 connection.register(history, dataset)
+                _create_intervals(connection, table, wanted)
 
 
 def latest_files(out_dir: Path, table: str, day: date) -> list[str] | None:
@@ -520,10 +536,12 @@ def _register_remote(
     names = [t for t in TABLE_NAMES if wanted is None or t in wanted]
     latest = read_tables(store.uri, dict.fromkeys(names), day) if names else {}
     for table in TABLE_NAMES:
-        if wanted is None or f"{table}_history" in wanted:
+        intervals = intervals_view_name(table) if table in INTERVAL_KEYS else None
+        if wanted is None or f"{table}_history" in wanted or intervals in wanted:
             dataset = _remote_history(store, table, partitions)
             if dataset is not None:
                 connection.register(f"{table}_history", dataset)
+                _create_intervals(connection, table, wanted)
         if table in latest:
             _register_day(connection, table, latest[table], day)
 

@@ -98,11 +98,13 @@ if TYPE_CHECKING:
     from ._reports import component_colors as component_colors
     from ._reports import cost_by as cost_by
     from ._reports import cost_by_deployment as cost_by_deployment
+    from ._reports import cost_history as cost_history
     from ._reports import db_capacity as db_capacity
     from ._reports import db_capacity_total as db_capacity_total
     from ._reports import deployments_behind as deployments_behind
     from ._reports import diff as diff
     from ._reports import explain as explain
+    from ._reports import group_cost_changes as group_cost_changes
     from ._reports import explain_lines as explain_lines
     from ._reports import fleet_totals as fleet_totals
     from ._reports import focus_table as focus_table

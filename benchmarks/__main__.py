@@ -26,6 +26,7 @@ BENCHMARKS = (
     "memory",
     "models",
     "history",
+    "costhistory",
     "diffmemory",
 )
 #: Run only when named: `python -m benchmarks million`.

@@ -74,6 +74,7 @@ from dims._reports._focus import (
     write_focus,
 )
 from dims._reports._focus import SCHEMAS as FOCUS_SCHEMAS
+from dims._reports._cost_history import cost_history, group_cost_changes
 from dims._reports._frames import Snapshot, load_deployment, load_snapshot, snapshot_days
 from dims._reports._headline import headline
 from dims._reports._headline import lines as headline_lines
@@ -145,11 +146,13 @@ __all__ = [
     "component_colors",
     "cost_by",
     "cost_by_deployment",
+    "cost_history",
     "db_capacity",
     "db_capacity_total",
     "deployment_totals",
     "deployments_behind",
     "diff",
+    "group_cost_changes",
     "explain",
     "explain_lines",
     "fleet_totals",

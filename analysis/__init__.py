@@ -104,11 +104,11 @@ if TYPE_CHECKING:
     from ._reports import deployments_behind as deployments_behind
     from ._reports import diff as diff
     from ._reports import explain as explain
-    from ._reports import group_cost_changes as group_cost_changes
     from ._reports import explain_lines as explain_lines
     from ._reports import fleet_totals as fleet_totals
     from ._reports import focus_table as focus_table
     from ._reports import format_metrics as format_metrics
+    from ._reports import group_cost_changes as group_cost_changes
     from ._reports import headline as headline
     from ._reports import image_version_summary as image_version_summary
     from ._reports import largest_deployments as largest_deployments

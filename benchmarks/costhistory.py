@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ def run(runs: int = 1, lengths: tuple[int, ...] = LENGTHS) -> dict[str, Any]:
         work = Path(tmp)
         base = work / "base"
         snapshot_from_dump(dump_path(FLEET), base, snapshot_date=LATEST)
-        cases = []
+        cases: list[tuple[str, Callable[[], object], int]] = []
         for n in lengths:
             out = make_history(base, work / f"days-{n}", n)
             cases += [

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from .._escape import printable
@@ -21,6 +22,8 @@ from ._report import allocation
 
 #: How many changes `dims history --by` prints per day on a terminal (all of them in --json).
 _SHOWN = 10
+#: What a change is measured by (`group_cost_changes`' default: requests at max scale).
+HEADLINE = "cost_request_max_scale_usd_month"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEYS",
         help="each group's changes of monthly cost, as `dims report --by` groups them: "
         "label:<key>, namespace, workspace, type, or several at once, comma-separated "
-        "(repeat it for several groupings)",
+        "(repeat it for several groupings; default: none, and it is required)",
     )
     parser.add_argument("--from", dest="from_date", type=date, help="default: the oldest")
     parser.add_argument("--to", dest="to_date", type=date, help="default: the latest")
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             "`dims history DEPLOYMENT` is not in this build"
         )
         return int(Exit.USAGE)
-    from .._reports._cost_history import HEADLINE, cost_history, group_cost_changes
+    from .._reports import cost_history, group_cost_changes
 
     history = cost_history(
         args.out, args.by, prices_of(args), from_date=args.from_date, to_date=args.to_date
@@ -96,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plain(row: dict[str, Any]) -> dict[str, Any]:
+def _plain(row: Mapping[Hashable, Any]) -> dict[str, Any]:
     """A row as JSON holds it: a missing figure (unpriced) as null, never NaN or $0."""
-    plain = {k: v.item() if hasattr(v, "item") else v for k, v in row.items()}
+    plain = {str(k): v.item() if hasattr(v, "item") else v for k, v in row.items()}
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in plain.items()}
 
 

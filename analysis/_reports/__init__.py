@@ -62,6 +62,7 @@ from dims._reports._capacity import (
     rightsizing,
 )
 from dims._reports._charts import component_colors
+from dims._reports._cost_history import cost_history, group_cost_changes
 from dims._reports._explain import Explanation, explain
 from dims._reports._explain_text import lines as explain_lines
 from dims._reports._focus import BASIS_WORDS as FOCUS_BASIS_WORDS
@@ -74,7 +75,6 @@ from dims._reports._focus import (
     write_focus,
 )
 from dims._reports._focus import SCHEMAS as FOCUS_SCHEMAS
-from dims._reports._cost_history import cost_history, group_cost_changes
 from dims._reports._frames import Snapshot, load_deployment, load_snapshot, snapshot_days
 from dims._reports._headline import headline
 from dims._reports._headline import lines as headline_lines
@@ -152,13 +152,13 @@ __all__ = [
     "deployment_totals",
     "deployments_behind",
     "diff",
-    "group_cost_changes",
     "explain",
     "explain_lines",
     "fleet_totals",
     "focus_format",
     "focus_table",
     "format_metrics",
+    "group_cost_changes",
     "headline",
     "headline_lines",
     "image_version_summary",

@@ -11,6 +11,7 @@ null cost, never $0. A group absent on a day (none of its deployments there) has
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
@@ -129,11 +130,15 @@ def group_cost_changes(history: pd.DataFrame, measure: str = HEADLINE) -> pd.Dat
     days = sorted(str(d) for d in history["day"].unique())
     rows: list[pd.DataFrame] = []
     index = ["grouping", "group"]
-    for previous, day in zip(days, days[1:], strict=False):
+    for previous, day in itertools.pairwise(days):
         old = history[history["day"] == previous].set_index(index)
         new = history[history["day"] == day].set_index(index)
-        both = old[["deployments", measure]].join(
-            new[["deployments", measure]], how="outer", lsuffix="_before", rsuffix="_after"
+        both = old[["deployments", measure]].merge(
+            new[["deployments", measure]],
+            how="outer",
+            left_index=True,
+            right_index=True,
+            suffixes=("_before", "_after"),
         )
         for side, frame in (("before", old), ("after", new)):
             missing = ~both.index.isin(frame.index)

@@ -4,12 +4,12 @@
 `capacity_by_workspace.parquet`, `cost_by_deployment.parquet`,
 `image_version_summary.parquet`, and a `cost_by_<keys>.parquet` per allocation asked for
 (`by=`) with `cost_history.parquet` (those allocations' groups on every snapshot up to this
-one: `dims._reports._cost_history`). A report priced with a price sheet goes to `DIR/reports/prices=<sheet>/snapshot_date=…/`,
-so scenarios sit side by side and none replaces another or the default one. Each file is
-written to a temporary name in the same folder and renamed into place, so a reader (or a
-dashboard polling the folder) never sees half a file, and an interrupted run leaves the
-previous report intact. Files get the dataset's permissions (0666 less the umask, e.g.
-0644), not a temporary file's private 0600.
+one: `dims._reports._cost_history`). A report priced with a price sheet goes to
+`DIR/reports/prices=<sheet>/snapshot_date=…/`, so scenarios sit side by side and none
+replaces another or the default one. Each file is written to a temporary name in the same
+folder and renamed into place, so a reader (or a dashboard polling the folder) never sees
+half a file, and an interrupted run leaves the previous report intact. Files get the
+dataset's permissions (0666 less the umask, e.g. 0644), not a temporary file's private 0600.
 """
 
 from __future__ import annotations

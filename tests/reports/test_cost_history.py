@@ -17,9 +17,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from dims import _reports as reports
-from dims._reports._cost_history import COST_HISTORY_COLUMNS, cost_history, group_cost_changes
+from dims._reports import cost_history, group_cost_changes
 from dims.sandbox import generate_fleet, second_day
 
+COST_HISTORY_COLUMNS = [
+    "day",
+    "grouping",
+    "group",
+    "deployments",
+    "deployments_unpriced",
+    "deployments_unbounded",
+    *(f"cost_{b}_{s}_scale_usd_month" for b in ("request", "limit") for s in ("min", "max")),
+]
 COSTS = [f"cost_{b}_{s}_scale_usd_month" for b in ("request", "limit") for s in ("min", "max")]
 
 
@@ -130,8 +139,8 @@ def test_the_demo_days_cost_history_and_changes(tmp_path):
 
 #: "when did a team's cost jump": docs/reports.md's example.
 SQL_JUMP = (
-    "select day, \"group\" as team, cost_request_max_scale_usd_month - lag("
-    "cost_request_max_scale_usd_month) over (partition by \"group\" order by day) as jump "
+    'select day, "group" as team, cost_request_max_scale_usd_month - lag('
+    'cost_request_max_scale_usd_month) over (partition by "group" order by day) as jump '
     "from cost_history where grouping = 'label:team' qualify jump > 0 order by jump desc"
 )
 

@@ -98,6 +98,7 @@ if TYPE_CHECKING:
     from ._reports import component_colors as component_colors
     from ._reports import cost_by as cost_by
     from ._reports import cost_by_deployment as cost_by_deployment
+    from ._reports import cost_history as cost_history
     from ._reports import db_capacity as db_capacity
     from ._reports import db_capacity_total as db_capacity_total
     from ._reports import deployments_behind as deployments_behind
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
     from ._reports import fleet_totals as fleet_totals
     from ._reports import focus_table as focus_table
     from ._reports import format_metrics as format_metrics
+    from ._reports import group_cost_changes as group_cost_changes
     from ._reports import headline as headline
     from ._reports import image_version_summary as image_version_summary
     from ._reports import largest_deployments as largest_deployments

@@ -27,6 +27,7 @@ BENCHMARKS = (
     "memory",
     "models",
     "history",
+    "costhistory",
     "diffmemory",
 )
 #: Run only when named: `python -m benchmarks million`.

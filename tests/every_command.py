@@ -229,6 +229,19 @@ def check_diff(out: Path, first: set[str], second: set[str]) -> None:
     dims("diff", "--out", out)
 
 
+def check_history_by(out: Path) -> None:
+    """`dims history --by` over the two days: each change is after - before, and none of its
+    figures is invented (an unpriced side is null, never $0)."""
+    result = strict_json(dims("history", "--out", out, "--by", "label:team", "--json").out)
+    assert_sound_figures(result, "history --json", signed=lambda path: "change" in path)
+    for change in result["changes"]:
+        if change["before"] is None or change["after"] is None:
+            assert change["change"] is None, change
+        else:
+            assert abs(change["after"] - change["before"] - change["change"]) < 1e-6, change
+    dims("history", "--out", out, "--by", "type", "--by", "namespace,workspace")
+
+
 #: A key given to `dims config`: no output may hold it.
 CONFIG_KEY = "sk-config-canary-5f0c2e"
 

@@ -46,6 +46,7 @@ COMMANDS: dict[str, Command] = {
     "export": Command("_export", "fetch everything and write one snapshot"),
     "report": Command("_report", "capacity, cost and image-version reports"),
     "diff": Command("_diff", "what changed between two snapshots"),
+    "history": Command("_history_by", "each group's changes of monthly cost across snapshots"),
     "check": Command("_check", "hold a snapshot to a rules file: exit 1 on a violation (CI)"),
     "explain": Command("_explain", "one deployment's monthly cost, line by line"),
     "metrics": Command("_metrics", "the snapshot as Prometheus metrics (text format)"),

@@ -58,6 +58,7 @@ from dims._reports._capacity import (
     rightsizing,
 )
 from dims._reports._charts import component_colors
+from dims._reports._cost_history import cost_history, group_cost_changes
 from dims._reports._explain import Explanation, explain
 from dims._reports._explain_text import lines as explain_lines
 from dims._reports._focus import BASIS_WORDS as FOCUS_BASIS_WORDS
@@ -137,6 +138,7 @@ __all__ = [
     "component_colors",
     "cost_by",
     "cost_by_deployment",
+    "cost_history",
     "db_capacity",
     "db_capacity_total",
     "deployment_totals",
@@ -148,6 +150,7 @@ __all__ = [
     "focus_format",
     "focus_table",
     "format_metrics",
+    "group_cost_changes",
     "headline",
     "headline_lines",
     "image_version_summary",

@@ -3,12 +3,13 @@
 `DIR/reports/snapshot_date=YYYY-MM-DD/` gets `report.html`, `capacity_summary.parquet`,
 `capacity_by_workspace.parquet`, `cost_by_deployment.parquet`,
 `image_version_summary.parquet`, and a `cost_by_<keys>.parquet` per allocation asked for
-(`by=`). A report priced with a price sheet goes to `DIR/reports/prices=<sheet>/snapshot_date=…/`,
-so scenarios sit side by side and none replaces another or the default one. Each file is
-written to a temporary name in the same folder and renamed into place, so a reader (or a
-dashboard polling the folder) never sees half a file, and an interrupted run leaves the
-previous report intact. Files get the dataset's permissions (0666 less the umask, e.g.
-0644), not a temporary file's private 0600.
+(`by=`) with `cost_history.parquet` (those allocations' groups on every snapshot up to this
+one: `dims._reports._cost_history`). A report priced with a price sheet goes to
+`DIR/reports/prices=<sheet>/snapshot_date=…/`, so scenarios sit side by side and none
+replaces another or the default one. Each file is written to a temporary name in the same
+folder and renamed into place, so a reader (or a dashboard polling the folder) never sees
+half a file, and an interrupted run leaves the previous report intact. Files get the
+dataset's permissions (0666 less the umask, e.g. 0644), not a temporary file's private 0600.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from dims._reports import _images as images
 from dims._reports import _prices as pr
 from dims._reports import _versions as versions
 from dims._reports._allocation import allocation_tables, cost_by, warn_labels_nobody_has
+from dims._reports._cost_history import COST_HISTORY_COLUMNS, cost_history
 from dims._reports._frames import (
     PARTITION,
     Snapshot,
@@ -101,6 +103,19 @@ IMAGE_VERSION_SUMMARY_SCHEMA = pa.schema(
         pa.field("parseable", pa.bool_()),
     ]
 )
+
+#: `cost_history.parquet` (with `--by`): each grouping's groups on every snapshot up to the
+#: report's day (`dims._reports._cost_history`).
+COST_HISTORY_FILE = "cost_history.parquet"
+COST_HISTORY_SCHEMA = pa.schema(
+    [
+        pa.field("day", pa.string(), nullable=False),
+        pa.field("grouping", pa.string(), nullable=False),
+        pa.field("group", pa.string(), nullable=False),
+        *(f for f in GROUP_FIELDS if f.name in COST_HISTORY_COLUMNS),
+    ]
+)
+assert COST_HISTORY_SCHEMA.names == COST_HISTORY_COLUMNS
 
 
 def allocation_schema(keys: Sequence[str]) -> pa.Schema:
@@ -733,7 +748,13 @@ def _stale_allocations(names: Iterable[str], tables: dict[tuple[str, ...], str])
     case (macOS) the file just written may keep the old one's name: a name that is a wanted
     one but for case, where the wanted one is not listed as such, is that file, and kept."""
     wanted = {f"{name}.parquet" for name in tables.values()} | {"cost_by_deployment.parquet"}
-    listed = [n for n in names if n.startswith("cost_by_") and n.endswith(".parquet")]
+    if tables:
+        wanted.add(COST_HISTORY_FILE)
+    listed = [
+        n
+        for n in names
+        if (n.startswith("cost_by_") and n.endswith(".parquet")) or n == COST_HISTORY_FILE
+    ]
     folded = {name.casefold() for name in wanted if name not in listed}
     return sorted(n for n in listed if n not in wanted and n.casefold() not in folded)
 
@@ -764,6 +785,11 @@ def _write_files(
     ]
     for keys, name in tables.items():
         files.append((cost_by(snap, keys, prices), allocation_schema(keys), name))
+    if tables:
+        # every snapshot up to this one, a day at a time (`cost_history`)
+        groupings = [",".join(keys) for keys in tables]
+        over_time = cost_history(snap.out_dir, groupings, prices, to_date=snap.snapshot_date)
+        files.append((over_time, COST_HISTORY_SCHEMA, "cost_history"))
     for frame, schema, kind in files:
         _write_parquet(frame, schema, folder / f"{kind}.parquet", kind)
     page = _page_html(snap, prices, tables)

@@ -46,6 +46,7 @@ def not_found(folder: Path, port: int) -> dict[str, list[list[str]]]:
         "config": [["config", "--profile", "no-such-profile"]],
         "report": [["report", "--out", empty], ["report", "--out", data, "--date", UNKNOWN_DAY]],
         "diff": [["diff", "--out", data, "--from", UNKNOWN_DAY, "--to", DAY]],
+        "history": [["history", "--out", data, "--by", "type", "--from", UNKNOWN_DAY]],
         "check": [["check", "--rules", rules, "--out", data, "--date", UNKNOWN_DAY]],
         "explain": [
             ["explain", "no-such-deployment", "--out", data],

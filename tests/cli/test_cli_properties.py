@@ -27,6 +27,7 @@ from every_command import (
     LATER,
     a_fraction_of_the_profile,
     check_diff,
+    check_history_by,
     dims,
     every_command,
     export,
@@ -65,6 +66,7 @@ def test_every_command_holds_on_any_fleet_the_spec_admits(fleet, ascii_only, dat
         later = later_day(fleet, data)
         second = export(later, out, LATER, ascii_only)
         check_diff(out, exported, second)
+        check_history_by(out)
 
 
 # --- adding a deployment never lowers a total -----------------------------------------------

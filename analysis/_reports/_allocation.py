@@ -212,3 +212,7 @@ def allocated(source: Snapshot | str, by: str | Sequence[str]) -> pd.DataFrame:
     for key in parse_keys(by):
         out[key] = _values(snap, key).to_numpy()
     return out
+
+
+#: Its name at the package `dims._reports` (imported from here on first use, dims._lazy).
+allocation_keys = parse_keys

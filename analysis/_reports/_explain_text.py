@@ -195,3 +195,7 @@ def _part(
         f"{label} {number(per)} × {count(replicas)} × ${e.rates[rate]:g} × "
         f"{number(e.hours_per_month)} = {money(cost)}"
     )
+
+
+#: Its name at the package `dims._reports` (imported from here on first use, dims._lazy).
+explain_lines = lines

@@ -644,3 +644,8 @@ def _atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     if target.is_dir():
         raise ReportError(f"{target} is a folder: name the FOCUS file to write in it")
     write_atomic(target, write)  # an OSError names `target`, never the temporary file
+
+
+#: Their names at the package `dims._reports` (imported from here on first use, dims._lazy).
+FOCUS_BASIS_WORDS = BASIS_WORDS
+FOCUS_SCHEMAS = SCHEMAS

@@ -124,3 +124,7 @@ def _left_out(unpriced: int, unbounded: int) -> str:
     if unbounded:
         parts.append(f"{unbounded:,} with unbounded limits")
     return f" (not included: {' and '.join(parts)})" if parts else ""
+
+
+#: Its name at the package `dims._reports` (imported from here on first use, dims._lazy).
+headline_lines = lines

@@ -25,14 +25,11 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from .. import _tables
 from .._errors import DatasetError as DatasetError
 from .._errors import NameCollisionWarning, first_line, one_line
 from .._escape import sql_name, sql_text
 from .._extras import require
-from .._tables import SCHEMA_VERSION_KEY, TABLE_NAMES, TABLE_SCHEMAS, to_pandas
 from . import paths
 from ._intervals import INTERVAL_KEYS, intervals_sql, intervals_view_name
 from ._remote import Store, open_store
@@ -40,7 +37,9 @@ from ._remote import Store, open_store
 if TYPE_CHECKING:
     import duckdb
     import pandas as pd  # only the DataFrame readers need it: `dims sql` never imports it
+    import pyarrow as pa  # imported where used: `dims sql "select 1"` needs no Arrow
     import pyarrow.compute as pc
+    import pyarrow.parquet as pq
 
 PARTITION = paths.PARTITION
 _EXPORT_ID = paths.EXPORT_ID_KEY
@@ -131,6 +130,8 @@ def read_arrow(
     predicate pushdown (row groups whose statistics rule it out are skipped): one
     deployment's rows without decoding the fleet's.
     """
+    import pyarrow as pa
+
     day = resolve_date(out_dir, snapshot_date, table)
     if paths.is_remote(out_dir):
         read = _read_remote(open_store(str(out_dir)), table, day, columns, where)
@@ -139,7 +140,7 @@ def read_arrow(
     if not read:
         raise DatasetError(f"no {table} files for {day} in {out_dir}: is an export replacing it?")
     result = pa.concat_tables([part for part, _ in read], promote_options="permissive")
-    schema = TABLE_SCHEMAS.get(table)
+    schema = _tables.TABLE_SCHEMAS.get(table)
     wanted = columns if columns is not None else (schema.names if schema is not None else [])
     for column in wanted:
         if column not in result.column_names:
@@ -207,6 +208,8 @@ def _read_object(
     (Ranged reads, as a seekable S3 file makes them, may take the footer from one version
     and the pages from the next when the object is overwritten in between.)
     """
+    import pyarrow as pa
+
     data = store.read_bytes(key)
     if data is None:
         raise DatasetError(f"{store.uri_of(key)} is missing: is an export replacing that day?")
@@ -255,6 +258,8 @@ def _read_file(
 
     A file dims did not write is a DatasetError.
     """
+    import pyarrow as pa
+
     with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
         return _read_parquet(handle, path, columns, where)
 
@@ -265,6 +270,8 @@ def _read_parquet(
     columns: list[str] | None,
     where: pc.Expression | None = None,
 ) -> tuple[pa.Table, bytes]:
+    import pyarrow.parquet as pq
+
     parquet = _dims_parquet(pq.ParquetFile(handle), name)
     names = parquet.schema_arrow.names
     wanted = None if columns is None else [c for c in columns if c in names]
@@ -281,15 +288,18 @@ def _read_parquet(
 
 def check_part_file(path: Path) -> None:
     """Raise DatasetError (one line, naming `path`) unless it is a Parquet file dims wrote."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     with _bad_file_is_one_line(path), pa.OSFile(str(path)) as handle:
         _dims_parquet(pq.ParquetFile(handle), path)
 
 
 def _dims_parquet(parquet: pq.ParquetFile, path: Path | str) -> pq.ParquetFile:
-    if SCHEMA_VERSION_KEY not in (parquet.schema_arrow.metadata or {}):
+    if _tables.SCHEMA_VERSION_KEY not in (parquet.schema_arrow.metadata or {}):
         raise DatasetError(
             f"{path} is not part of a dims snapshot (its Parquet metadata has no "
-            f"{SCHEMA_VERSION_KEY.decode()}): move it out of the dataset folder"
+            f"{_tables.SCHEMA_VERSION_KEY.decode()}): move it out of the dataset folder"
         )
     return parquet
 
@@ -298,6 +308,8 @@ def _dims_parquet(parquet: pq.ParquetFile, path: Path | str) -> pq.ParquetFile:
 def _bad_file_is_one_line(path: Path | str) -> Iterator[None]:
     """Arrow's and the OS's errors about `path` as one DatasetError line (a vanished file is
     left alone: the caller starts over)."""
+    import pyarrow as pa
+
     try:
         yield
     except FileNotFoundError:
@@ -328,7 +340,7 @@ def read_table(
 def as_frame(table: pa.Table, day: date) -> pd.DataFrame:
     """An Arrow table of the dataset as a DataFrame: nullable integer and boolean columns,
     and its `snapshot_date` as ISO text."""
-    frame = to_pandas(table)
+    frame = _tables.to_pandas(table)
     frame[PARTITION] = day.isoformat()
     return frame
 
@@ -345,7 +357,8 @@ def duckdb_connection(
     `views` (names, any case) limits the views made to those (None, or names none of which
     is a view, as `show tables` or `information_schema.tables` name: all of them; empty:
     none, for a query that reads no table, `select 1`: no history is registered, and so
-    DuckDB, which imports pandas to scan any Python object, imports none).
+    DuckDB, which imports pandas to scan any Python object, imports none; nor is pyarrow
+    imported, nor the report tables' folder listed).
 
     The report tables of that day (`capacity_summary`, `cost_by_deployment`, …: the files
     `dims report` wrote to `reports/snapshot_date=<day>/` at the default prices) are views too,
@@ -367,8 +380,10 @@ def duckdb_connection(
     import duckdb
 
     day = latest_date(out_dir)
-    reports = report_tables(out_dir, day)
     wanted = None if views is None else {name.lower() for name in views}
+    if wanted == set():  # a query that reads no table: no view, and so no Arrow imported
+        return duckdb.connect()
+    reports = report_tables(out_dir, day)
     if wanted and not wanted & _view_names(reports):
         wanted = None  # the query names no view (`show tables`): it asks what there is
     connection = duckdb.connect()
@@ -426,9 +441,9 @@ def report_tables(out_dir: PathLike, day: date) -> dict[str, str]:
 
 def _dataset_views() -> list[str]:
     return [
-        *TABLE_NAMES,
-        *(f"{t}_history" for t in TABLE_NAMES),
-        *(intervals_view_name(t) for t in TABLE_NAMES if t in INTERVAL_KEYS),
+        *_tables.TABLE_NAMES,
+        *(f"{t}_history" for t in _tables.TABLE_NAMES),
+        *(intervals_view_name(t) for t in _tables.TABLE_NAMES if t in INTERVAL_KEYS),
     ]
 
 
@@ -458,6 +473,9 @@ def _register_reports(
     footer checked now), as `dims catalog` makes them: a Python object given to DuckDB makes
     it import pandas, which `dims sql` otherwise never needs. On object storage, read now
     (each is one small file)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     store = open_store(str(out_dir)) if paths.is_remote(out_dir) else None
     for name, where in reports.items():
         if wanted is not None and name.lower() not in wanted:
@@ -479,7 +497,7 @@ def _register_reports(
 def _create_local_views(
     connection: duckdb.DuckDBPyConnection, out_dir: Path, day: date, wanted: set[str] | None
 ) -> None:
-    for table in TABLE_NAMES:
+    for table in _tables.TABLE_NAMES:
         if paths.has_partition(out_dir, table, day) and (wanted is None or table in wanted):
             named = latest_files(out_dir, table, day)
             if named is not None:
@@ -533,9 +551,9 @@ def _register_remote(
     from ._remote_target import manifest_days
 
     partitions = {paths.partition_name(d) for d in manifest_days(store)}
-    names = [t for t in TABLE_NAMES if wanted is None or t in wanted]
+    names = [t for t in _tables.TABLE_NAMES if wanted is None or t in wanted]
     latest = read_tables(store.uri, dict.fromkeys(names), day) if names else {}
-    for table in TABLE_NAMES:
+    for table in _tables.TABLE_NAMES:
         intervals = intervals_view_name(table) if table in INTERVAL_KEYS else None
         if wanted is None or f"{table}_history" in wanted or intervals in wanted:
             dataset = _remote_history(store, table, partitions)
@@ -550,6 +568,8 @@ def _register_day(
     connection: duckdb.DuckDBPyConnection, table: str, found: pa.Table, day: date
 ) -> None:
     """One day's rows of `table`, read already, as the view `table` (with snapshot_date)."""
+    import pyarrow as pa
+
     date_column = pa.array([day] * found.num_rows, pa.date32())
     connection.register(table, found.append_column(PARTITION, date_column))
 
@@ -587,7 +607,7 @@ def history_counts(out_dir: PathLike, table: str, by: list[str]) -> pd.DataFrame
 
 
 def _history_frame(counted: pa.Table) -> pd.DataFrame:
-    frame = to_pandas(counted)
+    frame = _tables.to_pandas(counted)
     frame[PARTITION] = [str(day)[:10] for day in frame[PARTITION]]
     return frame
 
@@ -595,6 +615,8 @@ def _history_frame(counted: pa.Table) -> pd.DataFrame:
 def _count_history_by_arrow(out_dir: PathLike, table: str, by: list[str]) -> pa.Table:
     """`history_counts`' table counted by Arrow: each batch grouped, then the groups summed,
     so memory holds groups, never the history's rows."""
+    import pyarrow as pa
+
     dataset = _history_dataset(out_dir, table)
     if dataset is None:
         raise _no_snapshot(out_dir, table)
@@ -681,12 +703,13 @@ def _remote_history(store: Store, table: str, partitions: set[str]) -> Any:
 
 def _arrow_dataset(table: str, files: list[str], base: str, filesystem: Any = None) -> Any:
     """A lazy Arrow dataset of `files` with the table's schema and its Hive date partition."""
+    import pyarrow as pa
     import pyarrow.dataset as ds
 
     partition = pa.schema([pa.field(PARTITION, pa.date32())])
     return ds.dataset(
         files,
-        schema=pa.unify_schemas([TABLE_SCHEMAS[table], partition]),
+        schema=pa.unify_schemas([_tables.TABLE_SCHEMAS[table], partition]),
         format="parquet",
         filesystem=filesystem,
         partitioning=ds.partitioning(partition, flavor="hive"),

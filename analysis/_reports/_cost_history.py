@@ -21,7 +21,7 @@ import pandas as pd
 
 from dims._errors import DatasetError
 from dims._reports import _prices as pr
-from dims._reports._allocation import allocation_tables, cost_by
+from dims._reports._allocation import cost_by, parse_keys
 from dims._reports._frames import load_snapshot, snapshot_days
 from dims._reports._history import DIFF_COLUMNS
 
@@ -76,7 +76,9 @@ def cost_history(
     value as `cost_by` names it; several keys' values joined by ", "), with deployments
     counted, unpriced and unbounded counted, and the four cost totals. Oldest day first,
     most expensive group first within a day."""
-    groupings = list(allocation_tables([by] if isinstance(by, str) else list(by)))
+    # the keys only (not allocation_tables, whose name-collision warning the report gave)
+    texts = [by] if isinstance(by, str) else list(by)
+    groupings = list(dict.fromkeys(tuple(parse_keys(text)) for text in texts))
     frames = []
     for day in _days(out_dir, from_date, to_date):
         snap = load_snapshot(out_dir, day, deployment_columns=DIFF_COLUMNS)

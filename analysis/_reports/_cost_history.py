@@ -95,7 +95,9 @@ def _day_rows(grouped: pd.DataFrame, day: str, keys: Sequence[str]) -> pd.DataFr
     if len(keys) == 1:
         group = grouped[keys[0]].astype("object")
     else:
-        group = grouped[list(keys)].astype("str").agg(SEPARATOR.join, axis=1).astype("object")
+        # row by row, not DataFrame.agg(axis=1), which gives a frame for no rows
+        texts = grouped[list(keys)].astype("str").itertuples(index=False, name=None)
+        group = pd.Series([SEPARATOR.join(row) for row in texts], dtype="object")
     out = pd.DataFrame(
         {
             "day": day,

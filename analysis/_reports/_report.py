@@ -263,6 +263,11 @@ def _trend_note(trend: pd.DataFrame) -> str:
     if len(trend) < 2:
         return "One snapshot so far: the history starts here."
     first, last = trend.iloc[0], trend.iloc[-1]
+    if pd.isna(first[column]) or pd.isna(last[column]):  # unknown is never a figure
+        return (
+            f"Over the history ({len(trend):,} snapshots since {first['snapshot_date']}): "
+            "requests at max scale are not priced at its first or its last snapshot."
+        )
     delta = float(last[column]) - float(first[column])
     return (
         f"Over the history ({len(trend):,} snapshots since {first['snapshot_date']}), requests "

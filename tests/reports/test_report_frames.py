@@ -118,7 +118,13 @@ def test_every_public_frame_function_is_checked() -> None:
         if callable(getattr(reports, name))
         and getattr(getattr(reports, name), "__annotations__", {}).get("return") == "pd.DataFrame"
     }
-    across_snapshots = {"versions_over_time", "version_changes", "changed_deployments"}
+    across_snapshots = {
+        "versions_over_time",
+        "version_changes",
+        "changed_deployments",
+        "cost_history",
+        "group_cost_changes",
+    }
     # (see the test below, and test_diff.py for changed_deployments)
     assert returns_frames - across_snapshots == {name.partition("[")[0] for name in FRAMES}
 
